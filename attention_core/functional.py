@@ -1,0 +1,104 @@
+"""Pure NumPy building blocks: softmax, LayerNorm, GELU and the four steps of an attention pattern.
+
+Every function here works on any leading dimensions and keeps the input dtype (float32 by default).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+Array = NDArray[np.floating]
+
+
+def softmax(x: Array, axis: int = -1) -> Array:
+    """Numerically stable softmax. -inf entries get exactly 0; an all -inf row gives all zeros."""
+    # +inf would turn the max-subtraction into inf - inf = nan; clamp it to the largest finite.
+    x = np.minimum(x, np.finfo(x.dtype).max)
+    row_max = np.max(x, axis=axis, keepdims=True)
+    row_max = np.where(np.isfinite(row_max), row_max, 0)
+    e = np.exp(x - row_max)
+    total = np.sum(e, axis=axis, keepdims=True)
+    return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
+
+
+def layer_norm(x: Array, gamma: Array, beta: Array, eps: float = 1e-12) -> Array:
+    """LayerNorm over the last axis, as BERT computes it (biased variance)."""
+    mean = x.mean(axis=-1, keepdims=True)
+    var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
+    return ((x - mean) / np.sqrt(var + eps)) * gamma + beta
+
+
+def _erfc(x: NDArray[np.float64]) -> NDArray[np.float64]:
+    # Numerical Recipes' Chebyshev fit of erfc: relative error < 1.2e-7 everywhere, well under
+    # float32 resolution, so the exact-erf GELU needs no SciPy import on the app's start-up path.
+    z = np.abs(x)
+    t = 1.0 / (1.0 + 0.5 * z)
+    coeffs = (
+        0.17087277, -0.82215223, 1.48851587, -1.13520398, 0.27886807,
+        -0.18628806, 0.09678418, 0.37409196, 1.00002368, -1.26551223,
+    )  # fmt: skip
+    poly = np.zeros_like(t)
+    for c in coeffs:
+        poly = poly * t + c
+    ans = t * np.exp(-z * z + poly)
+    return np.where(x >= 0, ans, 2.0 - ans)
+
+
+def gelu(x: Array) -> Array:
+    """GELU with the exact erf form (BERT's "gelu"), computed in float64 and cast back."""
+    x64 = x.astype(np.float64)
+    return (0.5 * x64 * (2.0 - _erfc(x64 / np.sqrt(2.0)))).astype(x.dtype)
+
+
+def causal_mask(n_q: int, n_k: int | None = None) -> NDArray[np.bool_]:
+    """[q, k] boolean mask, True where query i may see key j (j <= i)."""
+    n_k = n_q if n_k is None else n_k
+    return np.tril(np.ones((n_q, n_k), dtype=bool))
+
+
+@dataclass(frozen=True)
+class AttentionSteps:
+    """The four stages of one attention pattern, each [..., q, k]."""
+
+    scores: Array  # raw Q·Kᵀ
+    scaled: Array  # scores / √d_k (or unchanged when scaling is off), then / temperature
+    masked: Array  # scaled with hidden entries set to -inf
+    pattern: Array  # softmax over keys; hidden entries exactly 0
+    allowed_qk: NDArray[np.bool_]  # True where a query may attend to a key
+
+
+def attention_steps(
+    scores: Array,
+    d_k: int,
+    *,
+    scale: bool = True,
+    temperature: float = 1.0,
+    causal: bool = False,
+    key_mask_k: NDArray[np.bool_] | None = None,
+) -> AttentionSteps:
+    """Turn raw scores [..., q, k] into the scaled, masked and softmaxed stages.
+
+    key_mask_k marks real (True) versus padding (False) keys; causal hides later keys.
+    """
+    if scores.ndim < 2:
+        raise ValueError(f"scores must be at least 2-D [..., q, k], got shape {scores.shape}")
+    if d_k < 1:
+        raise ValueError(f"d_k must be >= 1, got {d_k}")
+    if not (np.isfinite(temperature) and temperature > 0):
+        raise ValueError(f"temperature must be a finite number > 0, got {temperature}")
+    n_q, n_k = scores.shape[-2:]
+    allowed = np.ones((n_q, n_k), dtype=bool)
+    if causal:
+        allowed &= causal_mask(n_q, n_k)
+    if key_mask_k is not None:
+        if key_mask_k.shape != (n_k,):
+            raise ValueError(f"key_mask_k must have shape ({n_k},), got {key_mask_k.shape}")
+        allowed &= key_mask_k[None, :]
+    divisor = (np.sqrt(d_k) if scale else 1.0) * temperature
+    with np.errstate(over="ignore"):
+        scaled = (scores / scores.dtype.type(divisor)).astype(scores.dtype)
+    masked = np.where(allowed, scaled, scores.dtype.type(-np.inf))
+    return AttentionSteps(scores, scaled, masked, softmax(masked), allowed)

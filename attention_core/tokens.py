@@ -1,0 +1,51 @@
+"""Text -> the model's own WordPiece tokens, each mapped back to its character span."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from attention_core.model import Model
+
+
+@dataclass(frozen=True)
+class Tokens:
+    """One tokenized sentence, [CLS] and [SEP] included."""
+
+    text: str  # the input as given
+    tokens: tuple[str, ...]  # WordPiece pieces, e.g. ("[CLS]", "dirty", "##est", "[SEP]")
+    input_ids_t: NDArray[np.int64]  # vocabulary ids
+    offsets_t2: NDArray[np.int64]  # [start, end) character span in text; (0, 0) for specials
+    special_t: NDArray[np.bool_]  # True for [CLS] / [SEP]
+    n_cut: int  # how many tokens beyond max_tokens were dropped (0 when nothing was cut)
+
+    def __len__(self) -> int:
+        return len(self.tokens)
+
+
+def tokenize(model: Model, text: str, max_tokens: int | None = None) -> Tokens:
+    """Tokenize ``text``; keep at most ``max_tokens`` (default: the model's positions).
+
+    Longer input is cut at the end and the final [SEP] kept, as the model's tokenizer does;
+    ``n_cut`` says how many pieces were dropped.
+    """
+    if not isinstance(text, str):
+        raise ValueError(f"text must be a string, got {type(text).__name__}")
+    if not text.strip():
+        raise ValueError("text is empty: type a sentence")
+    limit = model.config.n_positions if max_tokens is None else max_tokens
+    if not 3 <= limit <= model.config.n_positions:
+        raise ValueError(f"max_tokens must be in [3, {model.config.n_positions}], got {limit}")
+    enc = model.tokenizer.encode(text)
+    n_cut = max(0, len(enc.ids) - limit)
+    keep = [*range(limit - 1), len(enc.ids) - 1] if n_cut else list(range(len(enc.ids)))
+    return Tokens(
+        text=text,
+        tokens=tuple(enc.tokens[i] for i in keep),
+        input_ids_t=np.asarray([enc.ids[i] for i in keep], dtype=np.int64),
+        offsets_t2=np.asarray([enc.offsets[i] for i in keep], dtype=np.int64).reshape(-1, 2),
+        special_t=np.asarray([enc.special_tokens_mask[i] for i in keep], dtype=bool),
+        n_cut=n_cut,
+    )

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Command 2: install what the tests need into .venv (first time only), Debian's Chromium for the
+# browser tests when missing, then run the whole suite. Extra arguments go to pytest.
+set -euo pipefail
+cd "$(dirname "$0")"
+scripts/venv.sh requirements-dev.txt
+if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null
+fi
+export HF_HUB_OFFLINE=1 HF_HUB_DISABLE_PROGRESS_BARS=1 TOKENIZERS_PARALLELISM=false
+.venv/bin/python -m ruff check .
+exec .venv/bin/python -m pytest "$@"

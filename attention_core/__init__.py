@@ -25,6 +25,7 @@ from attention_core.block import (
     run_block,
     sinusoidal_positions,
 )
+from attention_core.explain import CellArithmetic, HeadSummary, cell_arithmetic, summarize_heads
 from attention_core.forward import Trace, WhatIf, run_model, trace_sentence
 from attention_core.functional import (
     AttentionSteps,
@@ -50,6 +51,8 @@ __all__ = [
     "BlockConfig",
     "BlockTrace",
     "BlockWeights",
+    "CellArithmetic",
+    "HeadSummary",
     "Model",
     "ModelConfig",
     "ModelLoadError",
@@ -58,6 +61,7 @@ __all__ = [
     "WhatIf",
     "attention_steps",
     "causal_mask",
+    "cell_arithmetic",
     "default_model_path",
     "gelu",
     "layer_norm",
@@ -67,6 +71,7 @@ __all__ = [
     "run_model",
     "sinusoidal_positions",
     "softmax",
+    "summarize_heads",
     "tokenize",
     "trace_sentence",
 ]

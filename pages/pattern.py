@@ -1,0 +1,95 @@
+"""One head's attention, step by step: Q·Kᵀ → ÷√d_k → mask → softmax, with the arithmetic."""
+
+import numpy as np
+import streamlit as st
+
+from attention_core import attention_steps, cell_arithmetic
+from ui import downloads, safe, sidebar
+from viz.pattern_heatmap import STAGE_TITLES, make_pattern_heatmap
+
+shared = sidebar.shared()
+trace = sidebar.require_trace(shared)
+layer, head = shared.layer, shared.head
+st.title(f"Attention pattern · layer {layer}, head {head}")
+st.caption(
+    "Each token asks a question (its query) and every token offers an answer (its key). "
+    "Their dot products are scaled, masked and turned by softmax into weights that sum to 1 "
+    "across each row: how much the row's token draws from each column's token."
+)
+
+c1, c2, c3, c4 = st.columns(4)
+causal = c1.toggle("Causal mask", key="causal", help="Hide every later token, as a decoder does.")
+scale = c2.toggle("Scale by √d_k", key="scale", help="Divide scores by √32 before softmax.")
+temp = c3.slider("Softmax temperature", 0.05, 5.0, key="temp", step=0.05)
+transpose = c4.toggle("Columns = queries", key="transpose", help="The 3Blue1Brown layout.")
+
+d_k = trace.config.d_head
+steps = attention_steps(
+    trace.scores_lhqk[layer, head], d_k, scale=scale, temperature=temp, causal=causal
+)
+keep = shared.visible(trace)
+tokens = [trace.tokens.tokens[i] for i in keep]
+view = np.ix_(keep, keep)
+
+captions = {
+    "scores": "Raw query·key dot products: large means the key answers the query's question.",
+    "scaled": f"Divided by √d_k = {np.sqrt(d_k):.2f}"
+    + (f" and by temperature {temp:g}" if temp != 1 else "")
+    + ", so the softmax is not pushed into picking a single key.",
+    "masked": "Hidden cells (blank) are set to −∞ so softmax gives them exactly 0."
+    if causal
+    else "No mask is on: every token may look at every token.",
+    "pattern": "Softmax of each row: the weights sum to 1"
+    + (
+        " (hidden [CLS]/[SEP] columns left out, so shown rows sum to less)."
+        if shared.hide_special
+        else "."
+    ),
+}
+for row in (("scores", "scaled"), ("masked", "pattern")):
+    for col, stage in zip(st.columns(2), row, strict=True):
+        fig = make_pattern_heatmap(
+            getattr(steps, stage)[view], tokens, stage=stage, transpose=transpose
+        )
+        col.plotly_chart(fig, key=f"pattern_{stage}", config={"displaylogo": False})
+        col.caption(captions[stage])
+
+st.subheader("Where one number comes from")
+n = trace.n_tokens
+label = [f"{i}: {t}" for i, t in enumerate(trace.tokens.tokens)]
+for key, default in (("q", min(3, n - 1)), ("k", min(2, n - 1))):
+    if st.session_state.get(key, 0) >= n:
+        st.session_state[key] = default
+qc, kc = st.columns(2)
+query = qc.selectbox("Query token (row)", range(n), format_func=label.__getitem__, key="q")
+key_ = kc.selectbox("Key token (column)", range(n), format_func=label.__getitem__, key="k")
+q_tok, k_tok = (safe.token(trace.tokens.tokens[i]) for i in (query, key_))
+cell = cell_arithmetic(trace.q_lhqe[layer, head], trace.k_lhke[layer, head], steps, query, key_)
+terms = " + ".join(f"({p:.3f})" for p in cell.products_e[:4])
+st.markdown(
+    f"**q·k** for {q_tok} → {k_tok}"
+    f" = Σ over {d_k} dimensions of q_e·k_e = {safe.md(terms)} + … = **{cell.score:.4f}**  \n"
+    f"**scaled** = {cell.score:.4f} ÷ {np.sqrt(d_k) if scale else 1:.3f}"
+    + (f" ÷ {temp:g}" if temp != 1 else "")
+    + f" = **{cell.scaled:.4f}**  \n"
+    + (
+        "**masked**: this key is hidden from this query, so its weight is exactly **0**."
+        if cell.masked
+        else f"**softmax share** = exp({cell.scaled:.4f} − {cell.row_max:.4f}) ÷ "
+        f"{cell.row_exp_sum:.4f} = **{cell.share:.4f}**"
+    )
+)
+
+with st.expander("The pattern as numbers"):
+    table = {tok: steps.pattern[view][:, j] for j, tok in enumerate(tokens)}
+    st.dataframe(table, hide_index=False)
+    cols = st.columns(5)
+    names = [f"{i}:{t}" for i, t in zip(keep, tokens, strict=True)]
+    for col, stage in zip(cols, STAGE_TITLES, strict=False):
+        with col:
+            downloads.csv_button(
+                f"{stage}.csv", getattr(steps, stage)[view], names, names,
+                f"L{layer}H{head}_{stage}.csv", key=f"pattern_csv_{stage}",
+            )  # fmt: skip
+    with cols[4]:
+        downloads.npz_button(trace, key="pattern_npz")

@@ -1,0 +1,138 @@
+"""Every setting that lives in the URL: its name, default, parser and owning page.
+
+On a session's first run the URL fills ``st.session_state`` (bad values fall back to the
+default with a warning); on every run the current values are written back, so a copied link
+reproduces the view, also after a server restart. Widgets use the parameter name as their key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import streamlit as st
+
+from ui.presets import DEFAULT_SENTENCE
+
+MAX_CHARS = 20_000  # longest text accepted from a box or a URL
+
+
+def _bool(raw: str) -> bool:
+    if raw in ("1", "true", "True"):
+        return True
+    if raw in ("0", "false", "False"):
+        return False
+    raise ValueError("must be 1 or 0")
+
+
+def _int_in(lo: int, hi: int) -> Callable[[str], int]:
+    def parse(raw: str) -> int:
+        try:
+            value = int(raw)
+        except ValueError:
+            raise ValueError("must be a whole number") from None
+        if not lo <= value <= hi:
+            raise ValueError(f"must be between {lo} and {hi}")
+        return value
+
+    return parse
+
+
+def _float_in(lo: float, hi: float) -> Callable[[str], float]:
+    def parse(raw: str) -> float:
+        try:
+            value = float(raw)
+        except ValueError:
+            raise ValueError("must be a number") from None
+        if not lo <= value <= hi:  # also rejects nan
+            raise ValueError(f"must be between {lo} and {hi}")
+        return value
+
+    return parse
+
+
+def _text(raw: str) -> str:
+    if len(raw) > MAX_CHARS:
+        raise ValueError(f"is longer than {MAX_CHARS:,} characters")
+    return raw.replace("\x00", "")
+
+
+def _choice(*options: str) -> Callable[[str], str]:
+    def parse(raw: str) -> str:
+        if raw not in options:
+            raise ValueError(f"must be one of {', '.join(options)}")
+        return raw
+
+    return parse
+
+
+@dataclass(frozen=True)
+class Param:
+    """One URL parameter; ``page`` None means it is shared by every page."""
+
+    default: Any
+    parse: Callable[[str], Any]
+    page: str | None = None
+
+
+PARAMS: dict[str, Param] = {
+    # shared (sidebar)
+    "s": Param(DEFAULT_SENTENCE, _text),
+    "model": Param("all-MiniLM-L6-v2", _choice("all-MiniLM-L6-v2")),
+    "layer": Param(2, _int_in(0, 5)),
+    "head": Param(0, _int_in(0, 11)),
+    "hide_special": Param(False, _bool),
+    # pattern page
+    "causal": Param(False, _bool, "pattern"),
+    "scale": Param(True, _bool, "pattern"),
+    "temp": Param(1.0, _float_in(0.05, 5.0), "pattern"),
+    "transpose": Param(False, _bool, "pattern"),
+    "q": Param(0, _int_in(0, 511), "pattern"),
+    "k": Param(0, _int_in(0, 511), "pattern"),
+}
+
+
+def _encode(value: Any) -> str:
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    return str(value)
+
+
+def init_from_url() -> None:
+    """Once per session: copy valid URL parameters into session state, warn about the rest."""
+    if st.session_state.get("_url_read"):
+        return
+    st.session_state["_url_read"] = True
+    warnings = []
+    for name, raw in st.query_params.items():
+        param = PARAMS.get(name)
+        if param is None:
+            warnings.append(f"Ignored unknown URL parameter “{name}”.")
+            continue
+        try:
+            st.session_state[name] = param.parse(raw)
+        except ValueError as err:
+            shown = raw if len(raw) <= 40 else raw[:40] + "…"
+            warnings.append(f"Ignored URL parameter {name}={shown!r}: it {err}; using the default.")
+    st.session_state["_url_warnings"] = warnings
+
+
+def defaults(page: str | None = None) -> None:
+    """Give every shared parameter (and the page's own) its default unless already set."""
+    for name, param in PARAMS.items():
+        if param.page in (None, page):
+            st.session_state.setdefault(name, param.default)
+
+
+def write_url(page: str | None) -> None:
+    """Mirror the shared and this page's settings into the URL (defaults left out, except s)."""
+    values = {}
+    for name, param in PARAMS.items():
+        if param.page not in (None, page) or name not in st.session_state:
+            continue
+        value = st.session_state[name]
+        if name == "s" or value != param.default:
+            values[name] = _encode(value)
+    if dict(st.query_params) != values:
+        st.query_params.from_dict(values)

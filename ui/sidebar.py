@@ -1,0 +1,101 @@
+"""The sidebar every page shares: sentence, presets, layer and head, the [CLS]/[SEP] switch."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import streamlit as st
+from numpy.typing import NDArray
+
+from attention_core import Trace
+from ui import params
+from ui.cache import MODELS, get_trace, model_error
+from ui.presets import PRESETS
+
+CUSTOM = "(your own sentence)"
+
+
+@dataclass(frozen=True)
+class Shared:
+    """The settings every page reads."""
+
+    text: str
+    model: str
+    layer: int
+    head: int
+    hide_special: bool
+
+    def visible(self, trace: Trace) -> NDArray[np.int64]:
+        """Token positions to draw: all of them, or all but [CLS]/[SEP] when hidden."""
+        keep = ~trace.tokens.special_t if self.hide_special else np.ones(trace.n_tokens, bool)
+        return np.flatnonzero(keep)
+
+
+def _use_preset() -> None:
+    choice = st.session_state["preset"]
+    if choice != CUSTOM:
+        st.session_state["s"] = choice
+
+
+def render() -> Shared:
+    """Draw the shared controls and return their values."""
+    params.defaults()
+    sb = st.sidebar
+    sb.selectbox("Model", list(MODELS), key="model", help="Models are chosen from a fixed list.")
+    current = st.session_state["s"]
+    st.session_state["preset"] = current if current in PRESETS else CUSTOM
+    sb.selectbox("Example sentences", [CUSTOM, *PRESETS], key="preset", on_change=_use_preset)
+    with sb.form("sentence_form", border=False):
+        st.text_input(
+            "Your sentence", key="s", max_chars=params.MAX_CHARS,
+            help="Press Enter or Run. Up to 512 tokens are used; longer text is cut.",
+        )  # fmt: skip
+        st.form_submit_button("Run", type="primary")
+    sb.slider("Layer", 0, 5, key="layer", help="Which of the 6 encoder blocks (0 = first).")
+    sb.slider("Head", 0, 11, key="head", help="Which of the 12 attention heads in that layer.")
+    sb.toggle("Hide [CLS] / [SEP]", key="hide_special", help="Hide the two special tokens.")
+    for warning in st.session_state.get("_url_warnings", []):
+        sb.warning(warning)
+    return shared()
+
+
+def _ensure_routed() -> None:
+    # On a fresh server, Streamlit serves the first deep link (say /pattern) the legacy way,
+    # running pages/pattern.py without app.py, because a pages/ folder exists. Switch the
+    # server to st.navigation routing (what app.py's first run would do) and rerun via app.py.
+    if not st.session_state.get("_routed"):
+        from streamlit.runtime.pages_manager import PagesManager
+
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
+def shared() -> Shared:
+    """The shared settings as they stand in session state (every page calls this first)."""
+    _ensure_routed()
+    return Shared(
+        text=st.session_state["s"],
+        model=st.session_state["model"],
+        layer=st.session_state["layer"],
+        head=st.session_state["head"],
+        hide_special=st.session_state["hide_special"],
+    )
+
+
+def require_trace(shared: Shared) -> Trace:
+    """The trace of the shared sentence, or a clear message and a stopped page."""
+    error = model_error(shared.model)
+    if error:
+        st.error(f"The model could not be loaded. {error}")
+        st.stop()
+    if not shared.text.strip():
+        st.info("Type a sentence in the sidebar (or pick an example) to see its attention.")
+        st.stop()
+    trace = get_trace(shared.model, shared.text)
+    if trace.tokens.n_cut:
+        st.warning(
+            f"Your text has {trace.n_tokens + trace.tokens.n_cut} tokens; the model reads at most "
+            f"{trace.n_tokens}, so the last {trace.tokens.n_cut} were cut."
+        )
+    return trace

@@ -1,0 +1,56 @@
+"""Conventions shared by every figure: colour scales, token axes, label escaping, sizes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from numpy.typing import NDArray
+
+# Colour-blind-safe scales: sequential for weights in [0, 1], diverging for signed scores.
+PATTERN_SCALE = "Cividis"
+SIGNED_SCALE = "RdBu_r"
+FONT = {"family": "Inter, Arial, sans-serif", "size": 12}
+
+
+def escape(text: str) -> str:
+    """Make text literal for Plotly, which reads a few HTML-like tags (<b>, <a>, <br>)."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def token_categories(tokens: Sequence[str]) -> list[str]:
+    """One unique category per position ("3:bank"): repeated words keep their own row/column,
+    and hover shows both the position and the token."""
+    return [f"{i}:{escape(tok)}" for i, tok in enumerate(tokens)]
+
+
+def category_ticks(tokens: Sequence[str], max_labels: int = 60) -> dict:
+    """Axis settings that label the categories with the bare tokens, thinned past max_labels."""
+    step = max(1, -(-len(tokens) // max_labels))
+    cats = token_categories(tokens)
+    return {
+        "tickmode": "array",
+        "tickvals": cats[::step],
+        "ticktext": [escape(t) for t in tokens][::step],
+    }
+
+
+def finite(values: NDArray) -> NDArray:
+    """float32 copy with -inf (masked) and any nan/inf turned into NaN gaps for Plotly."""
+    out = np.asarray(values, dtype=np.float32).copy()
+    out[~np.isfinite(out)] = np.nan
+    return out
+
+
+def base_layout(fig: go.Figure, height: int, title: str | None = None) -> go.Figure:
+    """Common margins, font and transparent background (legible in light and dark themes)."""
+    fig.update_layout(
+        height=height,
+        margin={"l": 10, "r": 10, "t": 40 if title else 10, "b": 10},
+        font=FONT,
+        title={"text": escape(title)} if title else None,
+        paper_bgcolor="rgba(0,0,0,0)",
+        plot_bgcolor="rgba(0,0,0,0)",
+    )
+    return fig

@@ -2,21 +2,19 @@
 
 import streamlit as st
 
-from ui import params, sidebar
+from ui import router
 
-st.set_page_config(
-    page_title="Attention, step by step", page_icon=":material/visibility:", layout="wide"
-)
+PAGES = [
+    st.Page("pages/home.py", title="Start here", icon=":material/home:", default=True),
+    st.Page("pages/learn.py", title="Learn step by step", icon=":material/school:"),
+    st.Page("pages/pattern.py", title="Attention pattern", icon=":material/grid_on:"),
+    st.Page("pages/all_heads.py", title="All heads", icon=":material/apps:"),
+    st.Page("pages/values.py", title="Value updates ΔE", icon=":material/add_circle:"),
+    st.Page("pages/embedding_shift.py", title="Embedding shift", icon=":material/scatter_plot:"),
+    st.Page("pages/build_head.py", title="Build your own head", icon=":material/tune:"),
+    st.Page("pages/compare.py", title="Compare sentences", icon=":material/compare_arrows:"),
+]
 
-PAGES = {
-    "home": st.Page("pages/home.py", title="Start here", icon=":material/home:", default=True),
-    "pattern": st.Page("pages/pattern.py", title="Attention pattern", icon=":material/grid_on:"),
-}
-
-st.session_state["_routed"] = True
-params.init_from_url()
-page = st.navigation(list(PAGES.values()))
-params.defaults(page.url_path)
-sidebar.render()
-params.write_url(page.url_path)
+page = st.navigation(PAGES)
+router.frame(page.url_path)
 page.run()

@@ -4,7 +4,7 @@ import streamlit as st
 
 from ui import sidebar
 
-sidebar.shared()
+sidebar.shared("home")
 
 st.title("Attention, step by step")
 st.markdown(

@@ -7,7 +7,7 @@ from attention_core import attention_steps, cell_arithmetic
 from ui import downloads, safe, sidebar
 from viz.pattern_heatmap import STAGE_TITLES, make_pattern_heatmap
 
-shared = sidebar.shared()
+shared = sidebar.shared("pattern")
 trace = sidebar.require_trace(shared)
 layer, head = shared.layer, shared.head
 st.title(f"Attention pattern · layer {layer}, head {head}")

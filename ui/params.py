@@ -90,6 +90,12 @@ PARAMS: dict[str, Param] = {
     "transpose": Param(False, _bool, "pattern"),
     "q": Param(0, _int_in(0, 511), "pattern"),
     "k": Param(0, _int_in(0, 511), "pattern"),
+    # learn page
+    # all_heads page
+    # values page
+    # embedding_shift page
+    # build_head page
+    # compare page
 }
 
 

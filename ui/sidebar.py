@@ -38,8 +38,8 @@ def _use_preset() -> None:
         st.session_state["s"] = choice
 
 
-def render() -> Shared:
-    """Draw the shared controls and return their values."""
+def render() -> None:
+    """Draw the shared controls (their values land in session state)."""
     params.defaults()
     sb = st.sidebar
     sb.selectbox("Model", list(MODELS), key="model", help="Models are chosen from a fixed list.")
@@ -57,23 +57,13 @@ def render() -> Shared:
     sb.toggle("Hide [CLS] / [SEP]", key="hide_special", help="Hide the two special tokens.")
     for warning in st.session_state.get("_url_warnings", []):
         sb.warning(warning)
-    return shared()
 
 
-def _ensure_routed() -> None:
-    # On a fresh server, Streamlit serves the first deep link (say /pattern) the legacy way,
-    # running pages/pattern.py without app.py, because a pages/ folder exists. Switch the
-    # server to st.navigation routing (what app.py's first run would do) and rerun via app.py.
-    if not st.session_state.get("_routed"):
-        from streamlit.runtime.pages_manager import PagesManager
+def shared(page: str) -> Shared:
+    """The shared settings; every page calls this first, with its own url_path."""
+    from ui import router
 
-        PagesManager.uses_pages_directory = False
-        st.rerun()
-
-
-def shared() -> Shared:
-    """The shared settings as they stand in session state (every page calls this first)."""
-    _ensure_routed()
+    router.ensure_framed(page)
     return Shared(
         text=st.session_state["s"],
         model=st.session_state["model"],

@@ -1,0 +1,8 @@
+"""Placeholder until this page lands."""
+
+import streamlit as st
+
+from ui import sidebar
+
+sidebar.shared("learn")
+st.info("This page is being built.")

@@ -1,0 +1,34 @@
+"""What runs around every page: URL parameters in, defaults, the shared sidebar, URL out.
+
+app.py calls ``frame`` for the page st.navigation picked. While a ``pages/`` folder exists,
+Streamlit runs a page the legacy way (without app.py) until some run has called
+st.navigation: a fresh server's first deep link such as /pattern, and AppTest runs after a
+switch_page. ``sidebar.shared(page)`` notices such a run and calls ``frame`` itself, and
+switches the server to st.navigation routing for the runs that follow.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from ui import params, sidebar
+
+
+def frame(page: str) -> None:
+    """Read the URL (first run only), set defaults, draw the sidebar, write the URL."""
+    st.set_page_config(
+        page_title="Attention, step by step", page_icon=":material/visibility:", layout="wide"
+    )
+    params.init_from_url()
+    params.defaults(page)
+    sidebar.render()
+    params.write_url(page)
+
+
+def ensure_framed(page: str) -> None:
+    """Frame a page run that did not come through app.py (a legacy-routed run)."""
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if PagesManager.uses_pages_directory:  # st.navigation has not run: app.py was skipped
+        PagesManager.uses_pages_directory = False
+        frame(page)

@@ -6,10 +6,25 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+import streamlit.testing.v1.app_test as app_test
+from streamlit.runtime.pages_manager import PagesManager
 from streamlit.testing.v1 import AppTest
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 TIMEOUT = 60  # the first run of a session loads the model
+
+
+class _RoutedPagesManager(PagesManager):
+    """AppTest resets Streamlit's legacy pages/ routing before every run, so each run after a
+    switch_page would skip app.py. A live server uses st.navigation routing after its first run;
+    make AppTest do the same so tests see what users see (ui.router covers the legacy case)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        PagesManager.uses_pages_directory = False
+
+
+app_test.PagesManager = _RoutedPagesManager
 
 
 def open_page(page: str | None = None, **query: str) -> AppTest:

@@ -1,0 +1,69 @@
+"""The attention-pattern page against the engine: every stage, the switches, the arithmetic."""
+
+import numpy as np
+import pytest
+
+from attention_core import attention_steps, trace_sentence
+from tests.app.conftest import open_page
+from tests.figdata import array, spec
+
+SENTENCE = "I made a deposit at the bank"
+
+
+@pytest.fixture(scope="module")
+def trace(model):
+    return trace_sentence(model, SENTENCE)
+
+
+def _z(at, i):
+    return array(spec(at.get("plotly_chart")[i])["data"][0]["z"])
+
+
+def test_defaults_show_the_four_stages_of_the_chosen_head(trace):
+    at = open_page("pattern", s=SENTENCE, layer="4", head="7")
+    assert not at.exception
+    assert at.title[0].value == "Attention pattern · layer 4, head 7"
+    steps = attention_steps(trace.scores_lhqk[4, 7], 32)
+    assert len(at.get("plotly_chart")) == 4
+    for i, stage in enumerate(("scores", "scaled", "masked", "pattern")):
+        np.testing.assert_allclose(_z(at, i), getattr(steps, stage), atol=1e-6)
+    np.testing.assert_allclose(_z(at, 3), trace.pattern_lhqk[4, 7], atol=1e-6)
+    ticks = spec(at.get("plotly_chart")[3])["layout"]["xaxis"]["ticktext"]
+    assert ticks == list(trace.tokens.tokens)
+
+
+def test_switches_apply_live_to_the_cached_scores(trace):
+    at = open_page("pattern", s=SENTENCE, layer="1", head="2")
+    at.toggle(key="causal").set_value(True)
+    at.toggle(key="scale").set_value(False)
+    at.slider(key="temp").set_value(2.0).run()
+    assert not at.exception
+    expected = attention_steps(trace.scores_lhqk[1, 2], 32, scale=False, temperature=2.0,
+                               causal=True)  # fmt: skip
+    pattern = _z(at, 3)
+    np.testing.assert_allclose(pattern, expected.pattern, atol=1e-6)
+    assert np.all(pattern[np.triu_indices(len(pattern), 1)] == 0)
+    masked = _z(at, 2)
+    assert np.isnan(masked[np.triu_indices(len(masked), 1)]).all()
+    assert at.query_params["causal"] == ["1"] or at.query_params["causal"] == "1"
+
+
+def test_cell_arithmetic_matches_the_dot_product(trace):
+    at = open_page("pattern", s=SENTENCE, layer="0", head="3", q="7", k="2")
+    text = " ".join(m.value for m in at.markdown)
+    score = float(trace.q_lhqe[0, 3, 7] @ trace.k_lhke[0, 3, 2])
+    assert f"{score:.4f}" in text
+    assert f"{trace.pattern_lhqk[0, 3, 7, 2]:.4f}" in text
+
+
+def test_hiding_special_tokens_drops_their_rows_and_columns(trace):
+    at = open_page("pattern", s=SENTENCE, hide_special="1")
+    z = _z(at, 3)
+    assert z.shape == (trace.n_tokens - 2, trace.n_tokens - 2)
+    ticks = spec(at.get("plotly_chart")[3])["layout"]["xaxis"]["ticktext"]
+    assert "[CLS]" not in ticks and "[SEP]" not in ticks
+
+
+def test_transpose_puts_queries_on_columns(trace):
+    at = open_page("pattern", s=SENTENCE, transpose="1")
+    np.testing.assert_allclose(_z(at, 3), trace.pattern_lhqk[2, 0].T, atol=1e-6)

@@ -1,0 +1,54 @@
+"""Settings live in the URL: read on the first run, validated, written back on every run."""
+
+from tests.app.conftest import open_page
+
+
+def test_settings_are_written_to_the_url():
+    at = open_page("pattern", s="Jane visits Africa")
+    at.sidebar.slider(key="layer").set_value(5)
+    at.sidebar.slider(key="head").set_value(11).run()
+    assert not at.exception
+    qp = {k: at.query_params[k] for k in at.query_params}
+    flat = {k: v[0] if isinstance(v, list) else v for k, v in qp.items()}
+    assert flat["s"] == "Jane visits Africa"
+    assert flat["layer"] == "5" and flat["head"] == "11"
+
+
+def test_url_reproduces_the_view():
+    at = open_page("pattern", s="dirty quantum plumbing", layer="3", head="9", causal="1")
+    assert at.title[0].value == "Attention pattern · layer 3, head 9"
+    assert at.toggle(key="causal").value is True
+    assert at.sidebar.text_input(key="s").value == "dirty quantum plumbing"
+
+
+def test_bad_url_values_fall_back_with_a_visible_warning():
+    at = open_page("pattern", layer="99", head="-1", temp="abc", causal="maybe", bogus="1")
+    assert not at.exception
+    warnings = " ".join(w.value for w in at.sidebar.warning)
+    for name in ("layer", "head", "temp", "causal", "bogus"):
+        assert name in warnings
+    assert at.title[0].value == "Attention pattern · layer 2, head 0"  # the defaults
+
+
+def test_preset_fills_the_sentence():
+    at = open_page("pattern")
+    at.sidebar.selectbox(key="preset").select("Jane visits Africa").run()
+    assert at.session_state["s"] == "Jane visits Africa"
+    ticks = [t.value for t in at.title]
+    assert ticks and not at.exception
+
+
+def test_typed_sentence_follows_the_user_across_pages():
+    at = open_page("pattern")
+    at.sidebar.text_input(key="s").input("the cat sat on the mat")
+    at.sidebar.button[0].click().run()
+    assert at.session_state["s"] == "the cat sat on the mat"
+    at.switch_page("pages/values.py").run()
+    assert at.sidebar.text_input(key="s").value == "the cat sat on the mat"
+
+
+def test_empty_sentence_gives_a_prompt_not_a_chart():
+    at = open_page("pattern", s="   ")
+    assert not at.exception
+    assert "Type a sentence" in at.info[0].value
+    assert len(at.get("plotly_chart")) == 0

@@ -1,0 +1,17 @@
+"""Shared fixtures. Tests never touch the network: the hub is switched off before any import."""
+
+import os
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+import pytest  # noqa: E402
+
+from attention_core import Model, load_model  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def model() -> Model:
+    """The packaged all-MiniLM-L6-v2, loaded once per test session."""
+    return load_model()

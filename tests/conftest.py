@@ -6,9 +6,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-import pytest  # noqa: E402
+import pytest
 
-from attention_core import Model, load_model  # noqa: E402
+from attention_core import Model, load_model
 
 
 @pytest.fixture(scope="session")

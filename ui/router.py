@@ -3,8 +3,8 @@
 app.py calls ``frame`` for the page st.navigation picked. While a ``pages/`` folder exists,
 Streamlit runs a page the legacy way (without app.py) until some run has called
 st.navigation: a fresh server's first deep link such as /pattern, and AppTest runs after a
-switch_page. ``sidebar.shared(page)`` notices such a run and calls ``frame`` itself, and
-switches the server to st.navigation routing for the runs that follow.
+switch_page. ``sidebar.shared(page)`` notices such a run, switches the server to st.navigation
+routing and reruns, this time through app.py.
 """
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ def frame(page: str) -> None:
     params.write_url(page)
 
 
-def ensure_framed(page: str) -> None:
-    """Frame a page run that did not come through app.py (a legacy-routed run)."""
+def ensure_framed() -> None:
+    """Rerun through app.py when this run skipped it (a legacy-routed run)."""
     from streamlit.runtime.pages_manager import PagesManager
 
     if PagesManager.uses_pages_directory:  # st.navigation has not run: app.py was skipped
         PagesManager.uses_pages_directory = False
-        frame(page)
+        st.rerun()  # now through app.py, so widgets get the same identity on every run

@@ -63,7 +63,7 @@ def shared(page: str) -> Shared:
     """The shared settings; every page calls this first, with its own url_path."""
     from ui import router
 
-    router.ensure_framed(page)
+    router.ensure_framed()
     return Shared(
         text=st.session_state["s"],
         model=st.session_state["model"],

@@ -1,0 +1,88 @@
+"""Start the app with `streamlit run` on loopback and drive it with Debian's Chromium.
+
+Shared by the browser tests, the README screenshot script and the app benchmark. Servers listen
+on 127.0.0.1 only; every wait is bounded in time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+]  # fmt: skip
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def streamlit_server(port: int | None = None, timeout: float = 60.0) -> Iterator[str]:
+    """Run `streamlit run app.py` on 127.0.0.1; yield its base URL; stop it on exit."""
+    port = port or free_port()
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1"}
+    cmd = [
+        sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
+        "--server.headless", "true", "--browser.gatherUsageStats", "false",
+        "--server.address", "127.0.0.1", "--server.port", str(port),
+    ]  # fmt: skip
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT)  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"streamlit exited: {proc.stdout.read().decode()[-2000:]}")
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"streamlit did not answer on {url} within {timeout} s")
+            time.sleep(0.2)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def launch_chromium(playwright):  # -> playwright Browser
+    """Debian's Chromium under Playwright (never a downloaded browser)."""
+    return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+
+
+def wait_for_charts(page, count: int = 1, timeout_ms: int = 60_000) -> None:
+    """Wait until ``count`` Plotly charts have drawn and Streamlit has stopped running."""
+    page.wait_for_function(
+        f"document.querySelectorAll('.js-plotly-plot .main-svg').length >= {count}",
+        timeout=timeout_ms,
+    )
+    wait_idle(page, timeout_ms)
+
+
+def wait_idle(page, timeout_ms: int = 60_000) -> None:
+    """Wait until the app's status widget says it is no longer running a script."""
+    page.wait_for_function(
+        "!document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=timeout_ms
+    )

@@ -1,0 +1,97 @@
+"""The app as a person uses it: Debian's Chromium against `streamlit run` on 127.0.0.1."""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+
+from scripts.live_app import streamlit_server, wait_for_charts, wait_idle
+
+pytestmark = pytest.mark.browser
+
+
+def tick_labels(page, chart: int = -1) -> list[str]:
+    """The x-axis tick labels of one Plotly chart on the page, as drawn (read atomically)."""
+    return page.evaluate(
+        """(i) => {
+            const plots = Array.from(document.querySelectorAll('.js-plotly-plot'));
+            const plot = plots.at(i);
+            return plot ? Array.from(plot.querySelectorAll('.xtick text'), t => t.textContent) : [];
+        }""",
+        chart,
+    )
+
+
+def wait_for_labels(page, ok, timeout_s: float = 30.0) -> list[str]:
+    """Poll the last chart's tick labels until ``ok(labels)`` holds (bounded in time)."""
+    deadline = time.monotonic() + timeout_s
+    labels = tick_labels(page)
+    while not ok(labels) and time.monotonic() < deadline:
+        page.wait_for_timeout(200)
+        labels = tick_labels(page)
+    return labels
+
+
+def assert_no_error_box(page) -> None:
+    assert page.locator('[data-testid="stException"]').count() == 0
+
+
+def type_sentence(page, text: str) -> None:
+    box = page.get_by_role("textbox", name="Your sentence")
+    box.fill(text)
+    box.press("Enter")
+    wait_idle(page)
+
+
+def test_fresh_server_deep_link_renders_the_page(browser):
+    # The first request to a new server goes straight to a page (a shared link).
+    with streamlit_server() as url:
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(f"{url}/pattern?s=the+river+bank&layer=1&head=4")
+        wait_for_charts(page, 4)
+        assert_no_error_box(page)
+        assert page.get_by_text("Attention pattern · layer 1, head 4").count() == 1
+        assert tick_labels(page) == ["[CLS]", "the", "river", "bank", "[SEP]"]
+        page.close()
+
+
+def test_type_a_sentence_move_a_slider_and_read_the_labels(app_url, page):
+    page.goto(f"{app_url}/pattern")
+    wait_for_charts(page, 4)
+    type_sentence(page, "Dirty quantum plumbing leaks")
+    expected = ["[CLS]", "dirty", "quantum", "plumbing", "leaks", "[SEP]"]
+    assert wait_for_labels(page, lambda got: got == expected) == expected
+    head = page.get_by_role("slider", name="Head")
+    head.focus()
+    head.press("ArrowRight")
+    wait_idle(page)
+    page.get_by_text("Attention pattern · layer 2, head 1").wait_for(timeout=30_000)
+    assert re.search(r"head=1", page.url)
+    assert "s=Dirty+quantum+plumbing+leaks" in page.url
+    assert_no_error_box(page)
+
+
+def test_sentence_follows_the_user_to_another_page(app_url, page):
+    page.goto(f"{app_url}/?s=Jane+visits+Africa")
+    wait_idle(page)
+    page.locator('[data-testid="stSidebarNav"] a', has_text="Attention pattern").click()
+    wait_for_charts(page, 4)
+    expected = ["[CLS]", "jane", "visits", "africa", "[SEP]"]
+    assert wait_for_labels(page, lambda got: got == expected) == expected
+    assert_no_error_box(page)
+
+
+def test_script_and_html_payloads_stay_text(app_url, page):
+    payload = "<script>alert(1)</script> <img src=x onerror=alert(2)> **bold** $x$"
+    page.goto(f"{app_url}/pattern")
+    wait_for_charts(page, 4)
+    type_sentence(page, payload)
+    head = ["[CLS]", "<", "script", ">", "alert", "(", "1", ")", "<", "/", "script", ">"]
+    labels = wait_for_labels(page, lambda got: got[: len(head)] == head)
+    assert labels[: len(head)] == head
+    assert page.dialogs == []
+    assert page.locator("img[src=x]").count() == 0
+    assert page.get_by_role("textbox", name="Your sentence").input_value() == payload
+    assert_no_error_box(page)

@@ -15,12 +15,18 @@ Array = NDArray[np.floating]
 
 def softmax(x: Array, axis: int = -1) -> Array:
     """Numerically stable softmax. -inf entries get exactly 0; an all -inf row gives all zeros."""
-    # +inf would turn the max-subtraction into inf - inf = nan; clamp it to the largest finite.
-    x = np.minimum(x, np.finfo(x.dtype).max)
     row_max = np.max(x, axis=axis, keepdims=True)
-    row_max = np.where(np.isfinite(row_max), row_max, 0)
-    e = np.exp(x - row_max)
+    if not np.isfinite(row_max).all():
+        # +inf would make inf - inf = nan: clamp it to the largest finite value; all -inf rows
+        # subtract 0 instead, so they stay -inf, exp to 0 and divide to 0 below.
+        x = np.minimum(x, np.finfo(x.dtype).max)
+        row_max = np.max(x, axis=axis, keepdims=True)
+        row_max = np.where(np.isfinite(row_max), row_max, 0)
+    e = np.subtract(x, row_max)
+    np.exp(e, out=e)
     total = np.sum(e, axis=axis, keepdims=True)
+    if (total > 0).all():
+        return np.divide(e, total, out=e)
     return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
 
 
@@ -31,26 +37,27 @@ def layer_norm(x: Array, gamma: Array, beta: Array, eps: float = 1e-12) -> Array
     return ((x - mean) / np.sqrt(var + eps)) * gamma + beta
 
 
-def _erfc(x: NDArray[np.float64]) -> NDArray[np.float64]:
-    # Numerical Recipes' Chebyshev fit of erfc: relative error < 1.2e-7 everywhere, well under
-    # float32 resolution, so the exact-erf GELU needs no SciPy import on the app's start-up path.
+def _erfc(x: Array) -> Array:
+    # Numerical Recipes' Chebyshev fit of erfc: relative error < 1.2e-7 everywhere, at float32
+    # resolution, so the exact-erf GELU needs no SciPy import on the app's start-up path.
     z = np.abs(x)
-    t = 1.0 / (1.0 + 0.5 * z)
+    t = 1 / (1 + x.dtype.type(0.5) * z)
     coeffs = (
         0.17087277, -0.82215223, 1.48851587, -1.13520398, 0.27886807,
         -0.18628806, 0.09678418, 0.37409196, 1.00002368, -1.26551223,
     )  # fmt: skip
-    poly = np.zeros_like(t)
-    for c in coeffs:
-        poly = poly * t + c
-    ans = t * np.exp(-z * z + poly)
-    return np.where(x >= 0, ans, 2.0 - ans)
+    poly = np.full_like(t, coeffs[0])
+    for c in coeffs[1:]:
+        poly *= t
+        poly += x.dtype.type(c)
+    poly -= z * z
+    ans = t * np.exp(poly, out=poly)
+    return np.where(x >= 0, ans, 2 - ans)
 
 
 def gelu(x: Array) -> Array:
-    """GELU with the exact erf form (BERT's "gelu"), computed in float64 and cast back."""
-    x64 = x.astype(np.float64)
-    return (0.5 * x64 * (2.0 - _erfc(x64 / np.sqrt(2.0)))).astype(x.dtype)
+    """GELU with the exact erf form (BERT's "gelu"), in the input's precision."""
+    return x * (1 - x.dtype.type(0.5) * _erfc(x / x.dtype.type(np.sqrt(2.0))))
 
 
 def causal_mask(n_q: int, n_k: int | None = None) -> NDArray[np.bool_]:
@@ -99,6 +106,6 @@ def attention_steps(
         allowed &= key_mask_k[None, :]
     divisor = (np.sqrt(d_k) if scale else 1.0) * temperature
     with np.errstate(over="ignore"):
-        scaled = (scores / scores.dtype.type(divisor)).astype(scores.dtype)
-    masked = np.where(allowed, scaled, scores.dtype.type(-np.inf))
+        scaled = scores / scores.dtype.type(divisor)
+    masked = scaled if allowed.all() else np.where(allowed, scaled, scores.dtype.type(-np.inf))
     return AttentionSteps(scores, scaled, masked, softmax(masked), allowed)

@@ -1,8 +1,95 @@
-"""Placeholder until this page lands."""
+"""Compare two sentences: the same head's patterns side by side, and one shared word's
+contextual vectors compared layer by layer."""
 
+import numpy as np
 import streamlit as st
 
-from ui import sidebar
+from attention_core import cosine, shared_words, word_positions, word_vectors
+from ui import downloads, safe, sidebar
+from ui.cache import get_trace, model_error
+from viz.embedding_shift import layer_name
+from viz.layer_similarity import make_layer_similarity
+from viz.pattern_heatmap import make_pattern_heatmap
 
-sidebar.shared("compare")
-st.info("This page is being built.")
+shared = sidebar.shared("compare")
+layer, head = shared.layer, shared.head
+st.title(f"Compare two sentences · layer {layer}, head {head}")
+st.caption(
+    "The same word can mean different things. Type two sentences that share a word and see how "
+    "one head reads each of them, and how far apart the word's vectors drift as the layers add "
+    "context. (The sidebar's layer and head apply here; its sentence does not.)"
+)
+error = model_error(shared.model)
+if error:
+    st.error(f"The model could not be loaded. {error}")
+    st.stop()
+
+traces = {}
+for name, col in zip("AB", st.columns(2), strict=True):
+    with col:
+        text = st.text_input(f"Sentence {name}", key=f"cmp_{name.lower()}")
+        if not text.strip():
+            st.info(f"Type sentence {name} to see its attention pattern here.")
+            continue
+        trace = traces[name] = get_trace(shared.model, text)
+        if trace.tokens.n_cut:
+            st.warning(f"Sentence {name} is cut to its first {trace.n_tokens} tokens.")
+        keep = shared.visible(trace)
+        keep = keep if keep.size else np.arange(trace.n_tokens)
+        fig = make_pattern_heatmap(
+            trace.pattern_lhqk[layer, head][np.ix_(keep, keep)],
+            [trace.tokens.tokens[i] for i in keep],
+            title=f"Sentence {name} · softmax pattern",
+        )
+        st.plotly_chart(fig, key=f"cmp_pattern_{name.lower()}", config={"displaylogo": False})
+        st.caption(
+            f"How to read this: row = the attending token (query), column = the token it reads "
+            f"(key); each row sums to 1. Layer {layer}, head {head}, as in the sidebar."
+        )
+
+st.subheader("One word, two contexts")
+if len(traces) < 2:
+    st.info("Type both sentences above to compare a word they share.")
+    st.stop()
+a, b = traces["A"], traces["B"]
+options = shared_words(a.tokens.tokens, b.tokens.tokens)
+if not options:
+    st.info(
+        "The two sentences share no word, so there is no word to follow from one to the other. "
+        "Use the same word in both, for example “bank” in “The river bank was muddy” and "
+        "“I made a deposit at the bank”."
+    )
+    st.stop()
+if st.session_state.get("cmp_word") not in options:
+    st.session_state["cmp_word"] = "bank" if "bank" in options else options[0]
+word = st.selectbox(
+    "Shared word", options, key="cmp_word", help="Words in both sentences; the first occurrence."
+)
+pos_a, pos_b = word_positions(a.tokens.tokens, b.tokens.tokens, word)
+cos_l = cosine(word_vectors(a.hidden_ltd, pos_a), word_vectors(b.hidden_ltd, pos_b))  # [l]
+after = layer + 1  # hidden state after the sidebar's block
+
+w = safe.token(word)
+fig = make_layer_similarity({f"{word}: A vs B": cos_l}, mark_layer=after)
+left, right = st.columns([3, 1])
+left.plotly_chart(fig, key="cmp_similarity", config={"displaylogo": False})
+where = f"position {', '.join(map(str, pos_a))} in A and {', '.join(map(str, pos_b))} in B"
+layer0 = (
+    f"At layer 0 (static embeddings) the cosine is {cos_l[0]:.4f}: the word embedding is the "
+    f"same in both, and the only difference is that the word sits at {where}, so different "
+    "position embeddings were added before the LayerNorm."
+    if pos_a != pos_b
+    else f"At layer 0 the cosine is {cos_l[0]:.4f}: same word at the same position ({where}), "
+    "so the static vectors are identical."
+)
+left.caption(
+    f"How to read this: cosine similarity between {w} in sentence A and {w} in sentence B "
+    f"(mean over its word pieces), after each block. {layer0} Every change after layer 0 comes "
+    f"from context: attention mixing in the other words. The dotted line is layer {after}, the "
+    f"output of the sidebar's block {layer}."
+)
+labels = [layer_name(i) for i in range(len(cos_l))]
+right.dataframe({"layer": labels, "cosine": cos_l}, key="cmp_table", hide_index=True)
+with right:
+    downloads.csv_button("cosines.csv", cos_l[:, None], labels, ["cosine"],
+                         "compare_cosine.csv", key="cmp_csv")  # fmt: skip

@@ -94,8 +94,13 @@ PARAMS: dict[str, Param] = {
     # all_heads page
     # values page
     # embedding_shift page
+    "es_probes": Param("river, water, money, finance", _text, "embedding_shift"),  # per preset
+    "es_token": Param(-1, _int_in(-1, 511), "embedding_shift"),  # -1: closest to the probes
     # build_head page
     # compare page
+    "cmp_a": Param("The river bank was muddy", _text, "compare"),
+    "cmp_b": Param("I made a deposit at the bank", _text, "compare"),
+    "cmp_word": Param("bank", _text, "compare"),
 }
 
 

@@ -1,0 +1,34 @@
+"""The token-trajectory builder: one numbered marker per layer, probes as stars."""
+
+import json
+
+import numpy as np
+import pytest
+
+from tests.figdata import array
+from viz.token_trajectory import make_token_trajectory
+
+
+def test_path_is_numbered_by_layer_and_probes_are_drawn():
+    rng = np.random.default_rng(1)
+    path, probes = rng.standard_normal((7, 2)), rng.standard_normal((3, 2))
+    fig = make_token_trajectory(path, "<bank>", probes, ["a", "b", "c"], probe_layer=4,
+                                explained_c=[0.5, 0.2])  # fmt: skip
+    data = json.loads(fig.to_json())["data"]
+    line, stars = data
+    assert line["mode"] == "lines+markers+text" and line["text"] == [str(i) for i in range(7)]
+    np.testing.assert_allclose(array(line["x"]), path[:, 0])
+    np.testing.assert_allclose(array(line["y"]), path[:, 1])
+    assert line["name"] == "&lt;bank&gt;" and "layer %{customdata}" in line["hovertemplate"]
+    assert stars["marker"]["symbol"] == "star" and stars["text"] == ["a", "b", "c"]
+    np.testing.assert_allclose(array(stars["x"]), probes[:, 0])
+    assert "layer 4" in stars["name"]
+    assert fig.layout.xaxis.title.text == "PC1 (50% of variance)"
+    assert np.isfinite(array(line["x"])).all() and np.isfinite(array(stars["y"])).all()
+
+
+def test_bad_shapes_are_clear_errors():
+    with pytest.raises(ValueError, match="must be"):
+        make_token_trajectory(np.zeros((7, 3)), "x", np.zeros((1, 2)), ["a"], probe_layer=1)
+    with pytest.raises(ValueError, match="must be"):
+        make_token_trajectory(np.zeros((7, 2)), "x", np.zeros((2, 2)), ["a"], probe_layer=1)

@@ -1,0 +1,151 @@
+"""Tokens in a 2-D PCA plane: an arrow from each static embedding to its contextual vector,
+one animation frame per layer, with the probe words at the same layer as stars."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from numpy.typing import NDArray
+
+from viz.common import base_layout, escape
+
+TOKEN_COLOUR = "#0072B2"  # Okabe-Ito blue
+PROBE_COLOUR = "#E69F00"  # Okabe-Ito orange
+FOCUS_COLOUR = "#D55E00"  # Okabe-Ito vermillion
+
+
+def layer_name(layer: int) -> str:
+    """Slider / legend label of a hidden-state index: 0 is the static embedding."""
+    return "0 · static" if layer == 0 else f"{layer} · after block {layer - 1}"
+
+
+def _short_name(layer: int) -> str:
+    return "0 static" if layer == 0 else str(layer)
+
+
+def axis_titles(explained_c: Sequence[float]) -> tuple[str, str]:
+    """ "PC1 (34% of variance)" for the first two components."""
+    return tuple(f"PC{i + 1} ({r:.0%} of variance)" for i, r in enumerate(explained_c[:2]))
+
+
+def padded_range(values: NDArray, pad: float = 0.12) -> list[float]:
+    """A fixed axis range around every frame's points, so the axes do not jump while animating."""
+    lo, hi = float(np.nanmin(values)), float(np.nanmax(values))
+    margin = max(hi - lo, 1e-6) * pad
+    return [lo - margin, hi + margin]
+
+
+def _alternating(n: int) -> list[str]:
+    """Label positions below and above in turn, so nearby probe labels overlap less."""
+    return ["bottom center" if i % 2 == 0 else "top center" for i in range(n)]
+
+
+def _arrows(start_t2: NDArray, end_t2: NDArray, focus: int | None) -> go.Scatter:
+    xs, ys, sizes, colours = [], [], [], []
+    for i, (a, b) in enumerate(zip(start_t2, end_t2, strict=True)):
+        xs += [a[0], b[0], None]
+        ys += [a[1], b[1], None]
+        sizes += [0, 14 if i == focus else 11, 0]
+        colours += [FOCUS_COLOUR if i == focus else TOKEN_COLOUR] * 3
+    return go.Scatter(
+        x=xs, y=ys, mode="lines+markers", name="shift", hoverinfo="skip", showlegend=False,
+        line={"color": TOKEN_COLOUR, "width": 1.2},
+        marker={"symbol": "arrow", "angleref": "previous", "size": sizes, "color": colours},
+    )  # fmt: skip
+
+
+def _frame_traces(
+    static_t2: NDArray,
+    contextual_t2: NDArray,
+    probes_p2: NDArray,
+    tokens: Sequence[str],
+    probe_words: Sequence[str],
+    layer: int,
+    focus: int | None,
+) -> list[go.Scatter]:
+    name = layer_name(layer)
+    sizes = [13 if i == focus else 8 for i in range(len(tokens))]
+    return [
+        go.Scatter(
+            x=contextual_t2[:, 0], y=contextual_t2[:, 1], mode="markers+text", name="contextual",
+            text=[escape(t) for t in tokens], textposition="top center",
+            marker={"color": TOKEN_COLOUR, "size": sizes, "line": {"width": 0}},
+            hovertemplate=f"%{{text}} · layer {name}<br>(%{{x:.3f}}, %{{y:.3f}})<extra></extra>",
+        ),
+        go.Scatter(
+            x=probes_p2[:, 0], y=probes_p2[:, 1], mode="markers+text", name="probe words",
+            text=[escape(w) for w in probe_words], textposition=_alternating(len(probe_words)),
+            marker={"color": PROBE_COLOUR, "size": 14, "symbol": "star"},
+            hovertemplate=f"probe %{{text}} · layer {name}<br>(%{{x:.3f}}, %{{y:.3f}})"
+            "<extra></extra>",
+        ),
+        _arrows(static_t2, contextual_t2, focus),  # last, so arrowheads sit on top of the dots
+    ]  # fmt: skip
+
+
+def _controls(n_frames: int, active: int) -> dict:
+    """A layer slider (one step per frame) and a Play button that runs through every layer."""
+    move = {"mode": "immediate", "frame": {"duration": 0, "redraw": False},
+            "transition": {"duration": 300}}  # fmt: skip
+    play = {"mode": "immediate", "frame": {"duration": 900, "redraw": False},
+            "transition": {"duration": 500}, "fromcurrent": False}  # fmt: skip
+    steps = [
+        {"label": _short_name(i), "method": "animate", "args": [[str(i)], move]}
+        for i in range(n_frames)
+    ]
+    slider = {"active": active, "steps": steps, "currentvalue": {"prefix": "layer "},
+              "pad": {"t": 30}, "x": 0.12, "len": 0.88}  # fmt: skip
+    button = {"label": "▶ Play", "method": "animate", "args": [None, play]}
+    menu = {"type": "buttons", "showactive": False, "buttons": [button], "x": 0.0, "y": 0,
+            "xanchor": "left", "yanchor": "top", "pad": {"t": 40}}  # fmt: skip
+    return {"sliders": [slider], "updatemenus": [menu]}
+
+
+def make_embedding_shift(
+    tokens_lt2: NDArray,
+    probes_lp2: NDArray,
+    tokens: Sequence[str],
+    probe_words: Sequence[str],
+    *,
+    layer: int,
+    explained_c: Sequence[float] = (),
+    focus: int | None = None,
+    height: int = 560,
+) -> go.Figure:
+    """``tokens_lt2[0]`` are the static embeddings and ``tokens_lt2[L]`` the vectors after L
+    blocks, both already projected; ``probes_lp2`` the probes at each layer. Frame L draws an
+    arrow static -> layer L per token; the figure opens on frame ``layer``. ``focus`` is the
+    index (into ``tokens``) of a token drawn larger, in another colour."""
+    n_layers = len(tokens_lt2)
+    if tokens_lt2.shape != (n_layers, len(tokens), 2) or probes_lp2.shape != (
+        n_layers, len(probe_words), 2,
+    ):  # fmt: skip
+        raise ValueError(f"coordinates {tokens_lt2.shape} / {probes_lp2.shape} do not match "
+                         f"{len(tokens)} tokens and {len(probe_words)} probe words")  # fmt: skip
+    if not 0 <= layer < n_layers:
+        raise ValueError(f"layer must be in [0, {n_layers - 1}], got {layer}")
+    static = go.Scatter(
+        x=tokens_lt2[0, :, 0], y=tokens_lt2[0, :, 1], mode="markers", name="static (layer 0)",
+        text=[escape(t) for t in tokens],
+        marker={"color": TOKEN_COLOUR, "size": 8, "symbol": "circle-open"},
+        hovertemplate="%{text} · static embedding<br>(%{x:.3f}, %{y:.3f})<extra></extra>",
+    )  # fmt: skip
+    per_layer = [
+        _frame_traces(tokens_lt2[0], tokens_lt2[i], probes_lp2[i], tokens, probe_words, i, focus)
+        for i in range(n_layers)
+    ]
+    fig = go.Figure(data=[static, *per_layer[layer]])
+    fig.frames = [
+        go.Frame(data=traces, traces=[1, 2, 3], name=str(i)) for i, traces in enumerate(per_layer)
+    ]
+    every = np.concatenate([tokens_lt2.reshape(-1, 2), probes_lp2.reshape(-1, 2)])
+    x_title, y_title = axis_titles(explained_c) if len(explained_c) >= 2 else ("PC1", "PC2")
+    fig.update_xaxes(title_text=x_title, range=padded_range(every[:, 0]), zeroline=False)
+    fig.update_yaxes(title_text=y_title, range=padded_range(every[:, 1]), zeroline=False,
+                     scaleanchor="x", scaleratio=1)  # fmt: skip  # true distances, not stretched
+    fig.update_layout(legend={"orientation": "h", "y": 1.08, "x": 0}, **_controls(n_layers, layer))
+    base_layout(fig, height)
+    fig.update_layout(margin={"l": 10, "r": 10, "t": 40, "b": 90})  # room for slider and Play
+    return fig

@@ -1,0 +1,42 @@
+"""A token's cosine similarity with each probe word, before context (static) and after."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from numpy.typing import NDArray
+
+from viz.common import base_layout, escape
+
+BEFORE_COLOUR = "#56B4E9"  # Okabe-Ito sky blue
+AFTER_COLOUR = "#D55E00"  # Okabe-Ito vermillion
+
+
+def make_probe_similarity(
+    before_p: NDArray,
+    after_p: NDArray,
+    probe_words: Sequence[str],
+    *,
+    after_label: str,
+    height: int = 340,
+) -> go.Figure:
+    """Grouped bars per probe: ``before_p`` (static embedding) and ``after_p`` (contextual)."""
+    if not len(before_p) == len(after_p) == len(probe_words):
+        raise ValueError(f"{len(before_p)} / {len(after_p)} values for "
+                         f"{len(probe_words)} probe words")  # fmt: skip
+    names = [escape(w) for w in probe_words]
+    fig = go.Figure()
+    for values, label, colour in (
+        (before_p, "static (layer 0)", BEFORE_COLOUR), (after_p, after_label, AFTER_COLOUR),
+    ):  # fmt: skip
+        fig.add_trace(go.Bar(
+            x=names, y=np.asarray(values, np.float64), name=escape(label), marker_color=colour,
+            texttemplate="%{y:.3f}", textposition="outside",
+            hovertemplate=f"{escape(label)}<br>probe %{{x}}: cosine %{{y:.4f}}<extra></extra>",
+        ))  # fmt: skip
+    fig.update_xaxes(title_text="probe word")
+    fig.update_yaxes(title_text="cosine similarity")
+    fig.update_layout(barmode="group", legend={"orientation": "h", "y": 1.12, "x": 0})
+    return base_layout(fig, height)

@@ -57,6 +57,14 @@ from attention_core.model import (
     load_model,
 )
 from attention_core.tokens import Tokens, tokenize
+from attention_core.values import (
+    ValueUpdate,
+    default_token,
+    largest_terms,
+    output_bias,
+    update_steps,
+    value_update,
+)
 
 __all__ = [
     "DEFAULT_MODEL_NAME",
@@ -72,6 +80,7 @@ __all__ = [
     "Pca",
     "Tokens",
     "Trace",
+    "ValueUpdate",
     "WhatIf",
     "attention_steps",
     "causal_mask",
@@ -79,13 +88,16 @@ __all__ = [
     "closest_token",
     "cosine",
     "default_model_path",
+    "default_token",
     "embed_words",
     "fit_pca",
     "fit_shift_plane",
     "gelu",
+    "largest_terms",
     "layer_norm",
     "load_model",
     "make_block_weights",
+    "output_bias",
     "parse_probes",
     "run_block",
     "run_model",
@@ -96,6 +108,8 @@ __all__ = [
     "summarize_heads",
     "tokenize",
     "trace_sentence",
+    "update_steps",
+    "value_update",
     "word_positions",
     "word_vectors",
 ]

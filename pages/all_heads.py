@@ -1,8 +1,95 @@
-"""Placeholder until this page lands."""
+"""All heads at once: every layer's heads as small patterns, their summary figures, sorting."""
 
+import numpy as np
 import streamlit as st
 
-from ui import sidebar
+from ui import params, sidebar
+from ui.all_heads_cache import head_figures, head_thumbnails
+from viz.head_grid import METRICS, list_heads, make_head_grid, order_heads
 
-sidebar.shared("all_heads")
-st.info("This page is being built.")
+
+def _open(layer: int, head: int) -> None:
+    # A page switch drops every widget's state; values assigned here survive it.
+    for name, param in params.PARAMS.items():
+        if param.page is None:
+            st.session_state[name] = st.session_state[name]
+    st.session_state["layer"], st.session_state["head"] = layer, head
+    st.session_state["_ah_open"] = True
+
+
+def _open_from_grid() -> None:
+    points = st.session_state["ah_grid"]["selection"]["points"]
+    if points and "customdata" in points[0]:
+        _open(int(points[0]["customdata"][0]), int(points[0]["customdata"][1]))
+
+
+shared = sidebar.shared("all_heads")
+if st.session_state.pop("_ah_open", False):
+    st.switch_page("pages/pattern.py")
+trace = sidebar.require_trace(shared)
+st.title("All heads")
+st.caption(
+    "Every attention head of every layer at once, each drawn as a small pattern. Heads in the "
+    "same model learn different habits: some look at the previous word, some at themselves, "
+    "many rest on [CLS]/[SEP] when they have nothing better to do."
+)
+
+labels = {"head": "head number"} | {key: label for key, (label, _) in METRICS.items()}
+c1, c2, c3, c4 = st.columns(4)
+sort = c1.selectbox("Sort heads by", list(labels), format_func=labels.get, key="ah_sort")
+descending = c2.toggle("Highest first", key="ah_desc", disabled=sort == "head")
+layer_choice = c3.selectbox(
+    "Layers", ["all", *map(str, range(trace.config.n_layers))], key="ah_layers",
+    format_func=lambda v: "all layers" if v == "all" else f"layer {v}",
+)  # fmt: skip
+top = c4.slider("Heads per layer", 1, trace.config.n_heads, key="ah_top",
+                help="Show the first N heads of each layer in the chosen order.")  # fmt: skip
+
+figures = head_figures(shared.model, shared.text)
+thumbs, factor, n_drawn = head_thumbnails(shared.model, shared.text, shared.hide_special)
+layers = list(range(trace.config.n_layers)) if layer_choice == "all" else [int(layer_choice)]
+metric = labels[sort] if sort != "head" else None
+ranking = figures.get(metric)
+order = order_heads(trace.config.n_heads, layers, top, ranking, descending)
+fig = make_head_grid(thumbs, figures, layers, order, ranked_by=metric)
+st.plotly_chart(
+    fig, key="ah_grid", on_select=_open_from_grid, selection_mode="points",
+    config={"displaylogo": False},
+)  # fmt: skip
+shrink = (
+    f" With {n_drawn} tokens, each pixel is a {factor}×{factor} block: the weight {factor} "
+    f"attending tokens give {factor} neighbouring tokens together, on average. The pattern page "
+    "shows the head exactly."
+    if factor > 1
+    else ""
+)
+st.caption(
+    "How to read this: each square is one head; inside it, rows are the attending tokens (top to "
+    "bottom) and columns the tokens they look at, bright = much weight. A bright diagonal means "
+    "\u201clook at yourself\u201d, a line just below it \u201clook at the previous token\u201d, "
+    "a bright column \u201clook at that one token\u201d. Click a square to open that head."
+    + (" [CLS]/[SEP] are left out." if shared.hide_special else "")
+    + shrink
+)
+
+st.subheader("The heads as numbers")
+layer_n, head_n = list_heads(order, layers, ranking, descending)
+table = {"layer": layer_n, "head": head_n} | {
+    label: np.round(values[layer_n, head_n], 3) for label, values in figures.items()
+}
+picked = st.dataframe(
+    table, key="ah_table", on_select="rerun", selection_mode="single-row", hide_index=True,
+    column_config={label: st.column_config.NumberColumn(format="%.3f") for label in figures},
+)  # fmt: skip
+st.caption(
+    "How to read this: one row per head, figures averaged over every attending token. Entropy "
+    "near 0 bits means a head looks at one token; high entropy means it spreads its attention. "
+    "The shares say how much weight goes to [CLS]/[SEP], the token just before, or itself. "
+    "Click a column title to sort, a row to pick it."
+)
+row = picked["selection"]["rows"][0] if picked["selection"]["rows"] else 0
+pick = int(layer_n[row]), int(head_n[row])
+st.button(
+    f"Open layer {pick[0]}, head {pick[1]} on the pattern page", key="ah_open", on_click=_open,
+    args=pick, type="primary", icon=":material/open_in_new:",
+)  # fmt: skip

@@ -1,8 +1,122 @@
-"""Placeholder until this page lands."""
+"""Value updates ΔE: how one token's vector is nudged by a weighted sum of the others' values."""
 
+import numpy as np
 import streamlit as st
 
-from ui import sidebar
+from attention_core import default_token, largest_terms, output_bias, update_steps, value_update
+from ui import downloads, safe, sidebar
+from ui.cache import get_model
+from viz.norm_bars import make_norm_bars
+from viz.value_update import make_value_update
 
-sidebar.shared("values")
-st.info("This page is being built.")
+SHOWN = 8  # dimensions of a vector shown in the tables
+SUB = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
+NUM = st.column_config.NumberColumn(format="%.4f")
+
+shared = sidebar.shared("values")
+trace = sidebar.require_trace(shared)
+layer, head = shared.layer, shared.head
+tokens, n = trace.tokens.tokens, trace.n_tokens
+st.title(f"Value updates ΔE · layer {layer}, head {head}")
+st.caption(
+    "Attention does not only decide who looks at whom: it moves information. Each token's vector "
+    "E gets an update ΔE, a weighted sum of the tokens' value vectors V with the weights of the "
+    "attention pattern. Follow one token's update, from the weights to E + ΔE."
+)
+
+keep = shared.visible(trace) if shared.visible(trace).size else np.arange(n)
+stale = st.session_state.get("_v_text") not in (None, shared.text)  # the sentence changed
+if stale or st.session_state.get("v_token", -1) not in keep:
+    st.session_state["v_token"] = default_token(tokens, trace.tokens.special_t)
+st.session_state["_v_text"] = shared.text
+token = st.selectbox("Token whose update to follow", keep.tolist(), key="v_token",
+                     format_func=lambda i: f"{i}: {tokens[i]}")  # fmt: skip
+up = value_update(trace, output_bias(get_model(shared.model), layer), layer, head, token)
+who, sub = safe.token(tokens[token]), str(token).translate(SUB)
+
+st.subheader(f"1 · How much {who} takes from each token")
+fig = make_value_update(up.weights_k[keep], up.v_norms_k[keep], [tokens[i] for i in keep],
+                        int(np.searchsorted(keep, token)))  # fmt: skip
+st.plotly_chart(fig, key="v_weights", config={"displaylogo": False})
+st.caption(
+    f"How to read this: each bar is the weight a_j that {who} gives a token in this head, its row "
+    f"of the attention pattern (all weights sum to 1); the orange bar is {who} itself. Hover "
+    "a bar for the size of that token's value vector V_j."
+    + (
+        f" The hidden [CLS]/[SEP] carry {1 - up.weights_k[keep].sum():.3f}."
+        if keep.size < n
+        else ""
+    )
+)
+
+st.subheader("2 · The weighted sum of value vectors")
+big = largest_terms(up.weights_k)
+terms = " + ".join(f"{up.weights_k[j]:.3f}·V{str(j).translate(SUB)} ({safe.token(tokens[j])})"
+                   for j in big)  # fmt: skip
+rest = np.setdiff1d(np.arange(n), big)
+st.markdown(
+    f"z{sub} = Σ a_j V_j = {terms}"
+    + (f" + … ({rest.size} more keys, weight {up.weights_k[rest].sum():.3f})" if rest.size else "")
+)
+st.caption(
+    "The 3Blue1Brown notes write this sum as the update itself, e.g. ΔE₂ = 0.55·V₀ + 0.4·V₁ + "
+    "0.05·V₂ for “Dirty Quantum Plumbing”. In the real model z is 32 numbers wide and still "
+    "passes through the output matrix W_O to become the head's 384-number update (step 3)."
+)
+dims = [f"V[{e}]" for e in range(SHOWN)]
+table = {"key j": np.arange(n), "token": list(tokens), "weight a_j": up.weights_k,
+         "‖V_j‖": up.v_norms_k} | dict(zip(dims, up.v_ke[:, :SHOWN].T, strict=True))  # fmt: skip
+table["…"] = ["…"] * n
+st.dataframe(table, key="v_table", hide_index=True,
+             column_config={c: NUM for c in ["weight a_j", "‖V_j‖", *dims]})  # fmt: skip
+st.caption(
+    f"How to read this: one row per key j — its weight, the size of its value vector and the first "
+    f"{SHOWN} of its {up.z_e.size} numbers. Multiply each row by its weight and add the rows up: "
+    "that is z, the first line of the next table."
+    + (" [CLS]/[SEP] stay in this table: the sum needs every key." if keep.size < n else "")
+)
+names = [f"{j}:{t}" for j, t in enumerate(tokens)] + ["z = Σ a_j V_j"]
+worked = np.column_stack([np.append(up.weights_k, up.weights_k.sum()),
+                          np.append(up.v_norms_k, np.linalg.norm(up.z_e)),
+                          np.vstack([up.v_ke, up.z_e])])  # fmt: skip
+downloads.csv_button("Worked table (.csv)", worked, names,
+                     ["weight", "norm", *(f"v{e}" for e in range(up.z_e.size))],
+                     f"L{layer}H{head}_token{token}_values.csv", key="v_csv")  # fmt: skip
+
+st.subheader(f"3 · From z to the new vector of {who}")
+steps = update_steps(up)
+st.dataframe(
+    {"vector": list(steps), "width": [v.size for v in steps.values()],
+     "size ‖·‖": [float(np.linalg.norm(v)) for v in steps.values()]}
+    | {f"[{e}]": [float(v[e]) for v in steps.values()] for e in range(SHOWN)} | {"…": ["…"] * 6},
+    key="v_steps", hide_index=True,
+    column_config={c: NUM for c in ["size ‖·‖", *(f"[{e}]" for e in range(SHOWN))]},
+)  # fmt: skip
+st.caption(
+    f"How to read this: z ({up.z_e.size} numbers) goes through this head's slice of the output "
+    f"matrix W_O and becomes a {up.delta_d.size}-number proposal ΔE_h. The 12 heads' proposals "
+    "plus a bias b_O make the layer's ΔE, which is added to E (then LayerNorm follows)."
+)
+
+st.subheader(f"4 · Every head's proposal for {who}")
+fig = make_norm_bars(up.head_norms_h, [f"H{h}" for h in range(up.head_norms_h.size)],
+                     highlight=head, x_title="heads of layer " + str(layer),
+                     y_title="‖ΔE_h‖")  # fmt: skip
+st.plotly_chart(fig, key="v_heads", config={"displaylogo": False})
+st.caption(
+    f"How to read this: the size of each head's proposed change to {who}; the orange bar is the "
+    "head followed above. A tall bar is a head that wants to move this token a lot."
+)
+st.markdown(
+    f"Check: Σ_h ΔE_h + b_O − ΔE has largest difference **{up.sum_error:.2e}** over the "
+    f"{up.delta_d.size} dimensions (float32 rounding), and ‖b_O‖ = {np.linalg.norm(up.bias_d):.3f}."
+)
+
+st.subheader(f"5 · How much layer {layer} changes every token")
+fig = make_norm_bars(up.delta_norms_t[keep], [tokens[i] for i in keep], token_axis=True,
+                     highlight=int(np.searchsorted(keep, token)), y_title="‖ΔE‖")  # fmt: skip
+st.plotly_chart(fig, key="v_tokens", config={"displaylogo": False})
+st.caption(
+    "How to read this: the size of the whole layer's update ΔE for each token (all heads plus the "
+    "bias); the orange bar is the chosen token. Tokens with tall bars are rewritten the most."
+)

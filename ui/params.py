@@ -92,7 +92,14 @@ PARAMS: dict[str, Param] = {
     "k": Param(0, _int_in(0, 511), "pattern"),
     # learn page
     # all_heads page
+    "ah_sort": Param(
+        "head", _choice("head", "entropy", "special", "previous", "diagonal", "max"), "all_heads"
+    ),
+    "ah_desc": Param(True, _bool, "all_heads"),
+    "ah_layers": Param("all", _choice("all", "0", "1", "2", "3", "4", "5"), "all_heads"),
+    "ah_top": Param(12, _int_in(1, 12), "all_heads"),
     # values page
+    "v_token": Param(-1, _int_in(-1, 511), "values"),  # -1: the last real word
     # embedding_shift page
     "es_probes": Param("river, water, money, finance", _text, "embedding_shift"),  # per preset
     "es_token": Param(-1, _int_in(-1, 511), "embedding_shift"),  # -1: closest to the probes

@@ -1,0 +1,146 @@
+"""The Value updates page: every number shown is the forward pass's own, for the chosen token,
+layer and head; the token choice follows the URL and the sentence."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+
+import numpy as np
+import pytest
+
+from attention_core import load_model, output_bias, trace_sentence
+from tests.app.conftest import open_page
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+SENTENCE = "dirty quantum plumbing"  # [CLS] dirty quantum plumbing [SEP]
+DEFAULT = "The river bank was muddy"  # the last real word, "muddy", is token 5
+LONG = " ".join(["the river bank was muddy after the rain"] * 40)  # 322 tokens
+
+
+@pytest.fixture(scope="module")
+def model():
+    return load_model()
+
+
+def _arr(value) -> np.ndarray:
+    """A figure-JSON array: Plotly 7's base64 typed array, or a plain list."""
+    if isinstance(value, dict):
+        return np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"])
+    return np.asarray(value, dtype=float)
+
+
+def _charts(at) -> dict[str, dict]:
+    """The page's figures by chart key."""
+    return {c.proto.id.rsplit("-", 1)[-1]: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
+
+
+def _check_numbers(at, trace, model, layer: int, head: int, token: int) -> None:
+    """The worked table, the step table and the charts against attention_core."""
+    n = trace.n_tokens
+    table = at.dataframe[0].value
+    assert table["token"].tolist() == list(trace.tokens.tokens)
+    np.testing.assert_array_equal(
+        table["weight a_j"].to_numpy(np.float32), trace.pattern_lhqk[layer, head, token]
+    )
+    v = trace.v_lhke[layer, head]
+    np.testing.assert_allclose(table["V[3]"], v[:, 3], atol=1e-6)
+    np.testing.assert_allclose(table["‖V_j‖"], np.linalg.norm(v, axis=-1), atol=1e-5)
+    steps = at.dataframe[1].value.set_index("vector")
+    dims = [f"[{e}]" for e in range(8)]
+    z = trace.z_lhqe[layer, head, token]
+    np.testing.assert_allclose(steps.loc["z = Σ a_j V_j", dims], z[:8], atol=1e-5)
+    np.testing.assert_allclose(steps.loc["z = Σ a_j V_j", "size ‖·‖"], np.linalg.norm(z), atol=1e-5)
+    delta = trace.delta_ltd[layer, token]
+    head_delta = trace.head_delta_lhtd[layer, head, token]
+    np.testing.assert_allclose(steps.loc["ΔE_h = z · W_O (this head)", dims], head_delta[:8])
+    np.testing.assert_allclose(steps.loc["Σ_h ΔE_h + b_O (all heads)", dims], delta[:8], atol=1e-5)
+    np.testing.assert_allclose(steps.loc["ΔE (the layer's update)", dims], delta[:8])
+    updated = trace.hidden_ltd[layer, token] + delta
+    np.testing.assert_allclose(steps.loc["E + ΔE (before LayerNorm)", dims], updated[:8])
+    charts = _charts(at)
+    heads = _arr(charts["v_heads"]["data"][0]["y"])
+    np.testing.assert_allclose(
+        heads, np.linalg.norm(trace.head_delta_lhtd[layer, :, token], axis=-1), rtol=1e-6
+    )
+    assert charts["v_heads"]["data"][0]["marker"]["color"][head] == "#E69F00"
+    sizes = _arr(charts["v_tokens"]["data"][0]["y"])
+    assert sizes.size == n
+    np.testing.assert_allclose(sizes, np.linalg.norm(trace.delta_ltd[layer], axis=-1), rtol=1e-6)
+    bias = output_bias(model, layer).astype(np.float64)
+    heads_sum = trace.head_delta_lhtd[layer, :, token].astype(np.float64).sum(0) + bias
+    check = next(m.value for m in at.markdown if m.value.startswith("Check"))
+    shown = float(check.split("**")[1])
+    assert shown < 1e-5
+    assert shown == pytest.approx(np.abs(heads_sum - delta).max(), abs=1e-7)
+
+
+def test_defaults_follow_the_last_word(model):
+    at = open_page("values", s=DEFAULT)
+    assert not at.exception
+    assert at.title[0].value == "Value updates ΔE · layer 2, head 0"
+    assert at.selectbox(key="v_token").value == 5
+    _check_numbers(at, trace_sentence(model, DEFAULT), model, 2, 0, 5)
+    assert at.get("download_button")[0].proto.label == "Worked table (.csv)"
+    captions = [c.value for c in at.caption if c.value.startswith("How to read this")]
+    assert len(captions) == 5
+
+
+def test_url_parameters_choose_token_layer_and_head(model):
+    at = open_page("values", s=SENTENCE, v_token="2", layer="4", head="7")
+    assert not at.exception
+    assert at.title[0].value == "Value updates ΔE · layer 4, head 7"
+    trace = trace_sentence(model, SENTENCE)
+    _check_numbers(at, trace, model, 4, 7, 2)
+    weights = trace.pattern_lhqk[4, 7, 2]
+    formula = next(m.value for m in at.markdown if m.value.startswith("z₂ = "))
+    top = int(np.argmax(weights))
+    assert formula.split(" = ")[2].startswith(f"{weights[top]:.3f}·V")
+    bars = _charts(at)["v_weights"]["data"][0]
+    np.testing.assert_array_equal(_arr(bars["y"]), weights)
+    assert at.query_params["v_token"] == "2"
+
+
+def test_choosing_a_token_and_a_head_in_the_page(model):
+    at = open_page("values", s=SENTENCE)
+    at.selectbox(key="v_token").select(1).run()
+    at.sidebar.slider(key="head").set_value(9).run()
+    assert not at.exception
+    _check_numbers(at, trace_sentence(model, SENTENCE), model, 2, 9, 1)
+    assert at.query_params["v_token"] == "1" and at.query_params["head"] == "9"
+
+
+def test_a_new_sentence_resets_the_token_to_its_last_word():
+    at = open_page("values", s=SENTENCE, v_token="1")
+    at.text_input(key="s").input("Jane visits Africa")
+    at.button[0].click().run()
+    assert not at.exception
+    assert at.selectbox(key="v_token").value == 3  # [CLS] jane visits africa [SEP]
+
+
+def test_hiding_special_tokens(model):
+    at = open_page("values", s=SENTENCE, hide_special="1")
+    assert not at.exception
+    assert at.selectbox(key="v_token").options == ["1: dirty", "2: quantum", "3: plumbing"]
+    charts = _charts(at)
+    assert len(_arr(charts["v_tokens"]["data"][0]["y"])) == 3
+    assert len(charts["v_weights"]["data"][0]["x"]) == 3
+    assert len(at.dataframe[0].value) == 5  # the sum still needs every key
+    assert any("[CLS]/[SEP] carry" in c.value for c in at.caption)
+
+
+def test_long_custom_text(model):
+    at = open_page("values", s=LONG)
+    assert not at.exception
+    trace = trace_sentence(model, LONG)
+    assert trace.n_tokens == 322
+    assert at.selectbox(key="v_token").value == 320  # "rain"
+    _check_numbers(at, trace, model, 2, 0, 320)
+    assert "more keys" in next(m.value for m in at.markdown if m.value.startswith("z"))
+
+
+def test_three_tokens(model):
+    at = open_page("values", s="hi")
+    assert not at.exception
+    _check_numbers(at, trace_sentence(model, "hi"), model, 2, 0, 1)

@@ -26,6 +26,7 @@ from attention_core.block import (
     sinusoidal_positions,
 )
 from attention_core.explain import CellArithmetic, HeadSummary, cell_arithmetic, summarize_heads
+from attention_core.fallback import fallback_embeddings, split_pieces
 from attention_core.forward import Trace, WhatIf, run_model, trace_sentence
 from attention_core.functional import (
     AttentionSteps,
@@ -56,6 +57,7 @@ from attention_core.model import (
     default_model_path,
     load_model,
 )
+from attention_core.saturation import DK_GRID, Saturation, row_entropy_bits, saturation_curve
 from attention_core.tokens import Tokens, tokenize
 from attention_core.values import (
     ValueUpdate,
@@ -68,6 +70,7 @@ from attention_core.values import (
 
 __all__ = [
     "DEFAULT_MODEL_NAME",
+    "DK_GRID",
     "AttentionSteps",
     "BlockConfig",
     "BlockTrace",
@@ -78,6 +81,7 @@ __all__ = [
     "ModelConfig",
     "ModelLoadError",
     "Pca",
+    "Saturation",
     "Tokens",
     "Trace",
     "ValueUpdate",
@@ -90,6 +94,7 @@ __all__ = [
     "default_model_path",
     "default_token",
     "embed_words",
+    "fallback_embeddings",
     "fit_pca",
     "fit_shift_plane",
     "gelu",
@@ -99,11 +104,14 @@ __all__ = [
     "make_block_weights",
     "output_bias",
     "parse_probes",
+    "row_entropy_bits",
     "run_block",
     "run_model",
+    "saturation_curve",
     "shared_words",
     "sinusoidal_positions",
     "softmax",
+    "split_pieces",
     "split_words",
     "summarize_heads",
     "tokenize",

@@ -104,6 +104,15 @@ PARAMS: dict[str, Param] = {
     "es_probes": Param("river, water, money, finance", _text, "embedding_shift"),  # per preset
     "es_token": Param(-1, _int_in(-1, 511), "embedding_shift"),  # -1: closest to the probes
     # build_head page
+    "bh_heads": Param(4, _int_in(1, 12), "build_head"),
+    "bh_dk": Param(16, _int_in(1, 384), "build_head"),
+    "bh_source": Param("random", _choice("random", "similarity", "pretrained"), "build_head"),
+    "bh_seed": Param(0, _int_in(0, 9999), "build_head"),
+    "bh_scale": Param(True, _bool, "build_head"),
+    "bh_causal": Param(False, _bool, "build_head"),
+    "bh_pos": Param(False, _bool, "build_head"),
+    "bh_temp": Param(1.0, _float_in(0.05, 5.0), "build_head"),
+    "bh_combine": Param("sum", _choice("sum", "concat"), "build_head"),
     # compare page
     "cmp_a": Param("The river bank was muddy", _text, "compare"),
     "cmp_b": Param("I made a deposit at the bank", _text, "compare"),

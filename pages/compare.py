@@ -31,7 +31,12 @@ for name, col in zip("AB", st.columns(2), strict=True):
         if not text.strip():
             st.info(f"Type sentence {name} to see its attention pattern here.")
             continue
-        trace = traces[name] = get_trace(shared.model, text)
+        trace = get_trace(shared.model, text)
+        if trace.tokens.special_t.all():
+            st.info(f"Sentence {name} holds only invisible or control characters: the model "
+                    "reads no word in it. Type a sentence.")  # fmt: skip
+            continue
+        traces[name] = trace
         if trace.tokens.n_cut:
             st.warning(f"Sentence {name} is cut to its first {trace.n_tokens} tokens.")
         keep = shared.visible(trace)

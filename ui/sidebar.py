@@ -14,6 +14,10 @@ from ui.cache import MODELS, get_trace, model_error
 from ui.presets import PRESETS
 
 CUSTOM = "(your own sentence)"
+NOTHING_READABLE = (
+    "The model reads no word in this text: it holds only invisible or control characters. "
+    "Type a sentence (or pick an example)."
+)
 
 
 @dataclass(frozen=True)
@@ -83,6 +87,9 @@ def require_trace(shared: Shared) -> Trace:
         st.info("Type a sentence in the sidebar (or pick an example) to see its attention.")
         st.stop()
     trace = get_trace(shared.model, shared.text)
+    if trace.tokens.special_t.all():
+        st.info(NOTHING_READABLE)
+        st.stop()
     if trace.tokens.n_cut:
         st.warning(
             f"Your text has {trace.n_tokens + trace.tokens.n_cut} tokens; the model reads at most "

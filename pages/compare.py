@@ -38,7 +38,10 @@ for name, col in zip("AB", st.columns(2), strict=True):
             continue
         traces[name] = trace
         if trace.tokens.n_cut:
-            st.warning(f"Sentence {name} is cut to its first {trace.n_tokens} tokens.")
+            st.warning(
+                f"Sentence {name} has {trace.n_tokens + trace.tokens.n_cut} tokens; the model "
+                f"reads at most {trace.n_tokens}, so the last {trace.tokens.n_cut} were cut."
+            )
         keep = shared.visible(trace)
         keep = keep if keep.size else np.arange(trace.n_tokens)
         fig = make_pattern_heatmap(

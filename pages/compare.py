@@ -5,7 +5,7 @@ import numpy as np
 import streamlit as st
 
 from attention_core import cosine, shared_words, word_positions, word_vectors
-from ui import downloads, safe, sidebar
+from ui import downloads, params, safe, sidebar
 from ui.cache import get_trace, model_error
 from viz.embedding_shift import layer_name
 from viz.layer_similarity import make_layer_similarity
@@ -27,7 +27,8 @@ if error:
 traces = {}
 for name, col in zip("AB", st.columns(2), strict=True):
     with col:
-        text = st.text_input(f"Sentence {name}", key=f"cmp_{name.lower()}")
+        text = st.text_input(f"Sentence {name}", key=f"cmp_{name.lower()}",
+                             max_chars=params.MAX_CHARS)  # fmt: skip
         if not text.strip():
             st.info(f"Type sentence {name} to see its attention pattern here.")
             continue

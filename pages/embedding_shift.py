@@ -31,8 +31,9 @@ if previous != shared.text:  # a new sentence: its preset probes, unless the pro
         st.session_state["es_token"] = -1
     st.session_state["_es_text"] = shared.text
 raw = st.text_input("Probe words, comma-separated (at most 12, each up to 40 characters)",
-                    key="es_probes", help="Each probe is run through the model alone, as its own "
-                    "one-word sentence, and compared at the same layer.")  # fmt: skip
+                    key="es_probes", max_chars=params.MAX_CHARS, help="Each probe is run "
+                    "through the model alone, as its own one-word sentence, and compared at the "
+                    "same layer.")  # fmt: skip
 probes, problems = parse_probes(raw)
 probes, vectors_lpd, unreadable = probe_vectors(shared.model, tuple(probes))
 if unreadable:

@@ -9,7 +9,7 @@ import streamlit as st
 from numpy.typing import NDArray
 
 from attention_core import Trace
-from ui import params
+from ui import params, safe
 from ui.cache import MODELS, get_trace, model_error
 from ui.presets import PRESETS
 
@@ -60,7 +60,7 @@ def render() -> None:
     sb.slider("Head", 0, 11, key="head", help="Which of the 12 attention heads in that layer.")
     sb.toggle("Hide [CLS] / [SEP]", key="hide_special", help="Hide the two special tokens.")
     for warning in st.session_state.get("_url_warnings", []):
-        sb.warning(warning)
+        sb.warning(safe.md(warning))  # quotes what the link said: keep it literal
 
 
 def shared(page: str) -> Shared:

@@ -3,10 +3,17 @@
 import streamlit as st
 
 from ui import sidebar
+from ui.cache import model_error
 
-sidebar.shared("home")
+shared = sidebar.shared("home")
 
 st.title("Attention, step by step")
+error = model_error(shared.model)
+if error:
+    st.warning(
+        f"The model could not be loaded, so the pages that run it show only this message. {error}"
+        "  \nBuild your own head still works without it, on hashed random vectors."
+    )
 st.markdown(
     "A word on its own has one fixed vector, whatever sentence it sits in. **Attention** is how "
     "a transformer lets each word look at the others and move its vector toward what it finds: "

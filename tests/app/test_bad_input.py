@@ -281,7 +281,7 @@ def _messages(at: AppTest) -> str:
     return " ".join(e.value for kind in (at.info, at.warning, at.error) for e in kind)
 
 
-def _plain(markdown: str) -> str:
+def plain_text(markdown: str) -> str:
     """Markdown source with ui.safe.md's backslash escapes removed: the text a person reads."""
     return re.sub(r"\\(.)", r"\1", markdown)
 
@@ -312,7 +312,7 @@ def test_bad_input_gives_a_message_or_a_clean_chart(model, case: Case, page: str
     assert not at.exception, [e.value for e in at.exception]
     messages = _messages(at)
     if case.message and (page != "home" or case.message not in (EMPTY, UNREADABLE, CUT)):
-        assert case.message in _plain(messages), messages  # home shows only the URL warnings
+        assert case.message in plain_text(messages), messages  # home shows only the URL warnings
     if case.where.startswith("typed:"):
         assert len(at.session_state[case.where.removeprefix("typed:")]) <= MAX_CHARS
     charts = {chart_key(c): json.loads(c.proto.spec) for c in at.get("plotly_chart")}

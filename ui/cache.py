@@ -3,7 +3,8 @@ read-only, so no page can change what another visitor sees."""
 
 from __future__ import annotations
 
-from dataclasses import fields
+from dataclasses import fields, is_dataclass
+from typing import TypeVar
 
 import numpy as np
 import streamlit as st
@@ -13,6 +14,7 @@ from attention_core import Model, ModelLoadError, Trace, WhatIf, load_model, tra
 # The server-side list of models a visitor may choose: name -> local folder (None = packaged).
 # Paths never come from the browser.
 MODELS: dict[str, str | None] = {"all-MiniLM-L6-v2": None}
+T = TypeVar("T")
 
 
 @st.cache_resource(show_spinner="Loading the model…")
@@ -20,7 +22,10 @@ def get_model(name: str) -> Model:
     """The loaded model; raises ModelLoadError (not cached) when it is missing or broken."""
     if name not in MODELS:
         raise ModelLoadError(f"Unknown model {name!r}; choose one of {', '.join(MODELS)}.")
-    return load_model(MODELS[name])
+    model = load_model(MODELS[name])
+    for weight in model.weights.values():  # shared by every session: read-only
+        weight.flags.writeable = False
+    return model
 
 
 def model_error(name: str) -> str | None:
@@ -32,12 +37,15 @@ def model_error(name: str) -> str | None:
     return None
 
 
-def _freeze(trace: Trace) -> Trace:
-    for f in fields(trace):
-        value = getattr(trace, f.name)
+def _freeze(obj: T) -> T:
+    """Make every array of a dataclass read-only, also inside nested ones (a Trace's Tokens)."""
+    for f in fields(obj):
+        value = getattr(obj, f.name)
         if isinstance(value, np.ndarray):
             value.flags.writeable = False
-    return trace
+        elif is_dataclass(value):
+            _freeze(value)
+    return obj
 
 
 # cache_resource, not cache_data: a 512-token trace holds ~250 MB that cache_data would pickle

@@ -121,3 +121,34 @@ __all__ = [
     "word_positions",
     "word_vectors",
 ]
+
+# learn page: decoder demonstration and context-size cost
+from attention_core.cost import (
+    COST_SIZES,
+    CostPoint,
+    attention_bytes,
+    measure_cost,
+    square_law,
+    tokens_of_length,
+)
+from attention_core.decoder import (
+    AttentionPass,
+    DecoderTrace,
+    multi_head_attention,
+    padded_input,
+    run_decoder,
+)
+
+__all__ += [
+    "COST_SIZES",
+    "AttentionPass",
+    "CostPoint",
+    "DecoderTrace",
+    "attention_bytes",
+    "measure_cost",
+    "multi_head_attention",
+    "padded_input",
+    "run_decoder",
+    "square_law",
+    "tokens_of_length",
+]

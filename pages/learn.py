@@ -1,8 +1,14 @@
-"""Placeholder until this page lands."""
+"""Learn step by step: a guided tour from tokens to the encoder block, on the reader's sentence."""
 
 import streamlit as st
 
-from ui import sidebar
+from ui import learn_steps, sidebar
+from ui.learn_text import INTRO
 
-sidebar.shared("learn")
-st.info("This page is being built.")
+shared = sidebar.shared("learn")
+trace = sidebar.require_trace(shared)
+learn_steps.keep_choices()
+st.title("Learn step by step")
+st.caption(INTRO)
+step = learn_steps.navigation()
+learn_steps.render(step, shared, trace)

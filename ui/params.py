@@ -91,6 +91,10 @@ PARAMS: dict[str, Param] = {
     "q": Param(0, _int_in(0, 511), "pattern"),
     "k": Param(0, _int_in(0, 511), "pattern"),
     # learn page
+    "step": Param(1, _int_in(1, 11), "learn"),
+    "learn_token": Param(-1, _int_in(-1, 511), "learn"),  # -1: the last real word
+    "learn_src": Param("The river bank was muddy", _text, "learn"),
+    "learn_tgt": Param("the shore of the stream was wet", _text, "learn"),
     # all_heads page
     "ah_sort": Param(
         "head", _choice("head", "entropy", "special", "previous", "diagonal", "max"), "all_heads"

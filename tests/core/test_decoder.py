@@ -1,0 +1,151 @@
+"""The decoder demonstration against the encoder's own pass and against torch's attention."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as hs
+
+from attention_core import (
+    WhatIf,
+    multi_head_attention,
+    padded_input,
+    run_decoder,
+    run_model,
+    tokenize,
+    trace_sentence,
+)
+
+SOURCE = "The river bank was muddy"
+TARGET = "the shore of the stream was wet and cold"
+
+
+@pytest.fixture(scope="module")
+def dec(model):
+    return run_decoder(model, tokenize(model, SOURCE), tokenize(model, TARGET), layer=2)
+
+
+def _torch(*arrays):
+    return [torch.from_numpy(np.ascontiguousarray(a)) for a in arrays]
+
+
+def test_cross_attention_shapes_follow_target_and_source(model, dec):
+    m, n = len(dec.target), len(dec.source)
+    h, e, d = model.config.n_heads, model.config.d_head, model.config.d_model
+    assert m != n  # the test means something only when the sentences differ in length
+    assert dec.memory_kd.shape == (n, d) and dec.target_td.shape == (m, d)
+    assert dec.cross.q_hqe.shape == (h, m, e)
+    assert dec.cross.k_hke.shape == dec.cross.v_hke.shape == (h, n, e)
+    assert dec.cross.scores_hqk.shape == dec.cross.pattern_hqk.shape == (h, m, n)
+    assert dec.cross.z_hqe.shape == (h, m, e)
+    assert dec.cross.head_delta_hqd.shape == (h, m, d)
+    assert dec.cross.delta_qd.shape == dec.mid_td.shape == dec.out_td.shape == (m, d)
+    assert dec.self_attn.pattern_hqk.shape == (h, m, m)
+    np.testing.assert_allclose(dec.cross.pattern_hqk.sum(axis=-1), 1.0, atol=1e-6)
+    assert dec.cross.allowed_qk.all()  # the target sees the whole source
+
+
+def test_memory_is_the_encoders_last_hidden_state(model, dec):
+    encoded = trace_sentence(model, SOURCE)
+    np.testing.assert_array_equal(dec.memory_kd, encoded.hidden_ltd[-1])
+    np.testing.assert_allclose(dec.target_td, trace_sentence(model, TARGET).hidden_ltd[0])
+
+
+def test_causal_mask_gives_exact_zeros_above_the_diagonal(dec):
+    m = len(dec.target)
+    upper = np.triu_indices(m, 1)
+    assert np.array_equal(dec.self_attn.allowed_qk, np.tril(np.ones((m, m), dtype=bool)))
+    for h in range(dec.self_attn.pattern_hqk.shape[0]):
+        assert np.all(dec.self_attn.pattern_hqk[h][upper] == 0.0)
+        assert np.all(np.isneginf(dec.self_attn.masked_hqk[h][upper]))
+    assert dec.self_attn.pattern_hqk[:, 0, 0] == pytest.approx(1.0)  # first token: only itself
+    np.testing.assert_allclose(dec.self_attn.pattern_hqk.sum(axis=-1), 1.0, atol=1e-6)
+
+
+def test_outputs_match_torch_scaled_dot_product_attention(dec):
+    for attn, causal in ((dec.self_attn, True), (dec.cross, False)):
+        q, k, v = _torch(attn.q_hqe, attn.k_hke, attn.v_hke)
+        expected = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        np.testing.assert_allclose(attn.z_hqe, expected.numpy(), atol=2e-5)
+
+
+def test_cross_attention_matches_torch_multihead_attention(model, dec):
+    w, pre = model.weights, f"encoder.layer.{dec.layer}.attention"
+    d, h = model.config.d_model, model.config.n_heads
+    mha = torch.nn.MultiheadAttention(d, h, batch_first=True)
+    names = ("query", "key", "value")
+    with torch.no_grad():
+        mha.in_proj_weight.copy_(torch.from_numpy(np.concatenate(
+            [w[f"{pre}.self.{n}.weight"] for n in names])))  # fmt: skip
+        mha.in_proj_bias.copy_(torch.from_numpy(np.concatenate(
+            [w[f"{pre}.self.{n}.bias"] for n in names])))  # fmt: skip
+        mha.out_proj.weight.copy_(torch.from_numpy(w[f"{pre}.output.dense.weight"]))
+        mha.out_proj.bias.copy_(torch.from_numpy(w[f"{pre}.output.dense.bias"]))
+        query, memory = _torch(dec.mid_td[None], dec.memory_kd[None])
+        out, weights = mha(query, memory, memory, need_weights=True, average_attn_weights=False)
+    np.testing.assert_allclose(dec.cross.delta_qd, out[0].numpy(), atol=5e-5)
+    np.testing.assert_allclose(dec.cross.pattern_hqk, weights[0].numpy(), atol=1e-6)
+
+
+def test_self_attention_is_the_encoders_attention(model):
+    trace = trace_sentence(model, TARGET)
+    for layer in (0, 3, 5):
+        x = trace.hidden_ltd[layer]
+        attn = multi_head_attention(model, layer, x, x)
+        np.testing.assert_allclose(attn.q_hqe, trace.q_lhqe[layer], atol=1e-5)
+        np.testing.assert_allclose(attn.pattern_hqk, trace.pattern_lhqk[layer], atol=1e-6)
+        np.testing.assert_allclose(attn.delta_qd, trace.delta_ltd[layer], atol=1e-5)
+
+
+def test_causal_self_attention_matches_the_causal_forward_pass(model):
+    tokens = tokenize(model, TARGET)
+    causal = run_model(model, tokens, WhatIf(causal=True))
+    x = causal.hidden_ltd[0]
+    attn = multi_head_attention(model, 0, x, x, causal=True)
+    np.testing.assert_allclose(attn.pattern_hqk, causal.pattern_lhqk[0], atol=1e-6)
+
+
+def test_padding_mask_leaves_real_tokens_as_if_unpadded(model):
+    trace = trace_sentence(model, SOURCE)
+    n = trace.n_tokens
+    x, mask = padded_input(model, trace.tokens, 3)
+    assert x.shape == (n + 3, model.config.d_model)
+    assert mask.tolist() == [True] * n + [False] * 3
+    masked = multi_head_attention(model, 0, x, x, key_mask_k=mask)
+    assert np.all(masked.pattern_hqk[:, :, n:] == 0.0)
+    np.testing.assert_allclose(masked.pattern_hqk[:, :n, :n], trace.pattern_lhqk[0], atol=1e-6)
+    free = multi_head_attention(model, 0, x, x)
+    assert free.pattern_hqk[:, :n, n:].sum() > 0.01  # without the mask weight leaks to [PAD]
+
+
+def test_bad_inputs_are_refused_with_the_shapes(model):
+    x = np.zeros((4, model.config.d_model), np.float32)
+    with pytest.raises(ValueError, match="layer must be in"):
+        multi_head_attention(model, 6, x, x)
+    with pytest.raises(ValueError, match=r"memory_kd must be \[n, 384\]"):
+        multi_head_attention(model, 0, x, np.zeros((4, 10), np.float32))
+    with pytest.raises(ValueError, match="n_pad"):
+        padded_input(model, tokenize(model, SOURCE), 600)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    n_q=hs.integers(1, 7),
+    n_k=hs.integers(1, 7),
+    seed=hs.integers(0, 10_000),
+    causal=hs.booleans(),
+    data=hs.data(),
+)
+def test_rows_are_distributions_or_zero_when_all_hidden(model, n_q, n_k, seed, causal, data):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((n_q, model.config.d_model)).astype(np.float32)
+    memory = rng.standard_normal((n_k, model.config.d_model)).astype(np.float32)
+    mask = np.array(data.draw(hs.lists(hs.booleans(), min_size=n_k, max_size=n_k)))
+    attn = multi_head_attention(model, 1, x, memory, causal=causal, key_mask_k=mask)
+    assert np.isfinite(attn.pattern_hqk).all() and np.isfinite(attn.delta_qd).all()
+    assert np.all(attn.pattern_hqk[:, ~attn.allowed_qk] == 0.0)
+    sums = attn.pattern_hqk.sum(axis=-1)
+    expected = attn.allowed_qk.any(axis=1).astype(np.float32)
+    np.testing.assert_allclose(sums, np.broadcast_to(expected, sums.shape), atol=1e-5)

@@ -1,0 +1,80 @@
+"""Cached computations of the guided tour that the shared trace does not hold."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import streamlit as st
+from numpy.typing import NDArray
+
+from attention_core import (
+    CostPoint,
+    DecoderTrace,
+    Saturation,
+    measure_cost,
+    multi_head_attention,
+    padded_input,
+    run_decoder,
+    saturation_curve,
+    tokenize,
+)
+from ui.cache import get_model, get_trace
+from ui.presets import DEFAULT_SENTENCE
+
+try:
+    from threadpoolctl import threadpool_limits
+except ImportError:  # comes with scikit-learn (a sentence-transformers dependency); optional here
+    threadpool_limits = None
+
+DECODER_MAX_TOKENS = 64  # longest source or target the decoder demonstration reads
+N_PAD = 3  # [PAD] tokens appended in the padding example
+
+
+@st.cache_data(max_entries=16, show_spinner="Measuring softmax saturation for d_k = 1…384…")
+def saturation(model_name: str, text: str) -> Saturation:
+    """Random heads of growing d_k on the sentence's first-layer input."""
+    return saturation_curve(get_trace(model_name, text).hidden_ltd[0])
+
+
+@st.cache_data(max_entries=2, show_spinner="Timing the engine at 16 to 512 tokens (once)…")
+def cost_points(model_name: str) -> tuple[tuple[CostPoint, ...], float, int, bool]:
+    """One timed forward pass per length, the machine's 1-minute load average and core count,
+    and whether BLAS was held to one thread. Time depends on the length, not the words, so this
+    is measured once per server on the default sentence repeated.
+
+    On a shared 2-core machine, multi-threaded BLAS waits on busy cores and a 16-token pass
+    measured 20 ms one moment and 700 ms the next; one thread keeps the growth with n readable.
+    """
+    model = get_model(model_name)
+    if threadpool_limits is None:
+        points = measure_cost(model, DEFAULT_SENTENCE)
+    else:
+        with threadpool_limits(limits=1, user_api="blas"):
+            points = measure_cost(model, DEFAULT_SENTENCE)
+    return points, os.getloadavg()[0], os.cpu_count() or 1, threadpool_limits is not None
+
+
+@st.cache_data(max_entries=16, show_spinner="Running the decoder demonstration…")
+def decoder(model_name: str, source: str, target: str, layer: int) -> DecoderTrace:
+    """Masked self-attention on ``target`` and cross-attention into ``source``, with the
+    borrowed weights of ``layer``; both texts cut to ``DECODER_MAX_TOKENS``."""
+    model = get_model(model_name)
+    src = tokenize(model, source, DECODER_MAX_TOKENS)
+    tgt = tokenize(model, target, DECODER_MAX_TOKENS)
+    return run_decoder(model, src, tgt, layer)
+
+
+@st.cache_data(max_entries=16)
+def padded_patterns(
+    model_name: str, text: str, head: int
+) -> tuple[tuple[str, ...], NDArray[np.float32], NDArray[np.float32]]:
+    """First-layer pattern of ``head`` for the sentence plus [PAD] tokens: the padded tokens,
+    the pattern without the padding mask and with it."""
+    model = get_model(model_name)
+    tokens = get_trace(model_name, text).tokens
+    n_pad = min(N_PAD, model.config.n_positions - len(tokens))
+    x_td, key_mask_k = padded_input(model, tokens, n_pad)
+    free = multi_head_attention(model, 0, x_td, x_td).pattern_hqk[head]
+    masked = multi_head_attention(model, 0, x_td, x_td, key_mask_k=key_mask_k).pattern_hqk[head]
+    return (*tokens.tokens, *["[PAD]"] * n_pad), free, masked

@@ -29,6 +29,9 @@ def ensure_framed() -> None:
     """Rerun through app.py when this run skipped it (a legacy-routed run)."""
     from streamlit.runtime.pages_manager import PagesManager
 
-    if PagesManager.uses_pages_directory:  # st.navigation has not run: app.py was skipped
+    # The flag is server-wide: when several sessions open deep links on a fresh server at once,
+    # one of them may switch it off while the others' legacy runs are already under way. Those
+    # runs never went through frame(), which reads the URL first thing: rerun them too.
+    if PagesManager.uses_pages_directory or not st.session_state.get("_url_read"):
         PagesManager.uses_pages_directory = False
         st.rerun()  # now through app.py, so widgets get the same identity on every run

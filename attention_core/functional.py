@@ -107,5 +107,10 @@ def attention_steps(
     divisor = (np.sqrt(d_k) if scale else 1.0) * temperature
     with np.errstate(over="ignore"):
         scaled = scores / scores.dtype.type(divisor)
+    if not np.isfinite(scaled).all():
+        # A huge score over a tiny temperature can overflow to ±inf; clip it to the largest
+        # finite value so that only the mask, never an overflow, makes an entry -inf.
+        big = np.finfo(scaled.dtype).max
+        scaled = np.clip(scaled, -big, big)
     masked = scaled if allowed.all() else np.where(allowed, scaled, scores.dtype.type(-np.inf))
     return AttentionSteps(scores, scaled, masked, softmax(masked), allowed)

@@ -5,8 +5,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+import pandas  # noqa: F401 - imported fully before any figure is built (see below)
 import plotly.graph_objects as go
 from numpy.typing import NDArray
+
+# Plotly's validators and JSON encoder look pandas up in sys.modules without importing it, so
+# they can meet a half-imported pandas while another session's thread is importing it (Streamlit
+# imports it on a page's first st.dataframe): on a fresh server with several visitors at once,
+# figures failed with "partially initialized module 'pandas' has no attribute 'Series'".
+# Importing it here, as every figure builder imports this module, closes that window.
 
 # Colour-blind-safe scales: sequential for weights in [0, 1], diverging for signed scores.
 PATTERN_SCALE = "Cividis"

@@ -1,0 +1,23 @@
+"""``python -m bench <name> [args]``: run one benchmark; each is a module with ``main(argv)``."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+BENCHMARKS = {
+    "core": "bench.core",  # the NumPy engine: forward pass and attention steps
+    "app": "bench.app",  # the running app in Chromium, against the targets, and BertViz
+}
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] not in BENCHMARKS:
+        print(f"usage: python -m bench {{{','.join(BENCHMARKS)}}} [options]", file=sys.stderr)
+        return 2
+    module = importlib.import_module(BENCHMARKS[argv[0]])
+    return module.main(argv[1:]) or 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

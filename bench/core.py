@@ -1,0 +1,286 @@
+"""``python -m bench core [--repeats N] [--sizes 16,128,512] [--budget S] [--profile]``.
+
+The NumPy engine against transformers on the same model and the same input ids, printed as
+markdown tables with the targets next to the figures:
+
+  forward  median wall time of ``run_model`` (every intermediate kept) vs transformers' eager
+           BertModel under ``torch.no_grad()`` with output_attentions and output_hidden_states;
+           target NumPy/torch <= 1.5 at 128 and 512 tokens
+  load     a fresh interpreter importing the library and loading the model, timed inside the
+           process (import + load) and from outside (whole process); target <= 0.5 s for ours
+  memory   peak RSS (ru_maxrss) of a fresh process that imports attention_core, loads the model
+           and runs one trace of 128 or 512 tokens; target <= 400 MB with the model loaded
+
+A benchmark, not a test: a missed target is reported, never raised. Every loop is bounded: at
+most N repeats per figure and at most ``--budget`` seconds of repeats per engine and size. When
+the forward ratio misses its target, ``run_model`` is profiled (cProfile) at the largest size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import json
+import os
+import pstats
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+import numpy as np
+
+from attention_core import Model, Tokens, load_model, run_model, tokenize
+
+ROOT = Path(__file__).resolve().parents[1]
+RATIO_TARGET = 1.5  # NumPy / torch forward time, at TARGET_SIZES
+TARGET_SIZES = (128, 512)
+LOAD_TARGET_S = 0.5
+RSS_TARGET_MB = 400.0
+LOAD_RUNS = 3  # fresh processes per load figure (median)
+SUBPROCESS_TIMEOUT_S = 300.0
+
+PARAGRAPH = (
+    "The river bank was muddy after the storm, so the children walked along the old stone "
+    "bridge instead. Their teacher had told them that water always finds the lowest path, and "
+    "that the town grew up here because boats could carry grain and timber to the sea. "
+)
+
+# Fresh-process scripts. Each prints one JSON line last.
+OUR_LOAD = """
+import time; start = time.perf_counter()
+import attention_core
+model = attention_core.load_model()
+import json; print(json.dumps({"seconds": time.perf_counter() - start}))
+"""
+TORCH_LOAD = """
+import time; start = time.perf_counter()
+import transformers
+model = transformers.AutoModel.from_pretrained({path!r}, attn_implementation="eager")
+import json; print(json.dumps({{"seconds": time.perf_counter() - start}}))
+"""
+# Peak RSS: ru_maxrss (KB on Linux), and VmHWM (the same peak, per address space) as a check.
+PEAK = """
+def peak_kb():
+    hwm = [line for line in open("/proc/self/status") if line.startswith("VmHWM")]
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, int(hwm[0].split()[1])
+"""
+OUR_RSS = (
+    "import json, resource, attention_core"
+    + PEAK
+    + """
+model = attention_core.load_model()
+loaded = peak_kb()
+tokens = attention_core.tokenize(model, {text!r}, max_tokens={n})
+trace = attention_core.run_model(model, tokens)
+assert trace.n_tokens == {n}
+print(json.dumps({{"loaded": loaded, "traced": peak_kb()}}))
+"""
+)
+TORCH_RSS = (
+    "import json, resource, torch, transformers"
+    + PEAK
+    + """
+model = transformers.AutoModel.from_pretrained({path!r}, attn_implementation="eager").eval()
+loaded = peak_kb()
+with torch.no_grad():
+    model(input_ids=torch.tensor([{ids!r}]), output_attentions=True, output_hidden_states=True)
+print(json.dumps({{"loaded": loaded, "traced": peak_kb()}}))
+"""
+)
+
+
+def tokens_for(model: Model, n: int) -> Tokens:
+    """Exactly ``n`` tokens: the paragraph repeated past the model's limit, then cut."""
+    text = PARAGRAPH * (model.config.n_positions // 40 + 1)
+    tokens = tokenize(model, text, max_tokens=n)
+    assert len(tokens) == n, (len(tokens), n)
+    return tokens
+
+
+def median_time(fn: Callable[[], object], repeats: int, budget_s: float) -> tuple[float, int]:
+    """Median wall time of ``fn``: at most ``repeats`` runs within ``budget_s``, after a warm-up."""
+    fn()
+    times: list[float] = []
+    deadline = time.perf_counter() + budget_s
+    while len(times) < repeats and (not times or time.perf_counter() < deadline):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), len(times)
+
+
+def run_fresh(script: str) -> tuple[dict, float]:
+    """Run ``script`` in a fresh interpreter; its last stdout line as JSON, and the wall time."""
+    start = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
+        timeout=SUBPROCESS_TIMEOUT_S, check=False,
+    )  # fmt: skip
+    wall = time.perf_counter() - start
+    if done.returncode != 0:
+        raise RuntimeError(f"benchmark subprocess failed:\n{done.stderr[-2000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1]), wall
+
+
+def verdict(ok: bool) -> str:
+    return "met" if ok else "**missed**"
+
+
+def table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def bench_forward(
+    model: Model, sizes: list[int], repeats: int, budget_s: float
+) -> tuple[str, list[tuple[int, float]]]:
+    """NumPy forward first (torch not yet imported), then torch on the same ids."""
+    inputs = {n: tokens_for(model, n) for n in sizes}
+    ours = {
+        n: median_time(lambda n=n: run_model(model, inputs[n]), repeats, budget_s) for n in sizes
+    }
+    patterns = {n: run_model(model, inputs[n]).pattern_lhqk for n in sizes}
+
+    import torch
+    import transformers
+
+    hf = transformers.AutoModel.from_pretrained(str(model.path), attn_implementation="eager")
+    hf.eval()
+
+    def torch_forward(n: int):
+        with torch.no_grad():
+            return hf(
+                input_ids=torch.from_numpy(inputs[n].input_ids_t)[None],
+                output_attentions=True,
+                output_hidden_states=True,
+            )
+
+    theirs = {n: median_time(lambda n=n: torch_forward(n), repeats, budget_s) for n in sizes}
+    rows, ratios = [], []
+    for n in sizes:
+        (ours_s, ours_k), (theirs_s, theirs_k) = ours[n], theirs[n]
+        ratio = ours_s / theirs_s
+        ratios.append((n, ratio))
+        attn = np.stack([a[0].numpy() for a in torch_forward(n).attentions])
+        diff = float(np.abs(attn - patterns[n]).max())
+        target = (
+            f"≤ {RATIO_TARGET} ({verdict(ratio <= RATIO_TARGET)})" if n in TARGET_SIZES else "-"
+        )
+        ours_ms, theirs_ms = f"{ours_s * 1e3:.1f} ms", f"{theirs_s * 1e3:.1f} ms"
+        rows.append(
+            (str(n), f"{ours_ms} (n={ours_k})", f"{theirs_ms} (n={theirs_k})", f"{ratio:.2f}",
+             target, f"{diff:.1e}")
+        )  # fmt: skip
+    header = ("tokens", "NumPy run_model", "torch eager", "NumPy/torch", "target", "max |Δpattern|")
+    return table(header, rows), ratios
+
+
+def bench_load(model: Model) -> str:
+    runs = {
+        "import attention_core + load_model()": [run_fresh(OUR_LOAD) for _ in range(LOAD_RUNS)],
+        "import transformers + AutoModel.from_pretrained": [
+            run_fresh(TORCH_LOAD.format(path=str(model.path))) for _ in range(LOAD_RUNS)
+        ],
+    }
+    rows = []
+    for i, (name, got) in enumerate(runs.items()):
+        inside = statistics.median(r["seconds"] for r, _ in got)
+        outside = statistics.median(wall for _, wall in got)
+        target = f"≤ {LOAD_TARGET_S} s ({verdict(inside <= LOAD_TARGET_S)})" if i == 0 else "-"
+        rows.append((name, f"{inside:.2f} s", f"{outside:.2f} s", target))
+    header = (
+        "cold load (fresh process)", f"import + load (median of {LOAD_RUNS})", "whole process",
+        "target",
+    )  # fmt: skip
+    return table(header, rows)
+
+
+def bench_rss(model: Model) -> str:
+    """Fresh processes; run while this one is still small, since Linux carries the parent's
+    ru_maxrss over fork and exec into the child's."""
+    text = PARAGRAPH * (model.config.n_positions // 40 + 1)
+    rows = []
+    for n in (128, 512):
+        ids = tokens_for(model, n).input_ids_t.tolist()
+        ours, _ = run_fresh(OUR_RSS.format(text=text, n=n))
+        theirs, _ = run_fresh(TORCH_RSS.format(path=str(model.path), ids=ids))
+        for name, got, is_ours in (("attention_core", ours, True), ("transformers", theirs, False)):
+            (loaded_kb, _), (kb, hwm_kb) = got["loaded"], got["traced"]
+            mb = kb / 1024
+            tgt = f"≤ {RSS_TARGET_MB:.0f} MB ({verdict(mb <= RSS_TARGET_MB)})" if is_ours else "-"
+            rows.append(
+                (f"{name}, {n}-token trace", f"{loaded_kb / 1024:.0f} MB", f"{mb:.0f} MB",
+                 f"{hwm_kb / 1024:.0f} MB", tgt)
+            )  # fmt: skip
+    header = ("fresh process", "peak RSS after load", "peak RSS after trace", "VmHWM", "target")
+    return table(header, rows)
+
+
+def profile_forward(model: Model, n: int, top: int = 15) -> str:
+    tokens = tokens_for(model, n)
+    run_model(model, tokens)
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for _ in range(3):
+        run_model(model, tokens)
+    profiler.disable()
+    out = io.StringIO()
+    pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(top)
+    return out.getvalue()
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench core",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--repeats", type=int, default=7, help="timed runs per figure (median)")
+    parser.add_argument("--sizes", default="16,128,512", help="token counts, comma-separated")
+    parser.add_argument("--budget", type=float, default=20.0,
+                        help="seconds of repeats at most, per engine and size")  # fmt: skip
+    parser.add_argument("--profile", action="store_true", help="always print the cProfile")
+    parser.add_argument("--skip-subprocess", action="store_true", help="forward pass only")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    sizes = [int(s) for s in args.sizes.split(",")]
+    if args.repeats < 1 or any(not 3 <= n <= 512 for n in sizes):
+        print("error: --repeats must be >= 1 and every size in [3, 512]", file=sys.stderr)
+        return 2
+    start, load_before = time.perf_counter(), os.getloadavg()
+    model = load_model()
+    print(
+        f"# bench core: {model.config.name}, Python {sys.version.split()[0]}, "
+        f"NumPy {np.__version__}, {os.cpu_count()} CPUs\n"
+    )
+    if not args.skip_subprocess:  # first, while this process is small (see bench_rss)
+        print("## Peak memory\n\n" + bench_rss(model) + "\n", flush=True)
+        print("## Load time\n\n" + bench_load(model) + "\n", flush=True)
+    forward, ratios = bench_forward(model, sizes, args.repeats, args.budget)
+    print("## Forward pass (same input ids, warm, median)\n\n" + forward + "\n", flush=True)
+    missed = [n for n, r in ratios if n in TARGET_SIZES and r > RATIO_TARGET]
+    if missed or args.profile:
+        n = max(sizes)
+        print(f"## cProfile of run_model at {n} tokens (3 runs, by own time)\n\n```")
+        print(profile_forward(model, n).strip() + "\n```\n")
+    load_after = os.getloadavg()
+    print(f"Load average (1 min) {load_before[0]:.2f} before, {load_after[0]:.2f} after; "
+          f"{time.perf_counter() - start:.0f} s in all.")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

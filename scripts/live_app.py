@@ -25,6 +25,13 @@ CHROMIUM_ARGS = [
 ]  # fmt: skip
 
 
+class ServerUrl(str):
+    """The server's base URL (a plain str) that also knows its process id and start time."""
+
+    pid: int
+    started: float  # time.monotonic() just before the process was spawned
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -32,7 +39,7 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def streamlit_server(port: int | None = None, timeout: float = 60.0) -> Iterator[str]:
+def streamlit_server(port: int | None = None, timeout: float = 60.0) -> Iterator[ServerUrl]:
     """Run `streamlit run app.py` on 127.0.0.1; yield its base URL; stop it on exit."""
     port = port or free_port()
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1"}
@@ -41,9 +48,11 @@ def streamlit_server(port: int | None = None, timeout: float = 60.0) -> Iterator
         "--server.headless", "true", "--browser.gatherUsageStats", "false",
         "--server.address", "127.0.0.1", "--server.port", str(port),
     ]  # fmt: skip
+    started = time.monotonic()
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT)  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
+    url = ServerUrl(f"http://127.0.0.1:{port}")
+    url.pid, url.started = proc.pid, started
     try:
         deadline = time.monotonic() + timeout
         while True:

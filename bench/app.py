@@ -1,0 +1,345 @@
+"""``python -m bench app [--quick] [--repeats N]``: the running app, measured against its targets.
+
+Starts ``streamlit run app.py`` on 127.0.0.1 (scripts/live_app.py), drives Debian's Chromium with
+Playwright as a person would (open a link, press an arrow key on a slider, type a sentence) and
+prints one markdown table per section, the target next to each figure: cold start, head switch,
+all heads, a new sentence on every page, server memory, and BertViz on the same sentences.
+
+A benchmark, not a test: a missed target is reported, never raised. Every loop is bounded in
+count and every wait in time. Timings, all from the key press (or Enter):
+  request  the browser sent the rerun request to the server (client-side delay)
+  chart    the interaction's main chart holds new data and is drawn (polled each frame)
+  done     the server's "script finished" message arrived (the whole page rerun)
+  bytes    websocket payload bytes the page received from the press to "script finished"
+
+``--only cold,heads,all_heads,pages,memory,bertviz`` runs some sections. The server inherits the
+environment, so ``OPENBLAS_NUM_THREADS=1 python -m bench app`` measures single-threaded BLAS.
+On a shared machine the load average (printed first and last) moves every timing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from collections.abc import Sequence
+from urllib.parse import quote_plus
+
+from attention_core import Model, load_model, tokenize
+from bench.live import (
+    CHART_TIMEOUT_S,
+    PLACEHOLDER_S,
+    STAT_HEADER,
+    has_chart,
+    measure,
+    open_page,
+    rss_mb,
+    stats_cols,
+    type_sentence,
+)
+from bench.report import fmt_bytes, fmt_s, load, p50, p95, progress, table, verdict
+from scripts.live_app import launch_chromium, streamlit_server, wait_for_charts
+
+PARAGRAPH = (
+    "The river bank was muddy after the storm, so the children walked along the old stone "
+    "bridge instead. Their teacher had told them that water always finds the lowest path, and "
+    "that the town grew up here because boats could carry grain and timber to the sea. Today "
+    "the mills are quiet, but people still come to fish, to read on the benches, and to watch "
+    "the light change on the water in the evening. A small museum near the bank keeps maps, "
+    "letters and photographs from the years when the harbour was busy and the bank on the main "
+    "street lent money to merchants who bought their first ships."
+)
+SIZES = (12, 128, 512)
+_SENTENCES: dict[tuple[int, int], str] = {}
+SECTIONS = ("cold", "heads", "all_heads", "pages", "memory", "bertviz")
+
+# (url_path, sidebar title, index of the page's main chart among its Plotly charts)
+PAGES = (
+    ("pattern", "Attention pattern", 3),  # the softmax pattern, fourth of the four stages
+    ("all_heads", "All heads", 0),
+    ("values", "Value updates ΔE", 0),
+    ("embedding_shift", "Embedding shift", 0),
+    ("compare", "Compare sentences", 0),
+    ("build_head", "Build your own head", 0),
+    ("learn", "Learn step by step", 0),
+)
+
+
+def sentence(model: Model, n_tokens: int, variant: int = 0) -> str:
+    """Real words from PARAGRAPH, rotated by ``variant`` (each under 110 gives its own text), that
+    make exactly ``n_tokens`` tokens. Variants in use: 0 head switch and BertViz, 1-10 all heads,
+    11-80 new sentence per page, 81-90 sessions, so no section finds another's trace cached."""
+    key = (n_tokens, variant)
+    if key not in _SENTENCES:
+        _SENTENCES[key] = _build_sentence(model, n_tokens, variant)
+    return _SENTENCES[key]
+
+
+def _build_sentence(model: Model, n_tokens: int, variant: int) -> str:
+    words = PARAGRAPH.split()
+    start = (variant * 7) % len(words)  # 7 and 110 are coprime: 110 different rotations
+    pool = (words[start:] + words[:start]) * (n_tokens // len(words) + 1)
+
+    def count(n_words: int) -> int:
+        got = tokenize(model, " ".join(pool[:n_words]))
+        return len(got) + got.n_cut
+
+    lo, hi = 1, min(len(pool), n_tokens)  # largest word count that stays within n_tokens
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if count(mid) <= n_tokens else (lo, mid - 1)
+    text = " ".join(pool[:lo]) + " and" * (n_tokens - count(lo))  # "and" is one token
+    got = tokenize(model, text)
+    if len(got) != n_tokens or got.n_cut:
+        raise ValueError(f"built {len(got)} tokens ({got.n_cut} cut), wanted {n_tokens}")
+    return text
+
+
+def bench_cold_start(browser, repeats: int) -> None:
+    rows = []
+    for r in range(repeats):
+        with streamlit_server(timeout=120) as url:
+            ready = time.monotonic() - url.started
+            page, wire = open_page(browser, url)
+            page.goto(f"{url}/pattern", timeout=CHART_TIMEOUT_S * 1000)
+            wait_for_charts(page, 1, timeout_ms=int(CHART_TIMEOUT_S * 1000))
+            first = time.monotonic() - url.started
+            wait_for_charts(page, 4, timeout_ms=int(CHART_TIMEOUT_S * 1000))
+            ran = wire.wait_finished(page, (0, 0), time.monotonic() + CHART_TIMEOUT_S)
+            page.wait_for_timeout(100)
+            connected = wire.received[0][0] - url.started
+            run = None if ran is None else ran - url.started
+            total = sum(n for _, n, _ in wire.received)
+            rows.append((ready, connected, run, first, total, rss_mb(url.pid)[0]))
+            page.context.close()
+        progress(f"cold start {r + 1}/{repeats}: {first:.2f} s")
+    col = list(zip(*rows, strict=True))
+    table(
+        "Cold start: process start → first heatmap on /pattern (default sentence)",
+        ["repeats", "server ready", "page connected", "first run finished", "first heatmap p50",
+         "p95", "bytes to first page", "RSS after", "target", "verdict"],
+        [[str(repeats), fmt_s(col[0]), fmt_s(col[1]), fmt_s(col[2]), fmt_s(col[3]),
+          fmt_s(col[3], p95), fmt_bytes(p50(col[4])), f"{p50(col[5]):.0f} MB",
+          "≤ 2 s", verdict(p50(col[3]), 2.0)]],
+        "All columns are p50 seconds after the server process was spawned, a new server each "
+        "repeat. Server ready = /_stcore/health answers (polled every 0.2 s); page connected = "
+        "the first websocket message; first run finished = the server's \"script finished\" "
+        "(model load, trace, four figures); the rest is the browser loading Plotly and drawing.",
+    )  # fmt: skip
+
+
+def head_walk(count: int, n_heads: int = 12) -> list[tuple[str, str]]:
+    """(slider, key) presses that each show a (layer, head) not shown before: along the heads
+    of layer 0, one layer down at either end, back along the heads (a snake)."""
+    moves, head, step = [], 0, 1
+    while len(moves) < count:
+        if 0 <= head + step < n_heads:
+            moves.append(("Head", "ArrowRight" if step > 0 else "ArrowLeft"))
+            head += step
+        else:
+            moves.append(("Layer", "ArrowRight"))
+            step = -step
+    return moves
+
+
+def bench_head_switch(browser, url: str, model: Model, moves: dict[int, int]) -> dict:
+    """Layer/Head slider arrow keys on /pattern → the softmax pattern redrawn."""
+    targets = {12: (0.150, 0.300), 128: (None, 0.500), 512: (None, 1.5)}
+    back = {"ArrowRight": "ArrowLeft", "ArrowLeft": "ArrowRight"}
+    rows, results = [], {}
+    for n, count in moves.items():
+        page, wire = open_page(browser, url)
+        page.goto(f"{url}/pattern?layer=0&s={quote_plus(sentence(model, n))}")
+        wait_for_charts(page, 4, timeout_ms=int(CHART_TIMEOUT_S * 1000))
+        samples, walk = [], head_walk(count)
+        for name, key in [*walk, (walk[-1][0], back[walk[-1][1]])]:  # the last: a seen head
+            slider = page.get_by_role("slider", name=name)
+            slider.focus()
+            samples.append(measure(page, wire, lambda s=slider, k=key: s.press(k), chart=3))
+        page.context.close()
+        samples, revisit = samples[:-1], samples[-1:]
+        results[n] = samples
+        p50_t, p95_t = targets[n]
+        charts = [s.chart_s for s in samples if s.chart_s is not None]
+        target = " / ".join(
+            f"{name} ≤ {lim * 1000:.0f} ms" for name, lim in (("p50", p50_t), ("p95", p95_t)) if lim
+        )
+        ok = charts and (p50_t is None or p50(charts) <= p50_t) and p95(charts) <= p95_t
+        rows.append([str(n), str(count), *stats_cols(samples), target,
+                     "n/a" if not charts else ("met" if ok else "MISSED")])  # fmt: skip
+        rows.append([f"{n}, back to a seen head", "1", *stats_cols(revisit), "", ""])
+        progress(f"head switch at {n} tokens: done")
+    table(
+        "Head switch: Head/Layer slider arrow key → updated softmax pattern on /pattern",
+        ["tokens", *STAT_HEADER, "target (chart)", "verdict"],
+        rows,
+        "Every move shows a (layer, head) not seen before in that session. Going back to a seen "
+        "one lets Streamlit send references to figures the browser already holds.",
+    )
+    return results
+
+
+def bench_all_heads(browser, url: str, model: Model, repeats: int, sizes: Sequence[int]) -> dict:
+    """A new sentence typed on /all_heads → the grid of every head redrawn."""
+    rows, results = [], {}
+    limits = {128: 1.0, 512: 3.0}
+    for n in sizes:
+        page, wire = open_page(browser, url)
+        page.goto(f"{url}/all_heads")
+        if not has_chart(page, wire):
+            rows.append([str(n), "0", *["n/a"] * 5, "", "n/a (no chart yet)"])
+            page.context.close()
+            continue
+        samples = [
+            measure(page, wire, type_sentence(page, sentence(model, n, 1 + r)), chart=0)
+            for r in range(repeats)
+        ]
+        page.context.close()
+        results[n] = samples
+        charts = [s.chart_s for s in samples if s.chart_s is not None]
+        worst_bytes = max(s.bytes for s in samples)
+        ok = charts and p50(charts) <= limits[n] and worst_bytes <= 5e6
+        rows.append([str(n), str(repeats), *stats_cols(samples),
+                     f"≤ {limits[n]:g} s, ≤ 5 MB", "n/a" if not charts else
+                     ("met" if ok else "MISSED")])  # fmt: skip
+        progress(f"all heads at {n} tokens: done")
+    table(
+        "All heads: a new sentence typed on /all_heads → every head of every layer drawn",
+        ["tokens", *STAT_HEADER, "target (chart p50, bytes)", "verdict"],
+        rows,
+        "Includes the forward pass of the new sentence (not cached yet) and the thumbnails.",
+    )
+    return results
+
+
+def bench_new_sentence(browser, url: str, model: Model, repeats: int, n_tokens: int) -> None:
+    """On every page: type a new sentence → the page's main chart redrawn."""
+    rows, skipped = [], []
+    for p, (path, title, chart) in enumerate(PAGES):
+        page, wire = open_page(browser, url)
+        page.goto(f"{url}/{path}")
+        if not has_chart(page, wire):
+            skipped.append(title)
+            page.context.close()
+            continue
+        label = "Sentence A" if path == "compare" else "Your sentence"
+        samples = [
+            measure(page, wire, type_sentence(page, sentence(model, n_tokens, 11 + 10 * p + r),
+                                              label), chart)
+            for r in range(repeats)
+        ]  # fmt: skip
+        page.context.close()
+        rows.append([f"{title} (/{path})", str(repeats), *stats_cols(samples)])
+        progress(f"new sentence on /{path}: done")
+    note = "The compare page reads its own Sentence A box (the sidebar sentence does not apply)."
+    if skipped:
+        note += (
+            f" Skipped, no chart within {PLACEHOLDER_S:.0f} s (placeholder): {', '.join(skipped)}."
+        )
+    table(
+        f"New sentence ({n_tokens} tokens, not cached) → each page's main chart",
+        ["page", *STAT_HEADER], rows, note,
+    )  # fmt: skip
+
+
+def bench_sessions(browser, model: Model, after_runs: tuple[float, float], sessions: int) -> None:
+    """A fresh server with ``sessions`` browser sessions open, each on its own sentence."""
+    with streamlit_server(timeout=120) as url:
+        pages = []
+        for i in range(sessions):
+            page, _ = open_page(browser, url)
+            page.goto(f"{url}/pattern?s={quote_plus(sentence(model, 128, 81 + i))}")
+            wait_for_charts(page, 4, timeout_ms=int(CHART_TIMEOUT_S * 1000))
+            pages.append(page)
+        rss, peak = rss_mb(url.pid)
+        for page in pages:
+            page.context.close()
+    table(
+        "Server memory (VmRSS of the streamlit process)",
+        ["when", "RSS", "peak RSS", "target", "verdict"],
+        [
+            ["after all the runs above (one server, 12–512-token sentences)",
+             f"{after_runs[0]:.0f} MB", f"{after_runs[1]:.0f} MB", "", ""],
+            [f"fresh server, {sessions} sessions open on different 128-token sentences",
+             f"{rss:.0f} MB", f"{peak:.0f} MB", "≤ 600 MB", verdict(rss, 600)],
+        ],
+    )  # fmt: skip
+
+
+def bench_bertviz(model: Model, sizes: Sequence[int], ours: dict, all_heads: dict) -> None:
+    """BertViz head_view + model_view on the same sentences, next to our interactions."""
+    try:
+        from bench.peer import bertviz_render, load_peer
+    except ImportError as err:
+        table("BertViz comparison", ["status"], [[f"skipped: {err}"]])
+        return
+    t0 = time.monotonic()
+    peer = load_peer()
+    load_s = time.monotonic() - t0
+    rows = []
+    for n in sizes:
+        seconds, n_bytes, n_tok = bertviz_render(peer, sentence(model, n))
+        row, ratios = [str(n_tok), f"{seconds:.2f} s", fmt_bytes(n_bytes)], []
+        for samples in (ours.get(n, []), all_heads.get(n, [])):
+            times = [s.chart_s for s in samples if s.chart_s is not None]
+            if not times:
+                row += ["n/a"] * 3
+                continue
+            our_t, our_b = p50(times), p50([s.bytes for s in samples])
+            ratios.append((seconds / our_t, n_bytes / our_b))
+            row += [fmt_s([our_t]), fmt_bytes(our_b),
+                    f"{ratios[-1][0]:.1f}× / {ratios[-1][1]:.0f}×"]  # fmt: skip
+        met = ratios and all(min(r) >= 10 for r in ratios)
+        rows.append([*row, "" if n != 128 else "n/a" if not ratios else "met" if met else "MISSED"])
+        progress(f"BertViz at {n} tokens: {seconds:.1f} s")
+    table(
+        f"BertViz 1.4 (forward + head_view + model_view HTML; import and load {load_s:.1f} s)",
+        ["tokens", "BertViz time", "BertViz HTML", "our head switch", "bytes", "ratio t / size",
+         "our all heads (new sentence)", "bytes", "ratio t / size", "≥ 10× both at 128"],
+        rows,
+        "Ratio = BertViz ÷ ours (time, bytes), ours being p50 chart time and bytes from the "
+        "sections above. BertViz (one process, no browser: its HTML is not even drawn) builds "
+        "every head of every layer at once, then switches heads in the browser; the app reruns on "
+        "the server per interaction and sends one view.",
+    )  # fmt: skip
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench app", description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="one repeat; BertViz without 512")
+    parser.add_argument("--repeats", type=int, default=None, help="repeats, 1-10 (default 3)")
+    parser.add_argument("--only", default=",".join(SECTIONS), help="comma-separated sections")
+    args = parser.parse_args(argv)
+    only = set(args.only.split(","))
+    if only - set(SECTIONS):
+        parser.error(f"unknown sections {sorted(only - set(SECTIONS))}; choose from {SECTIONS}")
+    repeats = max(1, min(args.repeats or (1 if args.quick else 3), 10))
+    from playwright.sync_api import sync_playwright
+
+    model = load_model()
+    start = time.monotonic()
+    moves = {n: k * repeats for n, k in ((12, 3), (128, 3), (512, 2))}  # ≤ 30 < 71 unseen heads
+    print(f"# App benchmark ({repeats} repeats; head switch moves {moves})")
+    print(f"Load average at start (1/5/15 min, {os.cpu_count()} cores): {load()}", flush=True)
+    heads, all_heads, after_runs = {}, {}, None
+    with sync_playwright() as pw:
+        browser = launch_chromium(pw)
+        try:
+            if "cold" in only:
+                bench_cold_start(browser, repeats)
+            with streamlit_server(timeout=120) as url:
+                if "heads" in only:
+                    heads = bench_head_switch(browser, url, model, moves)
+                if "all_heads" in only:
+                    all_heads = bench_all_heads(browser, url, model, repeats, (128, 512))
+                if "pages" in only:
+                    bench_new_sentence(browser, url, model, repeats, 128)
+                after_runs = rss_mb(url.pid)
+            if "memory" in only:
+                bench_sessions(browser, model, after_runs, 10)
+        finally:
+            browser.close()
+    if "bertviz" in only:
+        bench_bertviz(model, SIZES[:2] if args.quick else SIZES, heads, all_heads)
+    print(f"\nLoad average at end: {load()}. Total {time.monotonic() - start:.0f} s.")
+    return 0

@@ -22,7 +22,8 @@ def softmax(x: Array, axis: int = -1) -> Array:
         x = np.minimum(x, np.finfo(x.dtype).max)
         row_max = np.max(x, axis=axis, keepdims=True)
         row_max = np.where(np.isfinite(row_max), row_max, 0)
-    e = np.subtract(x, row_max)
+    with np.errstate(over="ignore"):  # x - max below float32's range is -inf: exp gives 0
+        e = np.subtract(x, row_max)
     np.exp(e, out=e)
     total = np.sum(e, axis=axis, keepdims=True)
     if (total > 0).all():

@@ -1,13 +1,14 @@
 """One head's attention, step by step: Q·Kᵀ → ÷√d_k → mask → softmax, with the arithmetic."""
 
 import numpy as np
+import pandas as pd
 import streamlit as st
 
 from attention_core import attention_steps, cell_arithmetic
 from ui import downloads, safe, sidebar
 from viz.pattern_heatmap import STAGE_TITLES, make_pattern_heatmap
 
-shared = sidebar.shared("pattern")
+shared = sidebar.shared()
 trace = sidebar.require_trace(shared)
 layer, head = shared.layer, shared.head
 st.title(f"Attention pattern · layer {layer}, head {head}")
@@ -80,11 +81,15 @@ st.markdown(
     )
 )
 
+TABLE_MAX = 64  # a bigger table is only built and sent when asked for
+
 with st.expander("The pattern as numbers"):
-    table = {tok: steps.pattern[view][:, j] for j, tok in enumerate(tokens)}
-    st.dataframe(table, hide_index=False)
+    names = [f"{i}:{t}" for i, t in zip(keep, tokens, strict=True)]  # unique even if tokens repeat
+    if len(keep) <= TABLE_MAX or st.toggle(
+        f"Show the {len(keep)}×{len(keep)} table", key="pattern_big_table"
+    ):
+        st.dataframe(pd.DataFrame(steps.pattern[view], index=names, columns=names))
     cols = st.columns(5)
-    names = [f"{i}:{t}" for i, t in zip(keep, tokens, strict=True)]
     for col, stage in zip(cols, STAGE_TITLES, strict=False):
         with col:
             downloads.csv_button(

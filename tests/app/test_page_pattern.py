@@ -67,3 +67,23 @@ def test_hiding_special_tokens_drops_their_rows_and_columns(trace):
 def test_transpose_puts_queries_on_columns(trace):
     at = open_page("pattern", s=SENTENCE, transpose="1")
     np.testing.assert_allclose(_z(at, 3), trace.pattern_lhqk[2, 0].T, atol=1e-6)
+
+
+def test_the_number_table_keeps_repeated_tokens_apart(model):
+    sentence = "the cat saw the dog and the bird saw the cat"
+    at = open_page("pattern", s=sentence, layer="3", head="5")
+    expected = trace_sentence(model, sentence).pattern_lhqk[3, 5]
+    table = at.dataframe[0].value
+    assert table.shape == expected.shape  # one column per token, "the" four times included
+    assert table.columns.is_unique and list(table.index) == list(table.columns)
+    assert table.columns[1] == "1:the" and table.columns[4] == "4:the"
+    np.testing.assert_allclose(table.to_numpy(), expected, atol=1e-6)
+
+
+def test_a_long_sentence_builds_its_number_table_only_when_asked(model):
+    sentence = " ".join(["word"] * 80)
+    at = open_page("pattern", s=sentence)
+    assert not at.exception and not at.dataframe  # 82×82 is not sent unless asked for
+    at.toggle(key="pattern_big_table").set_value(True).run()
+    assert not at.exception
+    assert at.dataframe[0].value.shape == (82, 82)

@@ -4,5 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 scripts/venv.sh requirements.txt
+# One BLAS thread per run: on 2 shared cores a multi-threaded BLAS spins against the other
+# sessions and slows each trace 10x or more; set OPENBLAS_NUM_THREADS yourself to override.
+export OPENBLAS_NUM_THREADS="${OPENBLAS_NUM_THREADS:-1}" OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
 export HF_HUB_OFFLINE=1 HF_HUB_DISABLE_PROGRESS_BARS=1
 exec .venv/bin/python -m streamlit run app.py "$@"

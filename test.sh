@@ -7,6 +7,9 @@ scripts/venv.sh requirements-dev.txt
 if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null
 fi
+# One BLAS thread per run: on 2 shared cores a multi-threaded BLAS spins against the other
+# sessions and slows each trace 10x or more; set OPENBLAS_NUM_THREADS yourself to override.
+export OPENBLAS_NUM_THREADS="${OPENBLAS_NUM_THREADS:-1}" OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
 export HF_HUB_OFFLINE=1 HF_HUB_DISABLE_PROGRESS_BARS=1 TOKENIZERS_PARALLELISM=false
 .venv/bin/python -m ruff check .
 exec .venv/bin/python -m pytest "$@"

@@ -42,7 +42,8 @@ def free_port() -> int:
 def streamlit_server(port: int | None = None, timeout: float = 60.0) -> Iterator[ServerUrl]:
     """Run `streamlit run app.py` on 127.0.0.1; yield its base URL; stop it on exit."""
     port = port or free_port()
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1"}
+    env = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",  # as run.sh starts it
+           **os.environ, "HF_HUB_OFFLINE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1"}  # fmt: skip
     cmd = [
         sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
         "--server.headless", "true", "--browser.gatherUsageStats", "false",

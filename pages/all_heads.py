@@ -3,16 +3,13 @@
 import numpy as np
 import streamlit as st
 
-from ui import params, sidebar
+from ui import router, sidebar
 from ui.all_heads_cache import head_figures, head_thumbnails
 from viz.head_grid import METRICS, list_heads, make_head_grid, order_heads
 
 
 def _open(layer: int, head: int) -> None:
-    # A page switch drops every widget's state; values assigned here survive it.
-    for name, param in params.PARAMS.items():
-        if param.page is None:
-            st.session_state[name] = st.session_state[name]
+    router.keep_shared_settings()
     st.session_state["layer"], st.session_state["head"] = layer, head
     st.session_state["_ah_open"] = True
 
@@ -23,7 +20,7 @@ def _open_from_grid() -> None:
         _open(int(points[0]["customdata"][0]), int(points[0]["customdata"][1]))
 
 
-shared = sidebar.shared("all_heads")
+shared = sidebar.shared()
 if st.session_state.pop("_ah_open", False):
     st.switch_page("pages/pattern.py")
 trace = sidebar.require_trace(shared)

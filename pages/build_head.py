@@ -18,7 +18,7 @@ SOURCES = {"random": "random", "similarity": "similarity (W_Q = W_K)", "pretrain
 COMBINE = {"sum": "sum of per-head ΔE", "concat": "concat, then W_O"}
 PLOT = {"displaylogo": False}
 
-shared = sidebar.shared("build_head")
+shared = sidebar.shared()
 st.title("Build your own head")
 st.caption(
     "An attention block you configure: how many heads, how wide each head's queries and keys "

@@ -11,7 +11,7 @@ from viz.embedding_shift import layer_name
 from viz.layer_similarity import make_layer_similarity
 from viz.pattern_heatmap import make_pattern_heatmap
 
-shared = sidebar.shared("compare")
+shared = sidebar.shared()
 layer, head = shared.layer, shared.head
 st.title(f"Compare two sentences · layer {layer}, head {head}")
 st.caption(

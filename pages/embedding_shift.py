@@ -12,7 +12,7 @@ from viz.layer_similarity import make_layer_similarity
 from viz.probe_similarity import make_probe_similarity
 from viz.token_trajectory import make_token_trajectory
 
-shared = sidebar.shared("embedding_shift")
+shared = sidebar.shared()
 trace = sidebar.require_trace(shared)
 tokens, hidden = trace.tokens.tokens, trace.hidden_ltd
 after = shared.layer + 1  # hidden_ltd index of the sidebar block's output

@@ -5,7 +5,7 @@ import streamlit as st
 from ui import sidebar
 from ui.cache import model_error
 
-shared = sidebar.shared("home")
+shared = sidebar.shared()
 
 st.title("Attention, step by step")
 error = model_error(shared.model)

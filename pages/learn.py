@@ -5,7 +5,7 @@ import streamlit as st
 from ui import learn_steps, sidebar
 from ui.learn_text import INTRO
 
-shared = sidebar.shared("learn")
+shared = sidebar.shared()
 trace = sidebar.require_trace(shared)
 learn_steps.keep_choices()
 st.title("Learn step by step")

@@ -13,7 +13,7 @@ SHOWN = 8  # dimensions of a vector shown in the tables
 SUB = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
 NUM = st.column_config.NumberColumn(format="%.4f")
 
-shared = sidebar.shared("values")
+shared = sidebar.shared()
 trace = sidebar.require_trace(shared)
 layer, head = shared.layer, shared.head
 tokens, n = trace.tokens.tokens, trace.n_tokens

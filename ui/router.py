@@ -3,7 +3,7 @@
 app.py calls ``frame`` for the page st.navigation picked. While a ``pages/`` folder exists,
 Streamlit runs a page the legacy way (without app.py) until some run has called
 st.navigation: a fresh server's first deep link such as /pattern, and AppTest runs after a
-switch_page. ``sidebar.shared(page)`` notices such a run, switches the server to st.navigation
+switch_page. ``sidebar.shared()`` notices such a run, switches the server to st.navigation
 routing and reruns, this time through app.py.
 """
 
@@ -35,3 +35,11 @@ def ensure_framed() -> None:
     if PagesManager.uses_pages_directory or not st.session_state.get("_url_read"):
         PagesManager.uses_pages_directory = False
         st.rerun()  # now through app.py, so widgets get the same identity on every run
+
+
+def keep_shared_settings() -> None:
+    """Call before st.switch_page: a page switch drops every widget's state, so the shared
+    settings (sentence, layer, head, ...) are assigned again, which makes them survive it."""
+    for name, param in params.PARAMS.items():
+        if param.page is None:
+            st.session_state[name] = st.session_state[name]

@@ -63,8 +63,8 @@ def render() -> None:
         sb.warning(safe.md(warning))  # quotes what the link said: keep it literal
 
 
-def shared(page: str) -> Shared:
-    """The shared settings; every page calls this first, with its own url_path."""
+def shared() -> Shared:
+    """The shared settings; every page calls this first (it also makes sure the run is framed)."""
     from ui import router
 
     router.ensure_framed()

@@ -11,7 +11,7 @@ from plotly.subplots import make_subplots
 from viz.common import PATTERN_SCALE, base_layout, category_ticks, finite, token_categories
 
 MAX_COLS = 4  # heads per row
-_LABELS_PER_AXIS = (16, 10)  # token labels per axis with 1–2 / 3–4 panels a row (small panels)
+_LABELS_PER_AXIS = (24, 16)  # token labels per axis with 1–2 / 3–4 panels a row (small panels)
 _HOVER = "query %{y}<br>key %{x}<br>weight %{z:.4f}<extra></extra>"
 _NUMBERS_UP_TO = 6  # print each cell's weight when the sentence is this short
 
@@ -32,7 +32,7 @@ def make_block_patterns(
     rows, cols = _grid(n_heads)
     fig = make_subplots(
         rows=rows, cols=cols, subplot_titles=[f"head {h}" for h in range(n_heads)],
-        horizontal_spacing=0.06, vertical_spacing=0.3 / rows,
+        horizontal_spacing=0.03, vertical_spacing=0.3 / rows,
     )  # fmt: skip
     cats = token_categories(tokens)
     for h in range(n_heads):
@@ -50,8 +50,13 @@ def make_block_patterns(
             col=h % cols + 1,
         )
     ticks = category_ticks(tokens, max_labels=_LABELS_PER_AXIS[cols > 2])
-    fig.update_xaxes(tickangle=-45, side="bottom", **ticks)
-    fig.update_yaxes(autorange="reversed", **ticks)
+    tickfont = {"size": 10 if cols > 2 else 12}
+    fig.update_xaxes(tickangle=-45, side="bottom", tickfont=tickfont, **ticks)
+    fig.update_yaxes(autorange="reversed", tickfont=tickfont, **ticks)
+    # every panel has the same tokens: label the rows once, left of each row of panels
+    for h in range(n_heads):
+        if h % cols:
+            fig.layout[f"yaxis{h + 1}"].showticklabels = False
     fig.update_layout(
         coloraxis={
             "colorscale": PATTERN_SCALE, "cmin": 0.0, "cmax": 1.0,

@@ -43,15 +43,22 @@ def test_token_axes_are_unique_categories_labelled_with_the_tokens():
     for axis in (fig.layout.xaxis, fig.layout.yaxis2):
         assert list(axis.ticktext) == ESCAPED
     assert fig.layout.yaxis.autorange == "reversed"
+    assert fig.layout.yaxis.showticklabels is not False and fig.layout.yaxis2.showticklabels is False
+
+
+def test_thirteen_tokens_in_four_panels_label_every_token():
+    tokens = [f"w{i}" for i in range(13)]
+    fig = make_block_patterns(_patterns(4, 13), tokens)
+    assert list(fig.layout.xaxis4.ticktext) == tokens and list(fig.layout.yaxis.ticktext) == tokens
 
 
 def test_long_sentences_thin_the_labels_and_stay_finite():
     tokens = [f"w{i}" for i in range(300)]
     pattern = _patterns(3, 300, temperature=0.05, scale=False)
     fig = make_block_patterns(pattern, tokens)
-    assert 5 <= len(fig.layout.xaxis.ticktext) <= 10  # three small panels a row
+    assert 10 < len(fig.layout.xaxis.ticktext) <= 16  # three small panels a row
     wide = make_block_patterns(pattern[:2], tokens)
-    assert 10 < len(wide.layout.xaxis.ticktext) <= 16  # two wider panels a row
+    assert 16 < len(wide.layout.xaxis.ticktext) <= 24  # two wider panels a row
     assert fig.data[0].texttemplate is None
     for trace in json.loads(fig.to_json())["data"]:
         z = array(trace["z"])

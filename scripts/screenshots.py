@@ -48,6 +48,11 @@ def main() -> None:
                     arg=charts,
                     timeout=90_000,
                 )
+            page.wait_for_function(  # the sidebar drawn, no lazy widget still a placeholder
+                "document.querySelector('[data-testid=\"stSidebar\"] input[type=\"text\"]')"
+                " && !document.querySelector('[data-testid=\"stSkeleton\"]')",
+                timeout=90_000,
+            )
             wait_idle(page, 90_000)
             page.wait_for_timeout(800)  # let Plotly finish its transitions
             page.screenshot(path=str(out / f"{name}.png"))

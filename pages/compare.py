@@ -32,7 +32,8 @@ for name, col in zip("AB", st.columns(2), strict=True):
         if not text.strip():
             st.info(f"Type sentence {name} to see its attention pattern here.")
             continue
-        trace = get_trace(shared.model, text)
+        with st.spinner(f"Running the model on sentence {name}…"):
+            trace = get_trace(shared.model, text)
         if trace.tokens.special_t.all():
             st.info(f"Sentence {name} holds only invisible or control characters: the model "
                     "reads no word in it. Type a sentence.")  # fmt: skip

@@ -3,6 +3,10 @@ read-only, so no page can change what another visitor sees."""
 
 from __future__ import annotations
 
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
 from dataclasses import fields, is_dataclass
 from typing import TypeVar
 
@@ -48,9 +52,77 @@ def _freeze(obj: T) -> T:
     return obj
 
 
-# cache_resource, not cache_data: a 512-token trace holds ~250 MB that cache_data would pickle
-# and copy on every rerun; read-only arrays give the same protection without the copy.
-@st.cache_resource(max_entries=24, show_spinner="Running the model on your sentence…")
+def nbytes(obj) -> int:
+    """Bytes held by the arrays of a dataclass, nested ones included."""
+    total = 0
+    for f in fields(obj):
+        value = getattr(obj, f.name)
+        if isinstance(value, np.ndarray):
+            total += value.nbytes
+        elif is_dataclass(value):
+            total += nbytes(value)
+    return total
+
+
+class TraceStore:
+    """Traces shared by every session, least recently used first out once their arrays pass
+    ``budget`` bytes (the newest always stays). Not st.cache_resource: its max_entries counts
+    traces, and one 512-token trace holds ~230 MB where a 12-token one holds ~1 MB. Not
+    st.cache_data either: that would pickle and copy the arrays on every rerun; read-only arrays
+    protect them without the copy. A sentence several sessions ask for at once is computed once."""
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self.nbytes = 0
+        self._lru: OrderedDict[Hashable, tuple[Trace, int]] = OrderedDict()
+        self._lock = threading.Lock()
+        self._computing: dict[Hashable, threading.Lock] = {}
+
+    def __len__(self) -> int:
+        return len(self._lru)
+
+    def _lookup(self, key: Hashable) -> Trace | None:
+        with self._lock:
+            if key not in self._lru:
+                return None
+            self._lru.move_to_end(key)
+            return self._lru[key][0]
+
+    def get(self, key: Hashable, compute: Callable[[], Trace]) -> Trace:
+        found = self._lookup(key)
+        if found is not None:
+            return found
+        with self._lock:
+            key_lock = self._computing.setdefault(key, threading.Lock())
+        with key_lock:  # a second session asking for the same key waits for the first
+            found = self._lookup(key)
+            if found is not None:
+                return found
+            trace = _freeze(compute())
+            size = nbytes(trace)
+            with self._lock:
+                self._lru[key] = (trace, size)
+                self.nbytes += size
+                while self.nbytes > self.budget and len(self._lru) > 1:
+                    _, (_, dropped) = self._lru.popitem(last=False)
+                    self.nbytes -= dropped
+                self._computing.pop(key, None)
+            return trace
+
+
+# Memory for cached traces; ATTENTION_TRACE_CACHE_MB overrides it (e.g. on a bigger server).
+TRACE_BUDGET_MB = int(os.environ.get("ATTENTION_TRACE_CACHE_MB", "400"))
+
+
+@st.cache_resource(show_spinner=False)
+def trace_store() -> TraceStore:
+    """The one store of this server process."""
+    return TraceStore(TRACE_BUDGET_MB * 2**20)
+
+
 def get_trace(model_name: str, text: str, whatif: WhatIf = WhatIf()) -> Trace:
-    """The forward pass of ``text``, computed once per (model, text, switches) for all sessions."""
-    return _freeze(trace_sentence(get_model(model_name), text, whatif))
+    """The forward pass of ``text``, computed once per (model, text, switches) for all sessions
+    and kept while the store's budget allows."""
+    return trace_store().get(
+        (model_name, text, whatif), lambda: trace_sentence(get_model(model_name), text, whatif)
+    )

@@ -86,7 +86,8 @@ def require_trace(shared: Shared) -> Trace:
     if not shared.text.strip():
         st.info("Type a sentence in the sidebar (or pick an example) to see its attention.")
         st.stop()
-    trace = get_trace(shared.model, shared.text)
+    with st.spinner("Running the model on your sentence…"):
+        trace = get_trace(shared.model, shared.text)
     if trace.tokens.special_t.all():
         st.info(NOTHING_READABLE)
         st.stop()

@@ -43,7 +43,8 @@ def test_token_axes_are_unique_categories_labelled_with_the_tokens():
     for axis in (fig.layout.xaxis, fig.layout.yaxis2):
         assert list(axis.ticktext) == ESCAPED
     assert fig.layout.yaxis.autorange == "reversed"
-    assert fig.layout.yaxis.showticklabels is not False and fig.layout.yaxis2.showticklabels is False
+    assert fig.layout.yaxis.showticklabels is not False  # rows labelled left of the first panel
+    assert fig.layout.yaxis2.showticklabels is False
 
 
 def test_thirteen_tokens_in_four_panels_label_every_token():

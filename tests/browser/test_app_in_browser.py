@@ -95,3 +95,53 @@ def test_script_and_html_payloads_stay_text(app_url, page):
     assert page.locator("img[src=x]").count() == 0
     assert page.get_by_role("textbox", name="Your sentence").input_value() == payload
     assert_no_error_box(page)
+
+
+def test_click_a_head_in_the_grid_to_open_it(app_url, page):
+    page.goto(f"{app_url}/all_heads?s=Jane+visits+Africa")
+    wait_for_charts(page, 1)
+    wait_idle(page)
+    # The grid's click targets are one scatter marker per head, carrying (layer, head).
+    box = page.evaluate(
+        """() => {
+            const plot = document.querySelector('.js-plotly-plot');
+            const trace = plot.data.findIndex(t => t.type === 'scatter');
+            const i = plot.data[trace].customdata.findIndex(c => c[0] === 1 && c[1] === 3);
+            const points = plot.querySelectorAll('.scatterlayer .trace')[0]
+                .querySelectorAll('.point');
+            const r = points[i].getBoundingClientRect();
+            return {x: r.x + r.width / 2, y: r.y + r.height / 2, found: i};
+        }"""
+    )
+    assert box["found"] >= 0
+    page.mouse.click(box["x"], box["y"])
+    page.get_by_text("Attention pattern · layer 1, head 3").wait_for(timeout=30_000)
+    wait_for_charts(page, 4)
+    expected = ["[CLS]", "jane", "visits", "africa", "[SEP]"]
+    assert wait_for_labels(page, lambda got: got == expected) == expected
+    assert "layer=1" in page.url and "head=3" in page.url and "s=Jane+visits+Africa" in page.url
+    assert_no_error_box(page)
+
+
+def test_walk_the_whole_learn_tour(app_url, page):
+    from ui.learn_text import N_STEPS, TITLES
+
+    page.goto(f"{app_url}/learn?s=The+river+bank+was+muddy")
+    wait_idle(page)
+    for step in range(1, N_STEPS + 1):
+        heading = page.get_by_role("heading", name=f"{step}. {TITLES[step - 1]}")
+        heading.wait_for(timeout=60_000)
+        wait_idle(page)
+        progress = page.locator('[data-testid="stProgress"]')
+        assert f"Step {step} of {N_STEPS}" in progress.inner_text(timeout=10_000)
+        drawn = page.locator(".js-plotly-plot .main-svg, [data-testid='stDataFrame']")
+        assert drawn.count() > 0, f"step {step} shows no chart or table"
+        assert page.locator('[data-testid="stSidebarNav"] a').count() == 8
+        assert page.get_by_role("link", name=re.compile("Explore further")).count() == 1
+        assert_no_error_box(page)
+        next_button = page.locator(".st-key-learn_next button")  # the top "Next"
+        if step < N_STEPS:
+            next_button.click()
+        else:
+            assert next_button.is_disabled()
+    assert f"step={N_STEPS}" in page.url

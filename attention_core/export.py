@@ -36,6 +36,7 @@ def trace_arrays(trace: Trace) -> dict[str, NDArray]:
         value = getattr(trace, f.name)
         if isinstance(value, np.ndarray):
             out[_RENAMES.get(f.name, f.name)] = value
+    out["head_delta_lhtd"] = trace.head_delta_lhtd  # computed on demand, not a stored field
     return out
 
 

@@ -45,7 +45,7 @@ class Trace:
     scores_lhqk: F32  # raw Q·Kᵀ, before scaling and masking
     pattern_lhqk: F32  # softmax attention weights (rows sum to 1)
     z_lhqe: F32  # pattern · V, per head
-    head_delta_lhtd: F32  # each head's own update: z_h through its slice of W_O (no bias)
+    w_o_lhed: F32  # each head's slice of the output projection W_O (head_delta = z_h · W_O,h)
     delta_ltd: F32  # attention update ΔE added to the residual: Σ_h head_delta + b_O
     attn_out_ltd: F32  # LayerNorm(resid + ΔE), the feed-forward's input
     ffn_hidden_ltf: F32  # GELU activations inside the feed-forward
@@ -56,6 +56,17 @@ class Trace:
     @property
     def n_tokens(self) -> int:
         return len(self.tokens)
+
+    @property
+    def head_delta_lhtd(self) -> F32:
+        """Each head's own update, z_h through its slice of W_O (no bias): computed when asked,
+        not stored, as it would be the trace's largest array (h·d numbers per token per layer)."""
+        return self.z_lhqe @ self.w_o_lhed  # [l,h,t,e] @ [l,h,e,d] -> [l,h,t,d]
+
+    def head_delta_hd(self, layer: int, token: int) -> F32:
+        """What every head of ``layer`` proposes to add to ``token``'s vector, [head, d]."""
+        z_h1e = self.z_lhqe[layer, :, token, None, :]
+        return (z_h1e @ self.w_o_lhed[layer])[:, 0]  # [h,1,e] @ [h,e,d] -> [h,d]
 
     def steps(self, layer: int, head: int) -> AttentionSteps:
         """Scores -> scaled -> masked -> pattern for one head, under this trace's switches."""
@@ -96,7 +107,7 @@ def embed(model: Model, input_ids_t: NDArray[np.int64]) -> tuple[F32, F32, F32, 
 
 
 def attention_layer(model: Model, layer: int, x_td: F32, whatif: WhatIf) -> dict[str, F32]:
-    """Self-attention of one layer: q, k, v, scores, pattern, z, head_delta, delta."""
+    """Self-attention of one layer: q, k, v, scores, pattern, z, W_O per head, delta."""
     w, cfg = model.weights, model.config
     pre = f"encoder.layer.{layer}.attention"
     q_hqe = _split_heads(_linear(x_td, w, f"{pre}.self.query"), cfg.n_heads)
@@ -113,7 +124,7 @@ def attention_layer(model: Model, layer: int, x_td: F32, whatif: WhatIf) -> dict
     delta_td = head_delta_htd.sum(axis=0) + w[f"{pre}.output.dense.bias"]
     return {
         "q": q_hqe, "k": k_hke, "v": v_hke, "scores": scores_hqk, "pattern": steps.pattern,
-        "z": z_hqe, "head_delta": head_delta_htd, "delta": delta_td,
+        "z": z_hqe, "w_o": w_o_hed, "delta": delta_td,
     }  # fmt: skip
 
 
@@ -155,7 +166,7 @@ def run_model(model: Model, tokens: Tokens, whatif: WhatIf = WhatIf()) -> Trace:
         embed_sum_td=embed_sum,
         q_lhqe=stack["q"], k_lhke=stack["k"], v_lhke=stack["v"],
         scores_lhqk=stack["scores"], pattern_lhqk=stack["pattern"], z_lhqe=stack["z"],
-        head_delta_lhtd=stack["head_delta"], delta_ltd=stack["delta"],
+        w_o_lhed=stack["w_o"], delta_ltd=stack["delta"],
         attn_out_ltd=stack["attn_out"], ffn_hidden_ltf=stack["ffn_hidden"],
         ffn_out_ltd=stack["ffn_out"], hidden_ltd=np.stack(hidden),
         sentence_embedding_d=pool(model, x_td),

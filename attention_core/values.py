@@ -59,7 +59,7 @@ def value_update(trace: Trace, bias_d: F32, layer: int, head: int, token: int) -
         )
     weights_k = trace.pattern_lhqk[layer, head, token]
     v_ke = trace.v_lhke[layer, head]
-    heads_hd = trace.head_delta_lhtd[layer, :, token]
+    heads_hd = trace.head_delta_hd(layer, token)
     heads_sum_d = (heads_hd.astype(np.float64).sum(axis=0) + bias_d).astype(np.float32)
     delta_d = trace.delta_ltd[layer, token]
     hidden_d = trace.hidden_ltd[layer, token]

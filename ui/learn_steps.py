@@ -399,7 +399,7 @@ def step_heads(shared: Shared, trace: Trace) -> None:
         )
         col.plotly_chart(fig, key=f"learn_heads_{slot}", config=CHART)
     st.caption(text.HEADS_CAPTION)
-    proposals = trace.head_delta_lhtd[layer, :, i]
+    proposals = trace.head_delta_hd(layer, i)
     fig = make_norm_bars(
         np.linalg.norm(proposals, axis=-1),
         [f"head {h}" for h in range(n_heads)],

@@ -49,7 +49,7 @@ def main() -> None:
                     timeout=90_000,
                 )
             page.wait_for_function(  # the sidebar drawn, no lazy widget still a placeholder
-                "document.querySelector('[data-testid=\"stSidebar\"] input[type=\"text\"]')"
+                'document.querySelector(\'[data-testid="stSidebar"] input[type="text"]\')'
                 " && !document.querySelector('[data-testid=\"stSkeleton\"]')",
                 timeout=90_000,
             )

@@ -38,7 +38,8 @@ def test_weighted_sum_and_head_sum_match_the_forward_pass(model, trace, layer, h
             up.updated_d, trace.hidden_ltd[layer, token] + trace.delta_ltd[layer, token]
         )
         np.testing.assert_allclose(
-            up.head_norms_h, np.linalg.norm(trace.head_delta_lhtd[layer, :, token], axis=-1),
+            up.head_norms_h,
+            np.linalg.norm(trace.head_delta_lhtd[layer, :, token], axis=-1),
             rtol=1e-6,  # one token's row vs the whole layer's matmul: float32 rounding
         )
     assert up.delta_norms_t.shape == (trace.n_tokens,)

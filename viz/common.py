@@ -50,14 +50,28 @@ def finite(values: NDArray) -> NDArray:
     return out
 
 
-def base_layout(fig: go.Figure, height: int, title: str | None = None) -> go.Figure:
+def layout_base(height: int, title: str | None = None) -> dict:
     """Common margins, font and transparent background (legible in light and dark themes)."""
-    fig.update_layout(
-        height=height,
-        margin={"l": 10, "r": 10, "t": 40 if title else 10, "b": 10},
-        font=FONT,
-        title={"text": escape(title)} if title else None,
-        paper_bgcolor="rgba(0,0,0,0)",
-        plot_bgcolor="rgba(0,0,0,0)",
-    )
+    layout = {
+        "height": height,
+        "margin": {"l": 10, "r": 10, "t": 40 if title else 10, "b": 10},
+        "font": FONT,
+        "paper_bgcolor": "rgba(0,0,0,0)",
+        "plot_bgcolor": "rgba(0,0,0,0)",
+    }
+    if title:
+        layout["title"] = {"text": escape(title)}
+    return layout
+
+
+def base_layout(fig: go.Figure, height: int, title: str | None = None) -> go.Figure:
+    """Apply ``layout_base`` to a figure built step by step."""
+    fig.update_layout(layout_base(height, title))
     return fig
+
+
+def figure(data: list, layout: dict, height: int, title: str | None = None) -> go.Figure:
+    """A figure built in one go: Plotly validates the whole spec once. Building the same figure
+    with update_layout/update_xaxes calls took 13-15 ms instead of 3-4 ms (a 12-token pattern
+    heatmap), and the pattern page builds four per rerun."""
+    return go.Figure(data=data, layout={**layout_base(height, title), **layout})

@@ -15,7 +15,7 @@ import plotly.graph_objects as go
 from numpy.typing import NDArray
 
 from attention_core import HeadSummary
-from viz.common import PATTERN_SCALE, base_layout, escape
+from viz.common import PATTERN_SCALE, escape, figure
 
 # Sort keys (URL values) -> (label, HeadSummary field). Every figure is averaged over query rows.
 METRICS = {
@@ -156,30 +156,31 @@ def make_head_grid(
     # A plain list, not a typed array: a clicked point's customdata travels back to Python, and
     # a typed array would arrive as an object keyed "0", "1", …
     custom = np.column_stack([layer_n, head_n, *(m[layer_n, head_n] for m in metrics.values())])
-    fig = go.Figure(
-        [
-            go.Heatmap(
-                z=z, colorscale=PATTERN_SCALE, zmin=0.0, zmax=1.0, hoverinfo="skip",
-                hoverongaps=False, colorbar={"thickness": 12, "len": 0.9, "title": "weight"},
-            ),
-            go.Scatter(
-                x=xs, y=ys, mode="markers", customdata=np.round(custom, 4).tolist(),
-                hovertemplate=_hover(list(metrics)), showlegend=False,
-                marker={"symbol": "square", "size": 0.8 * tile_px, "color": _GHOST},
-                selected={"marker": {"opacity": 0.3}}, unselected={"marker": {"opacity": 0.02}},
-            ),
-        ]
-    )  # fmt: skip
+    data = [
+        go.Heatmap(
+            z=z, colorscale=PATTERN_SCALE, zmin=0.0, zmax=1.0, hoverinfo="skip",
+            hoverongaps=False, colorbar={"thickness": 12, "len": 0.9, "title": "weight"},
+        ),
+        go.Scatter(
+            x=xs, y=ys, mode="markers", customdata=np.round(custom, 4).tolist(),
+            hovertemplate=_hover(list(metrics)), showlegend=False,
+            marker={"symbol": "square", "size": 0.8 * tile_px, "color": _GHOST},
+            selected={"marker": {"opacity": 0.3}}, unselected={"marker": {"opacity": 0.02}},
+        ),
+    ]  # fmt: skip
+    axis = {"showgrid": False, "zeroline": False, "tickmode": "array"}
+    layout = {
+        "yaxis": {
+            "tickvals": row_c, "ticktext": [f"L{la}" for la in layers], "autorange": "reversed",
+            "scaleanchor": "x", "constrain": "domain", "constraintoward": "top", **axis,
+        },
+    }  # fmt: skip
     if ranked_by is None:
         xtext = [f"H{h}" for h in order_rh[0]]
     else:
         xtext = [f"#{i + 1}" for i in range(n_cols)]
-        tags = _tags(xs, ys, s / 2, layer_n, head_n, metrics[ranked_by])
-        fig.update_layout(annotations=tags)
-    axis = {"showgrid": False, "zeroline": False, "tickmode": "array"}
-    fig.update_xaxes(tickvals=col_c, ticktext=xtext, side="top", constrain="domain", **axis)
-    fig.update_yaxes(
-        tickvals=row_c, ticktext=[f"L{la}" for la in layers], autorange="reversed",
-        scaleanchor="x", constrain="domain", constraintoward="top", **axis,
-    )  # fmt: skip
-    return base_layout(fig, 70 + round(tile_px * n_rows * step / s), title)
+        layout["annotations"] = _tags(xs, ys, s / 2, layer_n, head_n, metrics[ranked_by])
+    layout["xaxis"] = {
+        "tickvals": col_c, "ticktext": xtext, "side": "top", "constrain": "domain", **axis
+    }  # fmt: skip
+    return figure(data, layout, 70 + round(tile_px * n_rows * step / s), title)

@@ -11,8 +11,8 @@ from numpy.typing import NDArray
 from viz.common import (
     PATTERN_SCALE,
     SIGNED_SCALE,
-    base_layout,
     category_ticks,
+    figure,
     finite,
     token_categories,
 )
@@ -50,20 +50,20 @@ def make_pattern_heatmap(
         if stage == "pattern"
         else {"colorscale": SIGNED_SCALE, "zmid": 0.0}
     )
-    fig = go.Figure(
-        go.Heatmap(
-            z=z,
-            x=cats,
-            y=cats,
-            hoverongaps=False,
-            hovertemplate=f"{row_name} %{{y}}<br>{col_name} %{{x}}<br>%{{z:.4f}}<extra></extra>",
-            texttemplate="%{z:.2f}" if n <= _NUMBERS_UP_TO else None,
-            colorbar={"thickness": 12, "len": 0.9},
-            **colour,
-        )
-    )
     ticks = category_ticks(tokens)
-    fig.update_xaxes(title_text=PLURAL[col_name], side="top", tickangle=-45, **ticks)
-    fig.update_yaxes(title_text=PLURAL[row_name], autorange="reversed", **ticks)
+    heatmap = go.Heatmap(
+        z=z,
+        x=cats,
+        y=cats,
+        hoverongaps=False,
+        hovertemplate=f"{row_name} %{{y}}<br>{col_name} %{{x}}<br>%{{z:.4f}}<extra></extra>",
+        texttemplate="%{z:.2f}" if n <= _NUMBERS_UP_TO else None,
+        colorbar={"thickness": 12, "len": 0.9},
+        **colour,
+    )
+    layout = {
+        "xaxis": {"title": {"text": PLURAL[col_name]}, "side": "top", "tickangle": -45, **ticks},
+        "yaxis": {"title": {"text": PLURAL[row_name]}, "autorange": "reversed", **ticks},
+    }
     size = height or min(900, max(260, 140 + 18 * n))
-    return base_layout(fig, size, title or STAGE_TITLES[stage])
+    return figure([heatmap], layout, size, title or STAGE_TITLES[stage])

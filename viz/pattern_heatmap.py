@@ -36,9 +36,12 @@ def make_pattern_heatmap(
     transpose: bool = False,
     title: str | None = None,
     height: int | None = None,
+    numbers: bool = True,
 ) -> go.Figure:
     """Rows are queries (the attending token) and columns keys; ``transpose`` swaps them, the
-    column convention of the 3Blue1Brown notes. Masked (-inf) cells are left blank."""
+    column convention of the 3Blue1Brown notes. Masked (-inf) cells are left blank. With
+    ``numbers``, a sentence of up to 12 tokens gets each cell's value printed in it (hover always
+    shows it); those labels are most of the browser's drawing time for a small heatmap."""
     n = len(tokens)
     if values_qk.shape != (n, n):
         raise ValueError(f"matrix shape {values_qk.shape} does not match {n} tokens")
@@ -57,7 +60,7 @@ def make_pattern_heatmap(
         y=cats,
         hoverongaps=False,
         hovertemplate=f"{row_name} %{{y}}<br>{col_name} %{{x}}<br>%{{z:.4f}}<extra></extra>",
-        texttemplate="%{z:.2f}" if n <= _NUMBERS_UP_TO else None,
+        texttemplate="%{z:.2f}" if numbers and n <= _NUMBERS_UP_TO else None,
         colorbar={"thickness": 12, "len": 0.9},
         **colour,
     )

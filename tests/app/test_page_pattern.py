@@ -30,6 +30,10 @@ def test_defaults_show_the_four_stages_of_the_chosen_head(trace):
     np.testing.assert_allclose(_z(at, 3), trace.pattern_lhqk[4, 7], atol=1e-6)
     ticks = spec(at.get("plotly_chart")[3])["layout"]["xaxis"]["ticktext"]
     assert ticks == list(trace.tokens.tokens)
+    # 9 tokens: the softmax pattern prints its numbers in the cells, the three stages before it
+    # show theirs on hover (four heatmaps of labels were most of a redraw's time in the browser)
+    printed = ["texttemplate" in spec(c)["data"][0] for c in at.get("plotly_chart")]
+    assert printed == [False, False, False, True]
 
 
 def test_switches_apply_live_to_the_cached_scores(trace):

@@ -73,6 +73,48 @@ def test_type_a_sentence_move_a_slider_and_read_the_labels(app_url, page):
     assert_no_error_box(page)
 
 
+def pattern_row(page, row: int) -> list[float]:
+    """One row of the softmax pattern (the page's fourth chart) as Plotly holds it."""
+    return page.evaluate(
+        "(r) => Array.from(document.querySelectorAll('.js-plotly-plot')[3]._fullData[0].z[r])", row
+    )
+
+
+def test_page_controls_rerun_their_fragment_and_keep_the_url(app_url, page):
+    # The temperature, switches and cell picker live in st.fragment: AppTest reruns the whole
+    # script, so only a browser sees the fragment-only reruns.
+    page.goto(f"{app_url}/pattern?s=the+river+bank&layer=1&head=4&q=1&k=2")
+    wait_for_charts(page, 4)
+    page.wait_for_function(
+        "() => document.querySelectorAll('.js-plotly-plot')[3]?._fullData", timeout=30_000
+    )
+    before = pattern_row(page, 1)
+    temp = page.get_by_role("slider", name="Softmax temperature")
+    temp.focus()
+    temp.press("ArrowRight")
+    page.wait_for_function(
+        "(b) => JSON.stringify(Array.from(document.querySelectorAll('.js-plotly-plot')[3]"
+        "._fullData[0].z[1])) !== b",
+        arg=str(before).replace(" ", ""),
+        timeout=30_000,
+    )
+    wait_idle(page)
+    after = pattern_row(page, 1)
+    assert abs(sum(after) - 1) < 1e-4 and max(after) < max(before)  # hotter softmax: flatter
+    assert "temp=1.05" in page.url and "layer=1" in page.url and "head=4" in page.url
+    assert page.get_by_text("Attention pattern · layer 1, head 4").count() == 1
+    arithmetic = page.locator('[data-testid="stMarkdownContainer"]', has_text="q·k for")
+    assert "“the” → “river”" in arithmetic.inner_text()
+    page.get_by_role("combobox", name="Query token (row)").click()
+    page.keyboard.type("3: bank")
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => location.search.includes('q=3')", timeout=30_000)
+    wait_idle(page)
+    assert "“bank” → “river”" in arithmetic.inner_text()
+    assert "÷ 1.05" in arithmetic.inner_text()  # the fragment got the current temperature
+    assert_no_error_box(page)
+
+
 def test_sentence_follows_the_user_to_another_page(app_url, page):
     page.goto(f"{app_url}/?s=Jane+visits+Africa")
     wait_idle(page)

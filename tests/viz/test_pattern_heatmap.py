@@ -53,6 +53,9 @@ def test_numbers_printed_only_for_short_sentences(steps):
     long = np.full((40, 40), 1 / 40, np.float32)
     fig = make_pattern_heatmap(long, [f"w{i}" for i in range(40)])
     assert fig.data[0].texttemplate is None
+    quiet = make_pattern_heatmap(steps.scores, TOKENS, stage="scores", numbers=False)
+    assert quiet.data[0].texttemplate is None
+    assert "%{z:.4f}" in quiet.data[0].hovertemplate  # the value is still on hover
 
 
 def test_shape_mismatch_is_a_clear_error(steps):

@@ -143,7 +143,8 @@ def head_walk(count: int, n_heads: int = 12) -> list[tuple[str, str]]:
 
 
 def bench_head_switch(browser, url: str, model: Model, moves: dict[int, int]) -> dict:
-    """Layer/Head slider arrow keys on /pattern → the softmax pattern redrawn."""
+    """Layer/Head slider arrow keys on /pattern → the softmax pattern redrawn; then the page's
+    temperature slider (a fragment rerun)."""
     targets = {12: (0.150, 0.300), 128: (None, 0.500), 512: (None, 1.5)}
     back = {"ArrowRight": "ArrowLeft", "ArrowLeft": "ArrowRight"}
     rows, results = [], {}
@@ -156,6 +157,11 @@ def bench_head_switch(browser, url: str, model: Model, moves: dict[int, int]) ->
             slider = page.get_by_role("slider", name=name)
             slider.focus()
             samples.append(measure(page, wire, lambda s=slider, k=key: s.press(k), chart=3))
+        temp = page.get_by_role("slider", name="Softmax temperature")
+        temp.focus()
+        fragment = [
+            measure(page, wire, lambda t=temp: t.press("ArrowRight"), chart=3) for _ in range(count)
+        ]
         page.context.close()
         samples, revisit = samples[:-1], samples[-1:]
         results[n] = samples
@@ -168,13 +174,15 @@ def bench_head_switch(browser, url: str, model: Model, moves: dict[int, int]) ->
         rows.append([str(n), str(count), *stats_cols(samples), target,
                      "n/a" if not charts else ("met" if ok else "MISSED")])  # fmt: skip
         rows.append([f"{n}, back to a seen head", "1", *stats_cols(revisit), "", ""])
+        rows.append([f"{n}, temperature slider", str(count), *stats_cols(fragment), "", ""])
         progress(f"head switch at {n} tokens: done")
     table(
         "Head switch: Head/Layer slider arrow key → updated softmax pattern on /pattern",
         ["tokens", *STAT_HEADER, "target (chart)", "verdict"],
         rows,
         "Every move shows a (layer, head) not seen before in that session. Going back to a seen "
-        "one lets Streamlit send references to figures the browser already holds.",
+        "one lets Streamlit send references to figures the browser already holds. The page's "
+        "temperature slider reruns only its fragment (the four stages and the arithmetic).",
     )
     return results
 

@@ -3,6 +3,7 @@ read-only, so no page can change what another visitor sees."""
 
 from __future__ import annotations
 
+import ctypes
 import os
 import threading
 from collections import OrderedDict
@@ -64,6 +65,25 @@ def nbytes(obj) -> int:
     return total
 
 
+def _malloc_trim() -> Callable[[int], int] | None:
+    try:
+        return ctypes.CDLL("libc.so.6").malloc_trim
+    except (OSError, AttributeError):  # not glibc: nothing to call
+        return None
+
+
+_MALLOC_TRIM = _malloc_trim()
+
+
+def release_free_memory() -> None:
+    """Hand memory freed by the forward pass back to the system (glibc's malloc_trim). A
+    512-token pass frees hundreds of MB of temporaries that malloc otherwise keeps: replaying
+    4 × 512 and 4 × 128 tokens through a 400 MB store held 708 MB resident without it, 405-432
+    MB with it, for 1-7 ms a trace."""
+    if _MALLOC_TRIM is not None:
+        _MALLOC_TRIM(0)
+
+
 class TraceStore:
     """Traces shared by every session, least recently used first out once their arrays pass
     ``budget`` bytes (the newest always stays). Not st.cache_resource: its max_entries counts
@@ -107,6 +127,7 @@ class TraceStore:
                     _, (_, dropped) = self._lru.popitem(last=False)
                     self.nbytes -= dropped
                 self._computing.pop(key, None)
+            release_free_memory()
             return trace
 
 

@@ -120,7 +120,7 @@ def stages(shared: Shared) -> None:
                 )  # fmt: skip
         with cols[4]:
             downloads.npz_button(trace, key="pattern_npz")
-    params.write_url("pattern")
+    # The URL (temperature, switches, q, k) is written by cell_arithmetic_section, run above.
 
 
 stages(shared)

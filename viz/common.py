@@ -50,7 +50,7 @@ def finite(values: NDArray) -> NDArray:
     return out
 
 
-def layout_base(height: int, title: str | None = None) -> dict:
+def _layout(height: int, title: str | None) -> dict:
     """Common margins, font and transparent background (legible in light and dark themes)."""
     layout = {
         "height": height,
@@ -65,8 +65,8 @@ def layout_base(height: int, title: str | None = None) -> dict:
 
 
 def base_layout(fig: go.Figure, height: int, title: str | None = None) -> go.Figure:
-    """Apply ``layout_base`` to a figure built step by step."""
-    fig.update_layout(layout_base(height, title))
+    """Apply the common layout to a figure built step by step."""
+    fig.update_layout(_layout(height, title))
     return fig
 
 
@@ -74,4 +74,4 @@ def figure(data: list, layout: dict, height: int, title: str | None = None) -> g
     """A figure built in one go: Plotly validates the whole spec once. Building the same figure
     with update_layout/update_xaxes calls took 13-15 ms instead of 3-4 ms (a 12-token pattern
     heatmap), and the pattern page builds four per rerun."""
-    return go.Figure(data=data, layout={**layout_base(height, title), **layout})
+    return go.Figure(data=data, layout={**_layout(height, title), **layout})

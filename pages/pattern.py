@@ -3,8 +3,9 @@
 import numpy as np
 import pandas as pd
 import streamlit as st
+from numpy.typing import NDArray
 
-from attention_core import AttentionSteps, attention_steps, cell_arithmetic
+from attention_core import AttentionSteps, Trace, attention_steps, cell_arithmetic
 from ui import downloads, params, safe, sidebar
 from ui.cache import get_trace
 from ui.sidebar import Shared
@@ -57,6 +58,28 @@ def cell_arithmetic_section(
     params.write_url("pattern")  # a fragment rerun skips the router, which keeps the URL
 
 
+def numbers_section(
+    trace: Trace, steps: AttentionSteps, keep: NDArray[np.int64], layer: int, head: int
+) -> None:
+    """The softmax pattern as a table, and every stage (and the whole trace) as files."""
+    tokens = [trace.tokens.tokens[i] for i in keep]
+    view = np.ix_(keep, keep)
+    names = [f"{i}:{t}" for i, t in zip(keep, tokens, strict=True)]  # unique, even repeated
+    if len(keep) <= TABLE_MAX or st.toggle(
+        f"Show the {len(keep)}×{len(keep)} table", key="pattern_big_table"
+    ):
+        st.dataframe(pd.DataFrame(steps.pattern[view], index=names, columns=names))
+    cols = st.columns(5)
+    for col, stage in zip(cols, STAGE_TITLES, strict=False):
+        with col:
+            downloads.csv_button(
+                f"{stage}.csv", getattr(steps, stage)[view], names, names,
+                f"L{layer}H{head}_{stage}.csv", key=f"pattern_csv_{stage}",
+            )  # fmt: skip
+    with cols[4]:
+        downloads.npz_button(trace, key="pattern_npz")
+
+
 @st.fragment
 def stages(shared: Shared) -> None:
     """The page's own controls and everything they change. A fragment: flipping a switch or
@@ -105,21 +128,12 @@ def stages(shared: Shared) -> None:
 
     cell_arithmetic_section(shared, steps, scale, temp)
 
-    with st.expander("The pattern as numbers"):
-        names = [f"{i}:{t}" for i, t in zip(keep, tokens, strict=True)]  # unique, even repeated
-        if len(keep) <= TABLE_MAX or st.toggle(
-            f"Show the {len(keep)}×{len(keep)} table", key="pattern_big_table"
-        ):
-            st.dataframe(pd.DataFrame(steps.pattern[view], index=names, columns=names))
-        cols = st.columns(5)
-        for col, stage in zip(cols, STAGE_TITLES, strict=False):
-            with col:
-                downloads.csv_button(
-                    f"{stage}.csv", getattr(steps, stage)[view], names, names,
-                    f"L{layer}H{head}_{stage}.csv", key=f"pattern_csv_{stage}",
-                )  # fmt: skip
-        with cols[4]:
-            downloads.npz_button(trace, key="pattern_npz")
+    # Built only while open: a closed expander's table would still be computed, sent and laid out
+    # on every rerun, and its grid's script loaded (1.2 MB) on the page's first visit.
+    numbers = st.expander("The pattern as numbers", key="pattern_numbers", on_change="rerun")
+    if numbers.open:
+        with numbers:
+            numbers_section(trace, steps, keep, layer, head)
     # The URL (temperature, switches, q, k) is written by cell_arithmetic_section, run above.
 
 

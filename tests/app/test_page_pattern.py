@@ -73,9 +73,24 @@ def test_transpose_puts_queries_on_columns(trace):
     np.testing.assert_allclose(_z(at, 3), trace.pattern_lhqk[2, 0].T, atol=1e-6)
 
 
+def open_numbers(at):
+    """Open the "pattern as numbers" expander, as a click on it does (it reruns the page)."""
+    at.session_state["pattern_numbers"] = True
+    return at.run()
+
+
+def test_the_closed_number_expander_builds_and_sends_nothing():
+    at = open_page("pattern", s=SENTENCE)
+    assert [e.label for e in at.expander] == ["The pattern as numbers"]
+    assert not at.dataframe and not at.get("download_button")
+    open_numbers(at)
+    assert not at.exception
+    assert len(at.dataframe) == 1 and len(at.get("download_button")) == 5
+
+
 def test_the_number_table_keeps_repeated_tokens_apart(model):
     sentence = "the cat saw the dog and the bird saw the cat"
-    at = open_page("pattern", s=sentence, layer="3", head="5")
+    at = open_numbers(open_page("pattern", s=sentence, layer="3", head="5"))
     expected = trace_sentence(model, sentence).pattern_lhqk[3, 5]
     table = at.dataframe[0].value
     assert table.shape == expected.shape  # one column per token, "the" four times included
@@ -86,7 +101,7 @@ def test_the_number_table_keeps_repeated_tokens_apart(model):
 
 def test_a_long_sentence_builds_its_number_table_only_when_asked(model):
     sentence = " ".join(["word"] * 80)
-    at = open_page("pattern", s=sentence)
+    at = open_numbers(open_page("pattern", s=sentence))
     assert not at.exception and not at.dataframe  # 82×82 is not sent unless asked for
     at.toggle(key="pattern_big_table").set_value(True).run()
     assert not at.exception

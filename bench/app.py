@@ -2,8 +2,9 @@
 
 Starts ``streamlit run app.py`` on 127.0.0.1 (scripts/live_app.py), drives Debian's Chromium with
 Playwright as a person would (open a link, press an arrow key on a slider, type a sentence) and
-prints one markdown table per section, the target next to each figure: cold start, head switch,
-all heads, a new sentence on every page, server memory, and BertViz on the same sentences.
+prints one markdown table per section, the target next to each figure: the floor of the stack (a
+bare Streamlit + Plotly page, bench/floor.py), cold start, head switch, all heads, a new sentence
+on every page, server memory, and BertViz on the same sentences.
 
 A benchmark, not a test: a missed target is reported, never raised. Every loop is bounded in
 count and every wait in time. Timings, all from the key press (or Enter):
@@ -12,8 +13,9 @@ count and every wait in time. Timings, all from the key press (or Enter):
   done     the server's "script finished" message arrived (the whole page rerun)
   bytes    websocket payload bytes the page received from the press to "script finished"
 
-``--only cold,heads,all_heads,pages,memory,bertviz`` runs some sections. The server inherits the
-environment, so ``OPENBLAS_NUM_THREADS=1 python -m bench app`` measures single-threaded BLAS.
+``--only floor,cold,heads,all_heads,pages,memory,bertviz`` runs some sections. The server
+inherits the environment, so ``OPENBLAS_NUM_THREADS=1 python -m bench app`` measures
+single-threaded BLAS.
 On a shared machine the load average (printed first and last) moves every timing.
 """
 
@@ -26,11 +28,13 @@ from collections.abc import Sequence
 from urllib.parse import quote_plus
 
 from attention_core import Model, load_model, tokenize
+from bench.floor import bench_floor
 from bench.live import (
     CHART_TIMEOUT_S,
     PLACEHOLDER_S,
     STAT_HEADER,
     has_chart,
+    head_walk,
     measure,
     open_page,
     rss_mb,
@@ -51,7 +55,7 @@ PARAGRAPH = (
 )
 SIZES = (12, 128, 512)
 _SENTENCES: dict[tuple[int, int], str] = {}
-SECTIONS = ("cold", "heads", "all_heads", "pages", "memory", "bertviz")
+SECTIONS = ("floor", "cold", "heads", "all_heads", "pages", "memory", "bertviz")
 
 # (url_path, sidebar title, index of the page's main chart among its Plotly charts)
 PAGES = (
@@ -126,20 +130,6 @@ def bench_cold_start(browser, repeats: int) -> None:
         "the first websocket message; first run finished = the server's \"script finished\" "
         "(model load, trace, four figures); the rest is the browser loading Plotly and drawing.",
     )  # fmt: skip
-
-
-def head_walk(count: int, n_heads: int = 12) -> list[tuple[str, str]]:
-    """(slider, key) presses that each show a (layer, head) not shown before: along the heads
-    of layer 0, one layer down at either end, back along the heads (a snake)."""
-    moves, head, step = [], 0, 1
-    while len(moves) < count:
-        if 0 <= head + step < n_heads:
-            moves.append(("Head", "ArrowRight" if step > 0 else "ArrowLeft"))
-            head += step
-        else:
-            moves.append(("Layer", "ArrowRight"))
-            step = -step
-    return moves
 
 
 def bench_head_switch(browser, url: str, model: Model, moves: dict[int, int]) -> dict:
@@ -333,6 +323,8 @@ def main(argv: list[str]) -> int:
     with sync_playwright() as pw:
         browser = launch_chromium(pw)
         try:
+            if "floor" in only:
+                bench_floor(browser, repeats, {n: moves[n] for n in (12, 128)})
             if "cold" in only:
                 bench_cold_start(browser, repeats)
             with streamlit_server(timeout=120) as url:

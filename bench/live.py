@@ -112,6 +112,20 @@ def measure(page, wire: Wire, act: Callable[[], None], chart: int) -> Sample:
     )
 
 
+def head_walk(count: int, n_heads: int = 12) -> list[tuple[str, str]]:
+    """(slider, key) presses that each show a (layer, head) not shown before: along the heads
+    of layer 0, one layer down at either end, back along the heads (a snake)."""
+    moves, head, step = [], 0, 1
+    while len(moves) < count:
+        if 0 <= head + step < n_heads:
+            moves.append(("Head", "ArrowRight" if step > 0 else "ArrowLeft"))
+            head += step
+        else:
+            moves.append(("Layer", "ArrowRight"))
+            step = -step
+    return moves
+
+
 def open_page(browser, url: str):
     """A fresh browser session (context) with a Wire on its page."""
     context = browser.new_context(viewport={"width": 1400, "height": 1000})

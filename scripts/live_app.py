@@ -39,13 +39,16 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def streamlit_server(port: int | None = None, timeout: float = 60.0) -> Iterator[ServerUrl]:
-    """Run `streamlit run app.py` on 127.0.0.1; yield its base URL; stop it on exit."""
+def streamlit_server(
+    port: int | None = None, timeout: float = 60.0, script: Path = ROOT / "app.py"
+) -> Iterator[ServerUrl]:
+    """Run `streamlit run app.py` (or ``script``) on 127.0.0.1; yield its base URL; stop it on
+    exit."""
     port = port or free_port()
     env = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MALLOC_ARENA_MAX": "2",  # run.sh
            **os.environ, "HF_HUB_OFFLINE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1"}  # fmt: skip
     cmd = [
-        sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
+        sys.executable, "-m", "streamlit", "run", str(script),
         "--server.headless", "true", "--browser.gatherUsageStats", "false",
         "--server.address", "127.0.0.1", "--server.port", str(port),
     ]  # fmt: skip

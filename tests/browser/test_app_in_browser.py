@@ -6,6 +6,7 @@ import re
 import time
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from scripts.live_app import streamlit_server, wait_for_charts, wait_idle
 
@@ -177,7 +178,10 @@ def test_walk_the_whole_learn_tour(app_url, page):
         progress = page.locator('[data-testid="stProgress"]')
         assert f"Step {step} of {N_STEPS}" in progress.inner_text(timeout=10_000)
         drawn = page.locator(".js-plotly-plot .main-svg, [data-testid='stDataFrame']")
-        assert drawn.count() > 0, f"step {step} shows no chart or table"
+        try:  # the run is over, but the browser may still be loading the chart library
+            drawn.first.wait_for(timeout=30_000)
+        except PlaywrightTimeout:
+            pytest.fail(f"step {step} shows no chart or table")
         assert page.locator('[data-testid="stSidebarNav"] a').count() == 8
         assert page.get_by_role("link", name=re.compile("Explore further")).count() == 1
         assert_no_error_box(page)

@@ -33,12 +33,14 @@ from bench.live import (
     CHART_TIMEOUT_S,
     PLACEHOLDER_S,
     STAT_HEADER,
+    SWITCH_TARGETS,
     has_chart,
     head_walk,
     measure,
     open_page,
     rss_mb,
     stats_cols,
+    switch_target,
     type_sentence,
 )
 from bench.report import fmt_bytes, fmt_s, load, p50, p95, progress, table, verdict
@@ -135,7 +137,6 @@ def bench_cold_start(browser, repeats: int) -> None:
 def bench_head_switch(browser, url: str, model: Model, moves: dict[int, int]) -> dict:
     """Layer/Head slider arrow keys on /pattern → the softmax pattern redrawn; then the page's
     temperature slider (a fragment rerun)."""
-    targets = {12: (0.150, 0.300), 128: (None, 0.500), 512: (None, 1.5)}
     back = {"ArrowRight": "ArrowLeft", "ArrowLeft": "ArrowRight"}
     rows, results = [], {}
     for n, count in moves.items():
@@ -155,11 +156,9 @@ def bench_head_switch(browser, url: str, model: Model, moves: dict[int, int]) ->
         page.context.close()
         samples, revisit = samples[:-1], samples[-1:]
         results[n] = samples
-        p50_t, p95_t = targets[n]
+        p50_t, p95_t = SWITCH_TARGETS[n]
         charts = [s.chart_s for s in samples if s.chart_s is not None]
-        target = " / ".join(
-            f"{name} ≤ {lim * 1000:.0f} ms" for name, lim in (("p50", p50_t), ("p95", p95_t)) if lim
-        )
+        target = switch_target(n)
         ok = charts and (p50_t is None or p50(charts) <= p50_t) and p95(charts) <= p95_t
         rows.append([str(n), str(count), *stats_cols(samples), target,
                      "n/a" if not charts else ("met" if ok else "MISSED")])  # fmt: skip

@@ -9,7 +9,15 @@ from __future__ import annotations
 
 import time
 
-from bench.live import CHART_TIMEOUT_S, STAT_HEADER, head_walk, measure, open_page, stats_cols
+from bench.live import (
+    CHART_TIMEOUT_S,
+    STAT_HEADER,
+    head_walk,
+    measure,
+    open_page,
+    stats_cols,
+    switch_target,
+)
 from bench.report import fmt_s, p50, p95, progress, table
 from scripts.live_app import ROOT, streamlit_server, wait_for_charts
 
@@ -28,7 +36,6 @@ def bench_floor(browser, repeats: int, moves: dict[int, int]) -> None:
         progress(f"floor cold start {r + 1}/{repeats}: {colds[-1]:.2f} s")
     rows = [["cold start (spawn → heatmap)", str(repeats), "", fmt_s(colds), fmt_s(colds, p95),
              "", "", "≤ 2 s (first heatmap)"]]  # fmt: skip
-    targets = {12: "p50 ≤ 150 ms / p95 ≤ 300 ms", 128: "p95 ≤ 500 ms", 512: "p95 ≤ 1500 ms"}
     with streamlit_server(timeout=120, script=FLOOR_APP) as url:
         for n, count in moves.items():
             page, wire = open_page(browser, url)
@@ -41,7 +48,7 @@ def bench_floor(browser, repeats: int, moves: dict[int, int]) -> None:
                 samples.append(measure(page, wire, lambda s=slider, k=key: s.press(k), chart=0))
             page.context.close()
             label = f"slider → heatmap, {n}×{n}"
-            rows.append([label, str(count), *stats_cols(samples), targets[n]])
+            rows.append([label, str(count), *stats_cols(samples), switch_target(n)])
             progress(f"floor slider at {n}: chart p50 {p50([s.chart_s for s in samples]):.3f} s")
     table(
         "Floor: a bare Streamlit page, two sliders and one Plotly heatmap (bench/floor_app.py)",

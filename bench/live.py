@@ -112,6 +112,16 @@ def measure(page, wire: Wire, act: Callable[[], None], chart: int) -> Sample:
     )
 
 
+# Slider / head switch → redrawn chart, per token count: (p50, p95) limits in seconds, None = none.
+SWITCH_TARGETS = {12: (0.150, 0.300), 128: (None, 0.500), 512: (None, 1.5)}
+
+
+def switch_target(n_tokens: int) -> str:
+    """The switch target at ``n_tokens`` as table text, e.g. "p50 ≤ 150 ms / p95 ≤ 300 ms"."""
+    limits = zip(("p50", "p95"), SWITCH_TARGETS[n_tokens], strict=True)
+    return " / ".join(f"{name} ≤ {lim * 1000:.0f} ms" for name, lim in limits if lim)
+
+
 def head_walk(count: int, n_heads: int = 12) -> list[tuple[str, str]]:
     """(slider, key) presses that each show a (layer, head) not shown before: along the heads
     of layer 0, one layer down at either end, back along the heads (a snake)."""

@@ -152,3 +152,12 @@ __all__ += [
     "square_law",
     "tokens_of_length",
 ]
+
+# what did that word do: the pass with a word hidden; the most telling head
+from attention_core.knockout import WordEffect, hide_word, word_pieces  # noqa: E402
+
+__all__ += [
+    "WordEffect",
+    "hide_word",
+    "word_pieces",
+]

@@ -2,7 +2,8 @@
 
 Follows the model exactly (post-LayerNorm BERT as in transformers' ``BertModel``), so its patterns
 and hidden states match ``output_attentions`` / ``output_hidden_states`` to float32 precision.
-The what-if switches (causal mask, √d_k scaling, temperature) apply to every layer of the pass.
+The what-if switches (causal mask, √d_k scaling, temperature, hidden tokens) apply to every layer
+of the pass.
 """
 
 from __future__ import annotations
@@ -19,6 +20,10 @@ from attention_core.tokens import Tokens, tokenize
 F32 = NDArray[np.float32]
 
 
+def _is_position(p: object) -> bool:
+    return isinstance(p, int | np.integer) and not isinstance(p, bool) and p >= 0
+
+
 @dataclass(frozen=True)
 class WhatIf:
     """Switches that change how attention is computed; the defaults are the trained model."""
@@ -26,6 +31,32 @@ class WhatIf:
     causal: bool = False  # hide later tokens from each query (decoder-style masking)
     scale: bool = True  # divide scores by √d_k before softmax
     temperature: float = 1.0  # divide the logits by this before softmax (> 0)
+    hidden: tuple[int, ...] = ()  # token positions no query may see: their keys masked everywhere
+
+    def __post_init__(self) -> None:
+        # Sorted and without repeats, so that equal switches are equal (and hash equal) as the
+        # cache key they are used as.
+        flat = not isinstance(self.hidden, str) and np.ndim(np.asarray(self.hidden, object)) == 1
+        items = list(self.hidden) if flat else [None]
+        if not all(map(_is_position, items)):
+            raise ValueError(f"hidden must be a tuple of token positions >= 0, got {self.hidden!r}")
+        object.__setattr__(self, "hidden", tuple(sorted({int(p) for p in items})))
+
+    def key_mask_k(self, n_tokens: int) -> NDArray[np.bool_] | None:
+        """True for the keys every query may see, False for hidden ones; None if none is hidden.
+
+        A hidden token still computes its own row as a query (as in transformers when its
+        ``attention_mask`` is 0): it is hidden from every token, itself included.
+        """
+        if not self.hidden:
+            return None
+        if self.hidden[-1] >= n_tokens:
+            raise ValueError(f"hidden positions {self.hidden} out of range for {n_tokens} tokens")
+        if len(self.hidden) == n_tokens:
+            raise ValueError(f"cannot hide all {n_tokens} tokens: no query would see anything")
+        mask_k = np.ones(n_tokens, dtype=bool)
+        mask_k[list(self.hidden)] = False
+        return mask_k
 
 
 @dataclass(frozen=True)
@@ -76,6 +107,7 @@ class Trace:
             scale=self.whatif.scale,
             temperature=self.whatif.temperature,
             causal=self.whatif.causal,
+            key_mask_k=self.whatif.key_mask_k(self.n_tokens),
         )
 
 
@@ -116,7 +148,7 @@ def attention_layer(model: Model, layer: int, x_td: F32, whatif: WhatIf) -> dict
     scores_hqk = q_hqe @ k_hke.transpose(0, 2, 1)  # [h,q,e] @ [h,e,k] -> [h,q,k]
     steps = attention_steps(
         scores_hqk, cfg.d_head, scale=whatif.scale, temperature=whatif.temperature,
-        causal=whatif.causal,
+        causal=whatif.causal, key_mask_k=whatif.key_mask_k(len(x_td)),
     )  # fmt: skip
     z_hqe = steps.pattern @ v_hke  # [h,q,k] @ [h,k,e] -> [h,q,e]
     w_o_hed = w[f"{pre}.output.dense.weight"].T.reshape(cfg.n_heads, cfg.d_head, cfg.d_model)
@@ -140,9 +172,14 @@ def _post_norm(model: Model, name: str, x_td: F32) -> F32:
     return layer_norm(x_td, w[f"{name}.weight"], w[f"{name}.bias"], model.config.layer_norm_eps)
 
 
-def pool(model: Model, hidden_td: F32) -> F32:
-    """Sentence embedding from the last layer: mean (or [CLS]) pooling, then L2 norm."""
-    pooled = hidden_td[0] if model.config.pooling == "cls" else hidden_td.mean(axis=0)
+def pool(model: Model, hidden_td: F32, keep_t: NDArray[np.bool_] | None = None) -> F32:
+    """Sentence embedding from the last layer: mean (or [CLS]) pooling, then L2 norm.
+
+    ``keep_t`` marks the tokens the mean covers (all by default); hidden tokens are left out, as
+    sentence-transformers' mean pooling leaves out tokens whose attention_mask is 0.
+    """
+    kept_td = hidden_td if keep_t is None else hidden_td[keep_t]
+    pooled = hidden_td[0] if model.config.pooling == "cls" else kept_td.mean(axis=0)
     return pooled / max(np.linalg.norm(pooled), 1e-12) if model.config.normalize else pooled
 
 
@@ -169,7 +206,7 @@ def run_model(model: Model, tokens: Tokens, whatif: WhatIf = WhatIf()) -> Trace:
         w_o_lhed=stack["w_o"], delta_ltd=stack["delta"],
         attn_out_ltd=stack["attn_out"], ffn_hidden_ltf=stack["ffn_hidden"],
         ffn_out_ltd=stack["ffn_out"], hidden_ltd=np.stack(hidden),
-        sentence_embedding_d=pool(model, x_td),
+        sentence_embedding_d=pool(model, x_td, whatif.key_mask_k(len(tokens))),
     )  # fmt: skip
 
 
@@ -183,5 +220,14 @@ def trace_sentence(
     limit = model.config.max_seq_length
     if len(tokens) <= limit:
         return trace
-    short = run_model(model, tokenize(model, text, limit), whatif)
+    short = run_model(model, tokenize(model, text, limit), _hidden_in_window(whatif, trace, limit))
     return replace(trace, sentence_embedding_d=short.sentence_embedding_d)
+
+
+def _hidden_in_window(whatif: WhatIf, trace: Trace, limit: int) -> WhatIf:
+    """The hidden positions of a long pass, carried to its first ``limit`` tokens: the window
+    keeps positions below ``limit - 1`` and moves the final [SEP] to ``limit - 1``."""
+    kept = [p for p in whatif.hidden if p < limit - 1]
+    if trace.n_tokens - 1 in whatif.hidden:
+        kept.append(limit - 1)
+    return replace(whatif, hidden=tuple(kept))

@@ -155,9 +155,12 @@ __all__ += [
 
 # what did that word do: the pass with a word hidden; the most telling head
 from attention_core.knockout import WordEffect, hide_word, word_pieces  # noqa: E402
+from attention_core.telling import TellingHead, telling_head  # noqa: E402
 
 __all__ += [
+    "TellingHead",
     "WordEffect",
     "hide_word",
+    "telling_head",
     "word_pieces",
 ]

@@ -40,9 +40,9 @@ def free_port() -> int:
 
 @contextlib.contextmanager
 def streamlit_server(
-    port: int | None = None, timeout: float = 60.0, script: Path = ROOT / "app.py"
+    port: int | None = None, timeout: float = 60.0, script: Path = ROOT / "server.py"
 ) -> Iterator[ServerUrl]:
-    """Run `streamlit run app.py` (or ``script``) on 127.0.0.1; yield its base URL; stop it on
+    """Run `streamlit run server.py` (or ``script``) on 127.0.0.1; yield its base URL; stop it on
     exit."""
     port = port or free_port()
     env = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MALLOC_ARENA_MAX": "2",  # run.sh

@@ -130,6 +130,11 @@ def _encode(value: Any) -> str:
     return str(value)
 
 
+def accept(name: str, value: Any) -> Any:
+    """A value for ``name`` sent by the browser, checked as a URL value is (ValueError if not)."""
+    return PARAMS[name].parse(_encode(value))
+
+
 def init_from_url() -> None:
     """Once per session: copy valid URL parameters into session state, warn about the rest."""
     if st.session_state.get("_url_read"):

@@ -1,0 +1,57 @@
+"""The attention explorer: a Streamlit components-v2 view that holds a sentence's attention in
+the browser and redraws every switch there (layer, head, mask, √d_k, temperature, layout, zoom,
+the cell arithmetic) without a server round trip.
+
+Its JavaScript lives in the .js files next to this one (plain functions, no build step), joined
+in order into one ES module; Streamlit registers it once per process. The numbers travel over
+the HTTP route in ``explorer/api.py``, one layer block at a time, fetched by the browser.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import streamlit as st
+
+from attention_core import Trace
+from attention_core.pack import header
+from explorer.api import PATH
+
+HERE = Path(__file__).parent
+JS_FILES = ("stages.js", "draw.js", "fetch.js", "view.js")  # view.js holds the export
+VIEW_FIELDS = ("layer", "head", "causal", "scale", "temp", "transpose", "hide_special", "q", "k")
+PREFETCH_BYTES = 8 * 2**20  # all layers' scores are fetched up front when they are this or less
+
+
+@cache
+def _renderer() -> Callable[..., Any]:
+    js = "\n".join((HERE / name).read_text() for name in JS_FILES)
+    css = (HERE / "explorer.css").read_text()
+    return st.components.v2.component("attention_explorer", js=js, css=css)
+
+
+def mount(
+    trace: Trace,
+    model: str,
+    text: str,
+    view: dict[str, Any],
+    defaults: dict[str, Any],
+    on_change: Callable[[], None],
+    key: str,
+) -> Any:
+    """Draw the explorer for ``text``'s trace starting at ``view`` (the VIEW_FIELDS). When the
+    visitor changes the view, the browser redraws first and then reports the new view
+    (``st.session_state[key]["view"]``), debounced, and ``on_change`` runs before the rerun."""
+    data = {
+        "api": PATH.lstrip("/"),  # relative: works behind a proxy's path prefix too
+        "model": model,
+        "text": text,
+        "header": header(trace),
+        "view": {name: view[name] for name in VIEW_FIELDS},
+        "defaults": {name: defaults[name] for name in VIEW_FIELDS},
+        "prefetch_bytes": PREFETCH_BYTES,
+    }
+    return _renderer()(data=data, key=key, on_view_change=on_change)

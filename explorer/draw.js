@@ -1,0 +1,103 @@
+// Drawing: colour scales, one heatmap on a canvas (one pixel per cell, scaled up by CSS),
+// its colour bar, and token labels as real text thinned to fit.
+
+// Colour-blind-safe scales, as the Plotly charts use: Cividis for weights in [0, 1], a
+// blue-grey-red diverging scale for signed scores.
+const CIVIDIS = [[0, 32, 77], [0, 52, 110], [57, 72, 108], [87, 92, 109], [112, 113, 115],
+  [138, 135, 121], [166, 157, 117], [196, 181, 108], [228, 207, 91], [253, 234, 69]];
+const DIVERGING = [[5, 10, 172], [106, 137, 247], [190, 190, 190], [220, 170, 132],
+  [230, 145, 90], [178, 10, 28]];
+const DIVERGING_AT = [0, 0.35, 0.5, 0.6, 0.7, 1];
+
+function lut(stops, at) {
+  const table = new Uint8ClampedArray(256 * 3);
+  const pos = at || stops.map((_, i) => i / (stops.length - 1));
+  for (let i = 0; i < 256; i++) {
+    const x = i / 255;
+    let j = 1;
+    while (j < pos.length - 1 && x > pos[j]) j++;
+    const t = (x - pos[j - 1]) / (pos[j] - pos[j - 1]);
+    for (let c = 0; c < 3; c++) {
+      table[i * 3 + c] = stops[j - 1][c] + t * (stops[j][c] - stops[j - 1][c]);
+    }
+  }
+  return table;
+}
+const SCALES = { weights: lut(CIVIDIS), signed: lut(DIVERGING, DIVERGING_AT) };
+
+// The value range a stage is coloured over: weights 0..1; signed stages ±max|finite| shown.
+function colourRange(values, cells, signed) {
+  if (!signed) return [0, 1];
+  let big = 0;
+  for (const i of cells) {
+    const v = values[i];
+    if (v !== -Infinity && Math.abs(v) > big) big = Math.abs(v);
+  }
+  return [-(big || 1), big || 1];
+}
+
+// Paint values[rows[r] * n + cols[c]] (or the transposed cell) onto a canvas of
+// cols.length × rows.length pixels. Masked (-Infinity) cells take the `blank` colour.
+function paint(canvas, values, n, rows, cols, transpose, range, scale, blank) {
+  const w = cols.length, h = rows.length;
+  if (canvas.width !== w) canvas.width = w;
+  if (canvas.height !== h) canvas.height = h;
+  const ctx = canvas.getContext("2d");
+  const img = ctx.createImageData(w, h);
+  const px = img.data;
+  const [lo, hi] = range;
+  const span = hi - lo || 1;
+  for (let r = 0; r < h; r++) {
+    for (let c = 0; c < w; c++) {
+      const cell = transpose ? cols[c] * n + rows[r] : rows[r] * n + cols[c];
+      const v = values[cell];
+      const o = (r * w + c) * 4;
+      if (v === -Infinity) {
+        px[o] = blank[0]; px[o + 1] = blank[1]; px[o + 2] = blank[2];
+      } else {
+        const i = Math.max(0, Math.min(255, Math.round(((v - lo) / span) * 255))) * 3;
+        px[o] = scale[i]; px[o + 1] = scale[i + 1]; px[o + 2] = scale[i + 2];
+      }
+      px[o + 3] = 255;
+    }
+  }
+  ctx.putImageData(img, 0, 0);
+}
+
+function paintColourBar(canvas, scale) {
+  canvas.width = 1;
+  canvas.height = 256;
+  const ctx = canvas.getContext("2d");
+  const img = ctx.createImageData(1, 256);
+  for (let i = 0; i < 256; i++) {
+    const s = (255 - i) * 3, o = i * 4;
+    img.data[o] = scale[s]; img.data[o + 1] = scale[s + 1]; img.data[o + 2] = scale[s + 2];
+    img.data[o + 3] = 255;
+  }
+  ctx.putImageData(img, 0, 0);
+}
+
+// Token labels along one axis as text elements (selectable, read by screen readers), every
+// `step`-th one when there are more than fit; `index` maps a shown position to a token.
+function labelAxis(holder, index, tokens, size, vertical) {
+  holder.replaceChildren();
+  const count = index.length;
+  const step = Math.max(1, Math.ceil(count / Math.max(1, Math.floor(size / 13))));
+  const cell = size / count;
+  for (let p = 0; p < count; p += step) {
+    const span = document.createElement("span");
+    span.textContent = tokens[index[p]];
+    span.title = `${index[p]}: ${tokens[index[p]]}`;
+    span.style[vertical ? "top" : "left"] = `${(p + 0.5) * cell}px`;
+    holder.appendChild(span);
+  }
+}
+
+function themeRgb(el, name, fallback) {
+  const probe = document.createElement("span");
+  probe.style.color = getComputedStyle(el).getPropertyValue(name) || fallback;
+  el.appendChild(probe);
+  const rgb = getComputedStyle(probe).color.match(/\d+/g) || [128, 128, 128];
+  probe.remove();
+  return rgb.slice(0, 3).map(Number);
+}

@@ -1,11 +1,12 @@
 """The attention-pattern page against the engine: every stage, the switches, the arithmetic."""
 
+import json
+
 import numpy as np
 import pytest
 
 from attention_core import attention_steps, trace_sentence
 from tests.app.conftest import open_page
-from tests.figdata import array, spec
 
 SENTENCE = "I made a deposit at the bank"
 
@@ -15,62 +16,55 @@ def trace(model):
     return trace_sentence(model, SENTENCE)
 
 
-def _z(at, i):
-    return array(spec(at.get("plotly_chart")[i])["data"][0]["z"])
+def _explorer(at) -> dict:
+    """The JSON the page hands the attention explorer (the browser draws from it)."""
+    [element] = at.get("bidi_component")
+    assert element.proto.component_name == "attention_explorer"
+    return json.loads(element.proto.json)
 
 
-def test_defaults_show_the_four_stages_of_the_chosen_head(trace):
-    at = open_page("pattern", s=SENTENCE, layer="4", head="7")
+def test_the_explorer_gets_the_sentence_and_the_view_from_the_link(trace):
+    at = open_page("pattern", s=SENTENCE, layer="4", head="7", causal="1", temp="0.5", q="7")
     assert not at.exception
-    assert at.title[0].value == "Attention pattern · layer 4, head 7"
-    steps = attention_steps(trace.scores_lhqk[4, 7], 32)
-    assert len(at.get("plotly_chart")) == 4
-    for i, stage in enumerate(("scores", "scaled", "masked", "pattern")):
-        np.testing.assert_allclose(_z(at, i), getattr(steps, stage), atol=1e-6)
-    np.testing.assert_allclose(_z(at, 3), trace.pattern_lhqk[4, 7], atol=1e-6)
-    ticks = spec(at.get("plotly_chart")[3])["layout"]["xaxis"]["ticktext"]
-    assert ticks == list(trace.tokens.tokens)
-    # 9 tokens: the softmax pattern prints its numbers in the cells, the three stages before it
-    # show theirs on hover (four heatmaps of labels were most of a redraw's time in the browser)
-    printed = ["texttemplate" in spec(c)["data"][0] for c in at.get("plotly_chart")]
-    assert printed == [False, False, False, True]
+    assert at.title[0].value == "Attention pattern"
+    assert not at.get("plotly_chart")  # the four stages are drawn in the browser
+    data = _explorer(at)
+    assert data["text"] == SENTENCE and data["model"] == "all-MiniLM-L6-v2"
+    assert data["header"]["tokens"] == list(trace.tokens.tokens)
+    assert data["header"]["special"] == trace.tokens.special_t.tolist()
+    assert (data["header"]["n_layers"], data["header"]["n_heads"]) == (6, 12)
+    assert data["header"]["d_head"] == 32 and data["header"]["n_tokens"] == trace.n_tokens
+    assert data["view"] == {
+        "layer": 4, "head": 7, "causal": True, "scale": True, "temp": 0.5,
+        "transpose": False, "hide_special": False, "q": 7, "k": 0,
+    }  # fmt: skip
+    assert data["defaults"]["layer"] == 2 and data["defaults"]["temp"] == 1.0
+    assert data["api"] == "api/attention/block"
 
 
-def test_switches_apply_live_to_the_cached_scores(trace):
-    at = open_page("pattern", s=SENTENCE, layer="1", head="2")
-    at.toggle(key="causal").set_value(True)
-    at.toggle(key="scale").set_value(False)
-    at.slider(key="temp").set_value(2.0).run()
+def test_a_cell_outside_a_shorter_sentence_falls_back_inside_it():
+    at = open_page("pattern", s="hi", q="9", k="9")
+    assert not at.exception
+    view = _explorer(at)["view"]
+    assert (view["q"], view["k"]) == (2, 2)  # [CLS] hi [SEP]
+
+
+def test_sidebar_changes_reach_the_explorer():
+    at = open_page("pattern", s=SENTENCE)
+    at.sidebar.slider(key="head").set_value(9).run()
+    at.sidebar.toggle(key="hide_special").set_value(True).run()
+    assert not at.exception
+    view = _explorer(at)["view"]
+    assert view["head"] == 9 and view["hide_special"] is True
+
+
+def test_the_number_table_follows_the_switches(trace):
+    at = open_numbers(open_page("pattern", s=SENTENCE, layer="1", head="2", causal="1",
+                                scale="0", temp="2"))  # fmt: skip
     assert not at.exception
     expected = attention_steps(trace.scores_lhqk[1, 2], 32, scale=False, temperature=2.0,
                                causal=True)  # fmt: skip
-    pattern = _z(at, 3)
-    np.testing.assert_allclose(pattern, expected.pattern, atol=1e-6)
-    assert np.all(pattern[np.triu_indices(len(pattern), 1)] == 0)
-    masked = _z(at, 2)
-    assert np.isnan(masked[np.triu_indices(len(masked), 1)]).all()
-    assert at.query_params["causal"] == ["1"] or at.query_params["causal"] == "1"
-
-
-def test_cell_arithmetic_matches_the_dot_product(trace):
-    at = open_page("pattern", s=SENTENCE, layer="0", head="3", q="7", k="2")
-    text = " ".join(m.value for m in at.markdown)
-    score = float(trace.q_lhqe[0, 3, 7] @ trace.k_lhke[0, 3, 2])
-    assert f"{score:.4f}" in text
-    assert f"{trace.pattern_lhqk[0, 3, 7, 2]:.4f}" in text
-
-
-def test_hiding_special_tokens_drops_their_rows_and_columns(trace):
-    at = open_page("pattern", s=SENTENCE, hide_special="1")
-    z = _z(at, 3)
-    assert z.shape == (trace.n_tokens - 2, trace.n_tokens - 2)
-    ticks = spec(at.get("plotly_chart")[3])["layout"]["xaxis"]["ticktext"]
-    assert "[CLS]" not in ticks and "[SEP]" not in ticks
-
-
-def test_transpose_puts_queries_on_columns(trace):
-    at = open_page("pattern", s=SENTENCE, transpose="1")
-    np.testing.assert_allclose(_z(at, 3), trace.pattern_lhqk[2, 0].T, atol=1e-6)
+    np.testing.assert_allclose(at.dataframe[0].value.to_numpy(), expected.pattern, atol=1e-6)
 
 
 def open_numbers(at):

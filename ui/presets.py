@@ -1,24 +1,79 @@
-"""Example sentences from the notes, each with probe words for the embedding-shift page."""
+"""Example sentences from the notes, each with what to look at: a head, a token, probe words for the
+embedding-shift page, and one measured claim.
+
+Every layer, head and token was chosen by measuring the packaged all-MiniLM-L6-v2 (the telling
+head of ``attention_core.telling`` and the patterns themselves), and tests/core/test_presets.py
+recomputes each claim's number with the engine. Probe words are never words of their sentence:
+a token compared with a copy of its neighbour would only show that the neighbour is there.
+No streamlit here, so the core tests can import it.
+"""
 
 from __future__ import annotations
 
-PRESETS: dict[str, tuple[str, ...]] = {
-    "The river bank was muddy": ("river", "water", "money", "finance"),
-    "I made a deposit at the bank": ("money", "finance", "river", "water"),
-    "dirty quantum plumbing": ("physics", "pipe", "water", "dirt"),
-    "the fluffy blue creature roamed the verdant forest": ("animal", "tree", "green", "soft"),
-    "Jane visits Africa": ("travel", "continent", "person", "city"),
-    "Mike Wazowski is a one-eyed green monster who works at Monsters, Inc.": (
-        "monster",
-        "eye",
-        "green",
-        "company",
+from dataclasses import dataclass
+
+BANK_PROBES = ("shore", "stream", "money", "finance")  # two of each sense of "bank"
+
+
+@dataclass(frozen=True)
+class Preset:
+    """One example sentence and the view that shows its point."""
+
+    sentence: str  # the text as typed into the sidebar
+    layer: int  # the layer of the head to open (counted from 0)
+    head: int  # the head to open (counted from 0)
+    token: int  # the query token to follow (position, [CLS] = 0)
+    key: int  # the token it reads, the one the claim names (position)
+    probes: tuple[str, ...]  # probe words for the embedding-shift page, none from the sentence
+    claim: str  # what the view shows, in one sentence, with the engine's number
+
+
+CURATED: tuple[Preset, ...] = (
+    Preset(
+        "The river bank was muddy", 1, 9, 3, 2, BANK_PROBES,
+        "Layer 1, head 9: “bank” puts 0.75 of its attention on “river”, the word that says "
+        "which kind of bank this is.",
     ),
-}
+    Preset(
+        "I made a deposit at the bank", 5, 7, 7, 4, BANK_PROBES,
+        "Layer 5, head 7: “bank” puts 0.67 of its attention on “deposit”, the word that makes it "
+        "the bank that keeps money.",
+    ),
+    Preset(
+        "dirty quantum plumbing", 0, 0, 3, 2, ("physics", "pipe", "water", "dirt"),
+        "Layer 0, head 0: “plumbing” puts 0.82 of its attention on “quantum”, the adjective "
+        "right before it.",
+    ),
+    Preset(
+        "the fluffy blue creature roamed the verdant forest", 0, 1, 4, 2,
+        ("animal", "tree", "green", "soft"),
+        "Layer 0, head 1: “creature” puts 0.40 of its attention on “fluffy”, an adjective that "
+        "describes it.",
+    ),
+    Preset(
+        "Jane visits Africa", 1, 8, 1, 2, ("travel", "continent", "person", "city"),
+        "Layer 1, head 8: “jane” puts 0.82 of its attention on “visits”, what Jane does.",
+    ),
+    Preset(
+        "The green, one-eyed creature is the star of the Disney Pixar movie. He's short, has "
+        "small horns and a non-confrontational figure. He's not a very menacing monster.",
+        0, 10, 42, 7, ("Mike Wazowski", "cyclops", "cartoon", "horror"),
+        "Layer 0, head 10: “monster” puts 0.42 of its attention on “creature”, the word it "
+        "refers back to.",
+    ),
+)  # fmt: skip
+
+PRESETS: dict[str, tuple[str, ...]] = {preset.sentence: preset.probes for preset in CURATED}
 DEFAULT_SENTENCE = "The river bank was muddy"
+# For sentences the user types; the embedding-shift page's URL default (ui/params.py) repeats it.
 DEFAULT_PROBES = ("river", "water", "money", "finance")
 
 
 def probes_for(sentence: str) -> tuple[str, ...]:
     """Default probe words for a preset; generic ones for a sentence the user typed."""
     return PRESETS.get(sentence, DEFAULT_PROBES)
+
+
+def curated(sentence: str) -> Preset | None:
+    """The curated view of a preset sentence; None for a sentence the user typed."""
+    return next((preset for preset in CURATED if preset.sentence == sentence), None)

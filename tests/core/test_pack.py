@@ -1,0 +1,105 @@
+"""attention_core.pack: the header and the raw float32 layer blocks the explorer fetches.
+
+The browser recomputes every stage from these bytes, so they must be the engine's numbers bit for
+bit, in the documented shapes and order."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from attention_core import trace_sentence
+from attention_core.pack import PARTS, block_nbytes, header, layer_block
+
+SENTENCE = "The river bank was muddy after the rain"
+
+
+@pytest.fixture(scope="module")
+def trace(model):
+    return trace_sentence(model, SENTENCE)
+
+
+def decode(data: bytes, shape: tuple[int, ...]) -> np.ndarray:
+    return np.frombuffer(data, dtype="<f4").reshape(shape)
+
+
+def test_header_fields(trace):
+    got = header(trace)
+    cfg = trace.config
+    assert got == {
+        "tokens": list(trace.tokens.tokens),
+        "special": [bool(s) for s in trace.tokens.special_t],
+        "n_layers": cfg.n_layers,
+        "n_heads": cfg.n_heads,
+        "d_head": cfg.d_head,
+        "n_tokens": trace.n_tokens,
+    }
+    assert (got["n_layers"], got["n_heads"], got["d_head"]) == (6, 12, 32)
+    assert got["tokens"][0] == "[CLS]" and got["tokens"][-1] == "[SEP]"
+    assert got["special"] == [True] + [False] * (trace.n_tokens - 2) + [True]
+    assert len(got["tokens"]) == len(got["special"]) == got["n_tokens"]
+    # JSON-ready: plain Python types only (no numpy scalars)
+    assert all(type(t) is str for t in got["tokens"])
+    assert all(type(s) is bool for s in got["special"])
+    assert all(type(got[k]) is int for k in ("n_layers", "n_heads", "d_head", "n_tokens"))
+
+
+@pytest.mark.parametrize("layer", range(6))
+def test_scores_block_is_the_engines_scores_bit_for_bit(trace, layer):
+    block = layer_block(trace, layer, "scores")
+    n, h = trace.n_tokens, trace.config.n_heads
+    assert (block.layer, block.part) == (layer, "scores")
+    assert isinstance(block.data, bytes)
+    got = decode(block.data, (h, n, n))
+    assert got.dtype == np.dtype("<f4")
+    np.testing.assert_array_equal(got, trace.scores_lhqk[layer])
+    # bit-exact, not just equal as numbers (-0.0 == 0.0 would pass array_equal)
+    assert got.tobytes() == np.ascontiguousarray(trace.scores_lhqk[layer], "<f4").tobytes()
+    assert len(block.data) == block_nbytes(n, h, trace.config.d_head, "scores") == 4 * h * n * n
+
+
+@pytest.mark.parametrize("layer", range(6))
+def test_qk_block_is_queries_then_keys_bit_for_bit(trace, layer):
+    block = layer_block(trace, layer, "qk")
+    n, h, e = trace.n_tokens, trace.config.n_heads, trace.config.d_head
+    assert (block.layer, block.part) == (layer, "qk")
+    half = 4 * h * n * e
+    assert len(block.data) == block_nbytes(n, h, e, "qk") == 2 * half
+    q = decode(block.data[:half], (h, n, e))
+    k = decode(block.data[half:], (h, n, e))
+    np.testing.assert_array_equal(q, trace.q_lhqe[layer])
+    np.testing.assert_array_equal(k, trace.k_lhke[layer])
+    assert q.tobytes() == np.ascontiguousarray(trace.q_lhqe[layer], "<f4").tobytes()
+    assert k.tobytes() == np.ascontiguousarray(trace.k_lhke[layer], "<f4").tobytes()
+
+
+def test_block_scores_reproduce_q_dot_k(trace):
+    # The two parts describe the same head: scores[h, q, k] = q_h[q] · k_h[k] (float32 sums,
+    # so to float32 rounding, not bit for bit).
+    layer, n, h, e = 3, trace.n_tokens, trace.config.n_heads, trace.config.d_head
+    scores = decode(layer_block(trace, layer, "scores").data, (h, n, n))
+    qk = np.frombuffer(layer_block(trace, layer, "qk").data, dtype="<f4").reshape(2, h, n, e)
+    recomputed = np.einsum("hqe,hke->hqk", qk[0].astype(np.float64), qk[1].astype(np.float64))
+    np.testing.assert_allclose(scores, recomputed, rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("n_tokens", [1, 3, 12, 512])
+@pytest.mark.parametrize("part", PARTS)
+def test_block_nbytes_formula(n_tokens, part):
+    per_head = n_tokens * n_tokens if part == "scores" else 2 * n_tokens * 32
+    assert block_nbytes(n_tokens, 12, 32, part) == 4 * 12 * per_head
+
+
+@pytest.mark.parametrize("layer", [-1, 6, 99])
+def test_bad_layer_raises_naming_it(trace, layer):
+    with pytest.raises(ValueError, match=rf"layer {layer}\b.*0\.\.5"):
+        layer_block(trace, layer, "scores")
+
+
+@pytest.mark.parametrize("part", ["pattern", "", "SCORES", "q"])
+def test_bad_part_raises_naming_it(trace, part):
+    with pytest.raises(ValueError, match=re.escape(repr(part))) as err:
+        layer_block(trace, 0, part)  # type: ignore[arg-type]
+    assert "scores" in str(err.value) and "qk" in str(err.value)

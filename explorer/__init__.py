@@ -21,7 +21,7 @@ from attention_core.pack import header
 from explorer.api import PATH
 
 HERE = Path(__file__).parent
-JS_FILES = ("stages.js", "draw.js", "fetch.js", "view.js")  # view.js holds the export
+JS_FILES = ("stages.js", "draw.js", "fetch.js", "grid.js", "view.js")  # view.js: the export
 VIEW_FIELDS = ("layer", "head", "causal", "scale", "temp", "transpose", "hide_special", "q", "k")
 PREFETCH_BYTES = 8 * 2**20  # all layers' scores are fetched up front when they are this or less
 
@@ -55,3 +55,29 @@ def mount(
         "prefetch_bytes": PREFETCH_BYTES,
     }
     return _renderer()(data=data, key=key, on_view_change=on_change)
+
+
+def mount_grid(
+    trace: Trace,
+    model: str,
+    text: str,
+    rows: list[tuple[int, list[int]]],
+    metrics: dict[str, list[list[float]]],
+    hide_special: bool,
+    on_open: Callable[[], None],
+    key: str,
+) -> Any:
+    """Every head in ``rows`` ((layer, heads in order) pairs) as a small pattern, with the
+    engine's summary ``metrics`` ([l][h] by label) on hover. A click on a head sets the trigger
+    ``st.session_state[key]["open"]`` = {layer, head} and runs ``on_open``."""
+    data = {
+        "mode": "grid",
+        "api": PATH.lstrip("/"),
+        "model": model,
+        "text": text,
+        "header": header(trace),
+        "rows": [{"layer": layer, "heads": heads} for layer, heads in rows],
+        "metrics": metrics,
+        "hide_special": hide_special,
+    }
+    return _renderer()(data=data, key=key, on_open_change=on_open)

@@ -52,7 +52,11 @@ function isTyping(event) {
     || /slider|textbox|combobox|listbox|option|spinbutton|button|menu|tab/.test(role);
 }
 
-export default function ({ data, parentElement, setStateValue, key }) {
+export default function (args) {
+  return args.data.mode === "grid" ? renderGrid(args) : renderView(args);
+}
+
+function renderView({ data, parentElement, setStateValue, key }) {
   const { header, view: given } = data;
   const src = { api: data.api, model: data.model, text: data.text };
   const n = header.n_tokens, dk = header.d_head, tokens = header.tokens;

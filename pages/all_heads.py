@@ -1,11 +1,14 @@
 """All heads at once: every layer's heads as small patterns, their summary figures, sorting."""
 
+import contextlib
+
 import numpy as np
 import streamlit as st
 
-from ui import router, sidebar
-from ui.all_heads_cache import head_figures, head_thumbnails
-from viz.head_grid import METRICS, list_heads, make_head_grid, order_heads
+import explorer
+from ui import params, router, sidebar
+from ui.all_heads_cache import head_figures
+from viz.head_grid import MAX_TILE, METRICS, list_heads, order_heads
 
 
 def _open(layer: int, head: int) -> None:
@@ -15,9 +18,10 @@ def _open(layer: int, head: int) -> None:
 
 
 def _open_from_grid() -> None:
-    points = st.session_state["ah_grid"]["selection"]["points"]
-    if points and "customdata" in points[0]:
-        _open(int(points[0]["customdata"][0]), int(points[0]["customdata"][1]))
+    picked = st.session_state["ah_grid"].get("open") or {}
+    layer, head = picked.get("layer"), picked.get("head")
+    with contextlib.suppress(ValueError):  # only a drawn head can be clicked; check anyway
+        _open(params.accept("layer", layer), params.accept("head", head))
 
 
 shared = sidebar.shared()
@@ -43,15 +47,16 @@ top = c4.slider("Heads per layer", 1, trace.config.n_heads, key="ah_top",
                 help="Show the first N heads of each layer in the chosen order.")  # fmt: skip
 
 figures = head_figures(shared.model, shared.text)
-thumbs, factor, n_drawn = head_thumbnails(shared.model, shared.text, shared.hide_special)
+n_drawn = len(shared.visible(trace))
+factor = -(-n_drawn // MAX_TILE)
 layers = list(range(trace.config.n_layers)) if layer_choice == "all" else [int(layer_choice)]
 metric = labels[sort] if sort != "head" else None
 ranking = figures.get(metric)
 order = order_heads(trace.config.n_heads, layers, top, ranking, descending)
-fig = make_head_grid(thumbs, figures, layers, order, ranked_by=metric)
-st.plotly_chart(
-    fig, key="ah_grid", on_select=_open_from_grid, selection_mode="points",
-    config={"displaylogo": False},
+explorer.mount_grid(
+    trace, shared.model, shared.text, [(lay, row.tolist()) for lay, row in zip(layers, order,
+    strict=True)], {label: values.tolist() for label, values in figures.items()},
+    shared.hide_special, _open_from_grid, key="ah_grid",
 )  # fmt: skip
 shrink = (
     f" With {n_drawn} tokens, each pixel is a {factor}×{factor} block: the weight {factor} "

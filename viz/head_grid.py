@@ -1,21 +1,15 @@
-"""Every head of every layer as one tiled heatmap: a small attention pattern per head.
-
-One figure instead of 72 subplots: the (pooled, when long) patterns are tiled into a single matrix
-with NaN gaps between tiles and drawn as one Heatmap; one nearly transparent Scatter marker sits
-on each tile's centre and carries the head's layer, number and summary figures, for hover text
-and for click selection (Plotly reports selected scatter points, not heatmap cells).
+"""The All heads page's arithmetic: which heads to show in which order, their summary figures,
+and pooling long patterns into thumbnails (the browser's explorer/grid.js pools the same way).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 import numpy as np
-import plotly.graph_objects as go
 from numpy.typing import NDArray
 
 from attention_core import HeadSummary
-from viz.common import PATTERN_SCALE, escape, figure
 
 # Sort keys (URL values) -> (label, HeadSummary field). Every figure is averaged over query rows.
 METRICS = {
@@ -26,9 +20,6 @@ METRICS = {
     "max": ("largest weight in a row", "max_weight_lh"),
 }
 MAX_TILE = 48  # a thumbnail is at most this many pixels a side; longer sentences are averaged
-_GRID_PX = 700  # expected drawn width of the tiles in a wide page (the height follows from it)
-_TILE_PX = (30, 110)  # smallest and largest expected tile size, in screen pixels
-_GHOST = "rgba(128,128,128,0.02)"  # the hover/click markers: there, but not seen
 
 
 def head_metrics(summary: HeadSummary) -> dict[str, NDArray]:
@@ -87,100 +78,3 @@ def list_heads(
     values = np.asarray(values_lh, dtype=np.float64)[layer_n, head_n]
     rank = np.argsort(-values if descending else values, kind="stable")
     return layer_n[rank], head_n[rank]
-
-
-def tile(thumbs_nss: NDArray, n_rows: int, n_cols: int, gap: int) -> NDArray:
-    """Lay n_rows·n_cols square thumbnails (row-major) out in one matrix, NaN between them."""
-    s = thumbs_nss.shape[-1]
-    if thumbs_nss.shape != (n_rows * n_cols, s, s):
-        raise ValueError(f"{thumbs_nss.shape} thumbnails do not fill a {n_rows}×{n_cols} grid")
-    step = s + gap
-    out = np.full((n_rows * step - gap, n_cols * step - gap), np.nan, dtype=np.float32)
-    for i, thumb in enumerate(thumbs_nss):
-        r, c = divmod(i, n_cols)
-        out[r * step : r * step + s, c * step : c * step + s] = thumb
-    return out
-
-
-def _hover(metric_names: Sequence[str]) -> str:
-    lines = [f"{escape(name)} %{{customdata[{i + 2}]:.3f}}" for i, name in enumerate(metric_names)]
-    return (
-        "<b>layer %{customdata[0]}, head %{customdata[1]}</b><br>"
-        + "<br>".join(lines)
-        + "<br><i>click to open it on the pattern page</i><extra></extra>"
-    )
-
-
-_TAG = {"xref": "x", "yref": "y", "xanchor": "left", "yanchor": "top", "showarrow": False}
-_TAG_STYLE = {"font": {"size": 10, "color": "white"}, "bgcolor": "rgba(0,0,0,0.6)"}
-
-
-def _tags(xs: NDArray, ys: NDArray, half: float, layer_n, head_n, values_lh) -> list[dict]:
-    """A tag in each tile's top-left corner ("H7 · 0.81") when columns are ranks."""
-    return [
-        {
-            "x": x - half,
-            "y": y - half,
-            "text": f"H{h} · {values_lh[la, h]:.2f}",
-            **_TAG,
-            **_TAG_STYLE,
-        }
-        for x, y, la, h in zip(xs, ys, layer_n, head_n, strict=True)
-    ]
-
-
-def make_head_grid(
-    thumbs_lhss: NDArray,
-    metrics: Mapping[str, NDArray],
-    layers: Sequence[int],
-    order_rh: NDArray,
-    *,
-    ranked_by: str | None = None,
-    title: str | None = None,
-) -> go.Figure:
-    """Rows are layers, columns heads (or ranks when ``ranked_by`` names a metric in ``metrics``).
-    ``thumbs_lhss`` holds each head's pattern (queries down, keys across) at thumbnail size;
-    ``order_rh`` the head drawn at each [row, column]; ``metrics`` name -> [l, h] figures."""
-    n_rows, n_cols = order_rh.shape
-    if n_rows != len(layers):
-        raise ValueError(f"{n_rows} rows of heads for {len(layers)} layers")
-    s = thumbs_lhss.shape[-1]
-    gap = max(1, round(s / 10))
-    step = s + gap
-    tile_px = float(np.clip(_GRID_PX / n_cols, *_TILE_PX))
-    layer_n = np.repeat(np.asarray(layers), n_cols)
-    head_n = order_rh.ravel()
-    z = np.round(tile(thumbs_lhss[layer_n, head_n], n_rows, n_cols, gap), 3)
-    col_c, row_c = np.arange(n_cols) * step + (s - 1) / 2, np.arange(n_rows) * step + (s - 1) / 2
-    xs, ys = np.tile(col_c, n_rows), np.repeat(row_c, n_cols)
-    # A plain list, not a typed array: a clicked point's customdata travels back to Python, and
-    # a typed array would arrive as an object keyed "0", "1", …
-    custom = np.column_stack([layer_n, head_n, *(m[layer_n, head_n] for m in metrics.values())])
-    data = [
-        go.Heatmap(
-            z=z, colorscale=PATTERN_SCALE, zmin=0.0, zmax=1.0, hoverinfo="skip",
-            hoverongaps=False, colorbar={"thickness": 12, "len": 0.9, "title": "weight"},
-        ),
-        go.Scatter(
-            x=xs, y=ys, mode="markers", customdata=np.round(custom, 4).tolist(),
-            hovertemplate=_hover(list(metrics)), showlegend=False,
-            marker={"symbol": "square", "size": 0.8 * tile_px, "color": _GHOST},
-            selected={"marker": {"opacity": 0.3}}, unselected={"marker": {"opacity": 0.02}},
-        ),
-    ]  # fmt: skip
-    axis = {"showgrid": False, "zeroline": False, "tickmode": "array"}
-    layout = {
-        "yaxis": {
-            "tickvals": row_c, "ticktext": [f"L{la}" for la in layers], "autorange": "reversed",
-            "scaleanchor": "x", "constrain": "domain", "constraintoward": "top", **axis,
-        },
-    }  # fmt: skip
-    if ranked_by is None:
-        xtext = [f"H{h}" for h in order_rh[0]]
-    else:
-        xtext = [f"#{i + 1}" for i in range(n_cols)]
-        layout["annotations"] = _tags(xs, ys, s / 2, layer_n, head_n, metrics[ranked_by])
-    layout["xaxis"] = {
-        "tickvals": col_c, "ticktext": xtext, "side": "top", "constrain": "domain", **axis
-    }  # fmt: skip
-    return figure(data, layout, 70 + round(tile_px * n_rows * step / s), title)

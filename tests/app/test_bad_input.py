@@ -195,7 +195,7 @@ ROWS = [pytest.param(case, page, id=f"{page}-{case.name}") for case in CASES for
 # ---------------------------------------------------------------- figure inspection helpers
 
 # Charts whose heatmap z may hold NaN on purpose: masked cells, gaps between thumbnails.
-NAN_GAPS = {"pattern_masked": "z", "ah_grid": "z"}
+NAN_GAPS = {"pattern_masked": "z"}
 # Tags the figure builders write themselves into hover templates (user text there is escaped,
 # so a typed "<b>" arrives as "&lt;b&gt;"); any other "<" is user text that Plotly would read.
 TEMPLATE_TAGS = re.compile(r"</?(br|extra|sub|sup|b|i)>")
@@ -291,12 +291,17 @@ def _expected_tokens(model, case: Case) -> list[str]:
     return list(tokenize(model, text).tokens)
 
 
-def _check_tokens(model, case: Case, page: str, charts: dict[str, dict]) -> None:
-    """The token axis shows the row's own sentence, each token escaped for Plotly."""
-    if case.where in ("s", "typed:s") and page in ("pattern", "values") and case.chart:
-        key = {"pattern": "pattern_scores", "values": "v_tokens"}[page]
+def _check_tokens(
+    model, case: Case, page: str, charts: dict[str, dict], views: dict[str, dict]
+) -> None:
+    """The token axis shows the row's own sentence: escaped for Plotly, literal for the
+    explorer (which writes tokens as text, never as HTML)."""
+    if case.where in ("s", "typed:s") and page == "pattern" and case.chart:
+        tokens = views["pattern_explorer"]["header"]["tokens"]
+        assert tokens == _expected_tokens(model, case)
+    if case.where in ("s", "typed:s") and page == "values" and case.chart:
         expected = category_ticks(_expected_tokens(model, case))["ticktext"]
-        assert charts[key]["layout"]["xaxis"]["ticktext"] == expected
+        assert charts["v_tokens"]["layout"]["xaxis"]["ticktext"] == expected
     if case.where in ("cmp_a", "cmp_b", "typed:cmp_b"):
         key = "cmp_pattern_" + case.where[-1]
         if case.message in (EMPTY, UNREADABLE, "Type sentence A", "Type sentence B"):
@@ -316,11 +321,13 @@ def test_bad_input_gives_a_message_or_a_clean_chart(model, case: Case, page: str
     if case.where.startswith("typed:"):
         assert len(at.session_state[case.where.removeprefix("typed:")]) <= MAX_CHARS
     charts = {chart_key(c): json.loads(c.proto.spec) for c in at.get("plotly_chart")}
+    # The attention explorer's data: its tokens go into the page as text, never as markup.
+    views = {chart_key(c): json.loads(c.proto.json) for c in at.get("bidi_component")}
     if page != "home":
-        assert bool(charts) == case.chart, (sorted(charts), messages)
+        assert bool(charts or views) == case.chart, (sorted(charts), sorted(views), messages)
     for key, fig in charts.items():
         assert_figure_is_clean(key, fig)
-    _check_tokens(model, case, page, charts)
+    _check_tokens(model, case, page, charts, views)
     shown = [
         e.value for kind in ("markdown", "caption", "title", "subheader") for e in at.get(kind)
     ]

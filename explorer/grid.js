@@ -1,0 +1,112 @@
+// Every head at once: one small pattern per head, drawn from the same layer blocks as the full
+// view (the trained model's setting: scaled by √d_k, no mask, temperature 1). Long sentences are
+// pooled into blocks of tokens as the engine's viz.head_grid.pool_blocks does: query rows
+// averaged, key columns summed, so a thumbnail row still sums to 1.
+
+const MAX_TILE = 48;
+
+function pooledPattern(scores, head, n, dk, keep) {
+  const st = computeStages(headScores(scores, head, n), n, dk,
+    { scale: true, temperature: 1, causal: false });
+  const m = keep.length, f = Math.ceil(m / MAX_TILE), side = Math.ceil(m / f);
+  const out = new Float64Array(side * side);
+  for (let r = 0; r < m; r++) {
+    const br = Math.floor(r / f), rows = Math.min(f, m - br * f);
+    for (let c = 0; c < m; c++) {
+      out[br * side + Math.floor(c / f)] += st.pattern[keep[r] * n + keep[c]] / rows;
+    }
+  }
+  return { values: out, side, factor: f };
+}
+
+function renderGrid({ data, parentElement, setTriggerValue }) {
+  const { header } = data;
+  const src = { api: data.api, model: data.model, text: data.text };
+  const n = header.n_tokens;
+  let holder = parentElement.querySelector(":scope > .ax-holder");
+  if (!holder) {
+    holder = document.createElement("div");
+    holder.className = "ax-holder";
+    parentElement.appendChild(holder);
+  }
+  holder.innerHTML = '<div class="ax ax-heads"><div class="ax-status" role="status"></div>'
+    + '<div class="ax-grid-heads"></div><div class="ax-tip" role="tooltip" hidden></div></div>';
+  const root = holder.querySelector(".ax"), grid = root.querySelector(".ax-grid-heads");
+  const tip = root.querySelector(".ax-tip");
+  const keep = [];
+  for (let i = 0; i < n; i++) if (!(data.hide_special && header.special[i])) keep.push(i);
+  if (!keep.length) for (let i = 0; i < n; i++) keep.push(i);
+  const tiles = new Map();
+  const widest = Math.max(...data.rows.map((r) => r.heads.length));
+  grid.style.gridTemplateColumns = `70px repeat(${widest}, minmax(0, 1fr))`;
+  for (const row of data.rows) {
+    const label = document.createElement("div");
+    label.className = "ax-layer";
+    label.textContent = `layer ${row.layer}`;
+    grid.appendChild(label);
+    label.style.gridColumn = "1";
+    for (const head of row.heads) {
+      const canvas = document.createElement("canvas");
+      canvas.className = "ax-thumb";
+      canvas.dataset.layer = String(row.layer);
+      canvas.dataset.head = String(head);
+      canvas.setAttribute("role", "button");
+      canvas.setAttribute("aria-label", `open layer ${row.layer}, head ${head}`);
+      canvas.tabIndex = 0;
+      grid.appendChild(canvas);
+      tiles.set(`${row.layer}:${head}`, canvas);
+    }
+  }
+  let alive = true, drawnLayers = 0;
+  const layers = [...new Set(data.rows.map((r) => r.layer))];
+  const drawLayer = (layer) => {
+    if (!alive) return;
+    const scores = peekBlock(src, layer, "scores", () => drawLayer(layer));
+    if (!scores) return;
+    if (scores.error) {
+      root.querySelector(".ax-status").textContent = `Could not load layer ${layer}: `
+        + `${scores.error}`;
+      return;
+    }
+    for (const row of data.rows.filter((r) => r.layer === layer)) {
+      for (const head of row.heads) {
+        const { values, side } = pooledPattern(scores, head, n, header.d_head, keep);
+        const idx = [...Array(side).keys()];
+        paint(tiles.get(`${layer}:${head}`), values, side, idx, idx, false, [0, 1],
+          SCALES.weights, [0, 0, 0]);
+      }
+    }
+    root.dataset.drawn = String(++drawnLayers);
+  };
+  for (const layer of layers) drawLayer(layer);
+
+  const describe = (canvas) => {
+    const layer = Number(canvas.dataset.layer), head = Number(canvas.dataset.head);
+    const lines = [`layer ${layer}, head ${head}`];
+    for (const [label, values] of Object.entries(data.metrics)) {
+      lines.push(`${label}: ${values[layer][head].toFixed(3)}`);
+    }
+    return lines.join("\n");
+  };
+  grid.addEventListener("mousemove", (e) => {
+    const canvas = e.target.closest(".ax-thumb");
+    if (!canvas) { tip.hidden = true; return; }
+    tip.textContent = describe(canvas);
+    const box = root.getBoundingClientRect();
+    tip.style.left = `${e.clientX - box.left + 14}px`;
+    tip.style.top = `${e.clientY - box.top + 14}px`;
+    tip.hidden = false;
+  });
+  grid.addEventListener("mouseleave", () => { tip.hidden = true; });
+  const open = (canvas) => setTriggerValue("open",
+    { layer: Number(canvas.dataset.layer), head: Number(canvas.dataset.head) });
+  grid.addEventListener("click", (e) => {
+    const canvas = e.target.closest(".ax-thumb");
+    if (canvas) open(canvas);
+  });
+  grid.addEventListener("keydown", (e) => {
+    const canvas = e.target.closest(".ax-thumb");
+    if (canvas && (e.key === "Enter" || e.key === " ")) { e.preventDefault(); open(canvas); }
+  });
+  return () => { alive = false; };
+}

@@ -41,19 +41,24 @@ def mount(
     defaults: dict[str, Any],
     on_change: Callable[[], None],
     key: str,
+    stages: tuple[str, ...] | None = None,
 ) -> Any:
-    """Draw the explorer for ``text``'s trace starting at ``view`` (the VIEW_FIELDS). When the
+    """Draw the explorer for ``text``'s trace starting at ``view`` (the VIEW_FIELDS); the
+    browser mirrors the fields named in ``defaults`` into the URL at once. When the
     visitor changes the view, the browser redraws first and then reports the new view
-    (``st.session_state[key]["view"]``), debounced, and ``on_change`` runs before the rerun."""
+    (``st.session_state[key]["view"]``), debounced, and ``on_change`` runs before the rerun.
+    ``stages`` picks panels (of scores, scaled, masked, pattern); default all four."""
     data = {
         "api": PATH.lstrip("/"),  # relative: works behind a proxy's path prefix too
         "model": model,
         "text": text,
         "header": header(trace),
         "view": {name: view[name] for name in VIEW_FIELDS},
-        "defaults": {name: defaults[name] for name in VIEW_FIELDS},
+        "defaults": dict(defaults),  # the URL keeps these fields, left out at their default
         "prefetch_bytes": PREFETCH_BYTES,
     }
+    if stages:
+        data["stages"] = list(stages)
     return _renderer()(data=data, key=key, on_view_change=on_change)
 
 

@@ -83,7 +83,9 @@ function renderView({ data, parentElement, setStateValue, key }) {
   const root = holder.querySelector(".ax");
   const $ = (sel) => root.querySelector(sel);
   const grid = $(".ax-grid");
-  const panels = STAGES.map((stage) => {
+  const drawnStages = data.stages || STAGES;
+  if (drawnStages.length === 1) grid.style.gridTemplateColumns = "minmax(0, 1fr)";
+  const panels = drawnStages.map((stage) => {
     const fig = document.createElement("figure");
     fig.className = "ax-panel";
     fig.dataset.stage = stage;
@@ -132,7 +134,8 @@ function renderView({ data, parentElement, setStateValue, key }) {
     const cls = view.hide_special ? " ([CLS]/[SEP] hidden, so what is shown sums to less)" : "";
     return {
       scores: `Raw query·key dot products: large means the key answers the query's question. `
-        + `Colours run from ${fmt(range.scores[0], 2)} to ${fmt(range.scores[1], 2)}.`,
+        + (range.scores ? `Colours run from ${fmt(range.scores[0], 2)} to `
+          + `${fmt(range.scores[1], 2)}.` : ""),
       scaled: `Scores ${div}${temp}: the numbers softmax turns into weights.`,
       masked: view.causal
         ? "Causal mask: each query sees only itself and earlier tokens; hidden cells (blank) "
@@ -152,7 +155,7 @@ function renderView({ data, parentElement, setStateValue, key }) {
     const cells = [];
     for (const r of rows) for (const c of cols) cells.push(r * n + c);
     const range = {};
-    for (const [i, stage] of STAGES.entries()) {
+    for (const [i, stage] of drawnStages.entries()) {
       const fig = panels[i], values = stages[stage];
       range[stage] = colourRange(values, cells, stage !== "pattern");
       const map = fig.querySelector(".ax-map");
@@ -169,7 +172,7 @@ function renderView({ data, parentElement, setStateValue, key }) {
       fig.querySelector(".ax-cols").style.width = `${size}px`;
     }
     const text = captions(range);
-    for (const [i, stage] of STAGES.entries()) {
+    for (const [i, stage] of drawnStages.entries()) {
       panels[i].querySelector(".ax-caption").textContent = text[stage];
     }
     const axis = view.transpose ? "columns are queries, rows are keys" : "rows are queries, "
@@ -183,7 +186,8 @@ function renderView({ data, parentElement, setStateValue, key }) {
 
   function panelSize() {
     const width = root.getBoundingClientRect().width || 900;
-    return Math.max(160, Math.min(460, Math.floor(width / 2) - 130));
+    const across = drawnStages.length > 1 ? 2 : 1;
+    return Math.max(160, Math.min(460, Math.floor(width / across) - 140));
   }
 
   function draw() {
@@ -263,7 +267,8 @@ function renderView({ data, parentElement, setStateValue, key }) {
 
   function afterDraw() {
     const url = new URL(window.location.href);
-    for (const [name, value] of Object.entries(view)) {
+    for (const name of Object.keys(data.defaults)) {  // the settings this page keeps in its URL
+      const value = view[name];
       const enc = typeof value === "boolean" ? (value ? "1" : "0") : String(value);
       if (value === data.defaults[name]) url.searchParams.delete(name);
       else url.searchParams.set(name, enc);
@@ -376,7 +381,7 @@ function renderView({ data, parentElement, setStateValue, key }) {
 
   for (const [i, fig] of panels.entries()) {
     const map = fig.querySelector(".ax-map");
-    map.addEventListener("mousemove", (e) => showTip(e, STAGES[i]));
+    map.addEventListener("mousemove", (e) => showTip(e, drawnStages[i]));
     map.addEventListener("mouseleave", () => { $(".ax-tip").hidden = true; });
     map.addEventListener("mousedown", (e) => { e.preventDefault(); root.focus(); onDrag(e, fig); });
     map.addEventListener("wheel", onWheel, { passive: false });

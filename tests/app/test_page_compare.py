@@ -1,5 +1,7 @@
 """The Compare page against the engine: both patterns, the shared word's cosine per layer."""
 
+import json
+
 import numpy as np
 import pytest
 
@@ -17,7 +19,12 @@ def pair(model):
 
 
 def _charts(at):
-    return {c.proto.id.rsplit("-", 1)[-1]: spec(c) for c in at.get("plotly_chart")}
+    """Plotly figures and explorer views (its JSON data) by key, in page order."""
+    return {
+        c.proto.id.rsplit("-", 1)[-1]: spec(c) if c.type == "plotly_chart" else json.loads(
+            c.proto.json)
+        for c in at.main if c.type in ("plotly_chart", "bidi_component")
+    }  # fmt: skip
 
 
 def _param(at, name):
@@ -32,11 +39,14 @@ def test_defaults_compare_bank_by_the_river_and_at_the_bank(pair):
     assert at.title[0].value == "Compare two sentences · layer 4, head 7"
     assert at.text_input(key="cmp_a").value == A and at.text_input(key="cmp_b").value == B
     charts = _charts(at)
-    np.testing.assert_allclose(array(charts["cmp_pattern_a"]["data"][0]["z"]),
-                               a.pattern_lhqk[4, 7], atol=1e-6)  # fmt: skip
-    np.testing.assert_allclose(array(charts["cmp_pattern_b"]["data"][0]["z"]),
-                               b.pattern_lhqk[4, 7], atol=1e-6)  # fmt: skip
-    assert charts["cmp_pattern_b"]["layout"]["xaxis"]["ticktext"] == list(b.tokens.tokens)
+    for name, trace in (("a", a), ("b", b)):  # the browser draws each head's softmax pattern
+        view = charts[f"cmp_pattern_{name}"]
+        assert view["header"]["tokens"] == list(trace.tokens.tokens)
+        assert view["stages"] == ["pattern"] and (view["view"]["layer"], view["view"]["head"]) == (
+            4,
+            7,
+        )
+        assert not view["view"]["causal"] and view["view"]["scale"] and view["view"]["temp"] == 1
     word = at.selectbox(key="cmp_word")
     assert word.value == "bank" and list(word.options) == ["the", "bank"]
     expected = cosine(a.hidden_ltd[:, 3], b.hidden_ltd[:, 7])  # "bank": position 3 vs 7
@@ -67,8 +77,8 @@ def test_custom_sentences_from_the_url_average_a_split_word(model):
     x, y = trace_sentence(model, one), trace_sentence(model, two)
     expected = cosine(x.hidden_ltd[:, 1:4].mean(axis=1), y.hidden_ltd[:, 2:5].mean(axis=1))
     np.testing.assert_allclose(at.dataframe[0].value["cosine"], expected, atol=1e-6)
-    z = array(_charts(at)["cmp_pattern_a"]["data"][0]["z"])
-    assert z.shape == (x.n_tokens - 2, x.n_tokens - 2)  # [CLS]/[SEP] hidden
+    view = _charts(at)["cmp_pattern_a"]
+    assert view["view"]["hide_special"] and view["header"]["tokens"] == list(x.tokens.tokens)
     assert _param(at, "cmp_a") == one
 
 

@@ -101,3 +101,15 @@ function themeRgb(el, name, fallback) {
   probe.remove();
   return rgb.slice(0, 3).map(Number);
 }
+
+// Our own element inside the mount, made once and reused on every run: the mount (a shadow
+// root, where `:scope` selects nothing) also holds the <style> Streamlit put there for us.
+function holderIn(parentElement) {
+  let holder = Array.from(parentElement.children).find((el) => el.classList.contains("ax-holder"));
+  if (!holder) {
+    holder = document.createElement("div");
+    holder.className = "ax-holder";
+    parentElement.appendChild(holder);
+  }
+  return holder;
+}

@@ -23,12 +23,7 @@ function renderGrid({ data, parentElement, setTriggerValue }) {
   const { header } = data;
   const src = { api: data.api, model: data.model, text: data.text };
   const n = header.n_tokens;
-  let holder = parentElement.querySelector(":scope > .ax-holder");
-  if (!holder) {
-    holder = document.createElement("div");
-    holder.className = "ax-holder";
-    parentElement.appendChild(holder);
-  }
+  const holder = holderIn(parentElement);
   holder.innerHTML = '<div class="ax ax-heads"><div class="ax-status" role="status"></div>'
     + '<div class="ax-grid-heads"></div><div class="ax-tip" role="tooltip" hidden></div></div>';
   const root = holder.querySelector(".ax"), grid = root.querySelector(".ax-grid-heads");

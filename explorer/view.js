@@ -72,13 +72,7 @@ function renderView({ data, parentElement, setStateValue, key }) {
   }
   const view = st.view;
 
-  // Our own holder: parentElement also holds the <style> Streamlit put there for us.
-  let holder = parentElement.querySelector(":scope > .ax-holder");
-  if (!holder) {
-    holder = document.createElement("div");
-    holder.className = "ax-holder";
-    parentElement.appendChild(holder);
-  }
+  const holder = holderIn(parentElement);
   holder.innerHTML = SKELETON;  // fixed markup only: every token goes in as textContent
   const root = holder.querySelector(".ax");
   const $ = (sel) => root.querySelector(sel);

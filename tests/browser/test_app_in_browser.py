@@ -8,6 +8,7 @@ import time
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
+from attention_core import load_model, tokenize
 from scripts.live_app import streamlit_server, wait_idle
 
 pytestmark = pytest.mark.browser
@@ -103,9 +104,14 @@ def test_script_and_html_payloads_stay_text(app_url, page):
     page.goto(f"{app_url}/pattern")
     explorer_labels(page)
     type_sentence(page, payload)
-    head = ["[CLS]", "<", "script", ">", "alert", "(", "1", ")", "<", "/", "script", ">"]
-    labels = wait_for_explorer_labels(page, lambda got: got[: len(head)] == head)
-    assert labels[: len(head)] == head
+    tokens = list(tokenize(load_model(), payload).tokens)
+    assert tokens[:4] == ["[CLS]", "<", "script", ">"]
+
+    def thinned(got: list[str]) -> bool:  # every step-th token when they do not all fit
+        return bool(got) and got == tokens[:: -(-len(tokens) // len(got))]
+
+    labels = wait_for_explorer_labels(page, thinned)
+    assert thinned(labels), labels
     assert page.dialogs == []
     assert page.locator("img[src=x]").count() == 0  # pierces the explorer's shadow root too
     assert page.get_by_role("textbox", name="Your sentence").input_value() == payload

@@ -36,6 +36,11 @@ from scripts.live_app import CHROMIUM, launch_chromium, streamlit_server
 pytestmark = [
     pytest.mark.load,
     pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} not installed"),
+    # The pattern page's stages are now drawn in the browser by the attention explorer: no Plotly
+    # spec travels per move and the temperature is no server slider, so this test's moves and
+    # its leak check (Plotly specs in the websocket stream) no longer exercise the page. Issue 14
+    # rebuilds it (30 sessions through serve.sh, moves in the explorer, new sentences).
+    pytest.mark.skip(reason="to be rebuilt for the explorer under issue 14 (see module note)"),
 ]
 
 N_SESSIONS = 20

@@ -10,9 +10,10 @@ from dataclasses import fields
 import numpy as np
 import pytest
 
-from attention_core import DEFAULT_MODEL_NAME, Tokens, trace_sentence
+from attention_core import DEFAULT_MODEL_NAME, Tokens, attention_steps, trace_sentence
+from explorer.api import block_bytes
 from tests.app.conftest import open_page
-from tests.figdata import array
+from tests.app.test_page_pattern import open_numbers
 from ui.cache import get_model, get_trace
 
 SENTENCE = "Session one reads about the muddy river bank"
@@ -48,43 +49,57 @@ def test_the_cached_model_is_read_only():
         model.weights["embeddings.word_embeddings.weight"][0, 0] = 0.0
 
 
-def _pattern_charts(at) -> dict[str, np.ndarray]:
-    return {
-        c.proto.id.rsplit("-", 1)[-1]: array(json.loads(c.proto.spec)["data"][0]["z"])
-        for c in at.get("plotly_chart")
-    }
+def _pattern_view(at) -> tuple[dict, np.ndarray]:
+    """What the pattern page shows: the explorer's data (the browser draws from it and the
+    engine's scores) and the pattern as numbers, under the session's switches."""
+    [element] = at.get("bidi_component")
+    assert element.proto.component_name == "attention_explorer"
+    return json.loads(element.proto.json), at.dataframe[0].value.to_numpy()
 
 
 def test_another_sessions_what_ifs_leave_the_cache_unchanged(model):
-    first = open_page("pattern", s=SENTENCE, layer="3", head="5")
+    first = open_numbers(open_page("pattern", s=SENTENCE, layer="3", head="5"))
     assert not first.exception
-    before = _pattern_charts(first)
+    before, table = _pattern_view(first)
     cached = get_trace(DEFAULT_MODEL_NAME, SENTENCE)
+    fresh = trace_sentence(model, SENTENCE)
+    np.testing.assert_allclose(table, fresh.pattern_lhqk[3, 5], atol=1e-6)
 
-    # A second visitor, same sentence: every switch the pattern page has, and other pages.
-    other = open_page("pattern", s=SENTENCE, layer="3", head="5")
-    other.toggle(key="causal").set_value(True).run()
-    other.toggle(key="scale").set_value(False).run()
-    other.slider(key="temp").set_value(0.05).run()
-    changed = _pattern_charts(other)["pattern_pattern"]
-    assert changed.shape == before["pattern_pattern"].shape
-    assert not np.allclose(changed, before["pattern_pattern"])  # the switches did act
-    other.toggle(key="transpose").set_value(True).run()
+    # A second visitor, same sentence: every switch the pattern page has (the link sets them, as
+    # the explorer's reports do in session state), and other pages.
+    other = open_numbers(open_page("pattern", s=SENTENCE, layer="3", head="5", causal="1",
+                                   scale="0", temp="0.05"))  # fmt: skip
+    assert not other.exception and not other.sidebar.warning
+    data, changed = _pattern_view(other)
+    view = data["view"]
+    assert (view["causal"], view["scale"], view["temp"]) == (True, False, 0.05)
+    expected = attention_steps(fresh.scores_lhqk[3, 5], fresh.config.d_head, scale=False,
+                               temperature=0.05, causal=True)  # fmt: skip
+    np.testing.assert_allclose(changed, expected.pattern, atol=1e-6)
+    assert changed.shape == table.shape
+    assert not np.allclose(changed, table)  # the switches did act
+    other.session_state["transpose"] = True
+    other.run()
     other.sidebar.toggle(key="hide_special").set_value(True).run()
     assert not other.exception
+    view = _pattern_view(other)[0]["view"]
+    assert view["transpose"] is True and view["hide_special"] is True
     for page in ("all_heads", "values", "embedding_shift", "build_head"):
         visit = open_page(page, s=SENTENCE, hide_special="1", bh_causal="1", bh_source="pretrained")
         assert not visit.exception, page
 
     again = get_trace(DEFAULT_MODEL_NAME, SENTENCE)
     assert again is cached  # still the one shared object
-    fresh = trace_sentence(model, SENTENCE)
     assert again.whatif == fresh.whatif and again.tokens.tokens == fresh.tokens.tokens
     for name, values in arrays_of(fresh).items():
         np.testing.assert_array_equal(arrays_of(again)[name], values, err_msg=name)
+    for layer in range(fresh.config.n_layers):  # what the explorer's route sends the browser
+        np.testing.assert_array_equal(
+            np.frombuffer(block_bytes(DEFAULT_MODEL_NAME, SENTENCE, layer, "scores"), "<f4"),
+            fresh.scores_lhqk[layer].ravel(), err_msg=f"scores of layer {layer}",
+        )  # fmt: skip
 
     first.run()  # the first visitor's view is exactly what it was
-    after = _pattern_charts(first)
-    assert after.keys() == before.keys()
-    for key, z in before.items():
-        np.testing.assert_array_equal(after[key], z, err_msg=key)
+    after, table_after = _pattern_view(first)
+    assert after == before
+    np.testing.assert_array_equal(table_after, table)

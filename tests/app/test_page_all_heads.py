@@ -1,21 +1,31 @@
-"""The All heads page: the grid and table show the model's own patterns and figures, sorting and
-filters work, and every way of choosing a head opens it on the pattern page."""
+"""The All heads page: the grid (drawn by the attention explorer in the browser from the engine's
+scores) and the table show the model's own patterns and figures, sorting and filters work, and
+every way of choosing a head opens it on the pattern page."""
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 
 import numpy as np
 import pytest
+from streamlit.components.v2.bidi_component.main import _make_trigger_id
 
-from attention_core import load_model, summarize_heads, trace_sentence
+from attention_core import attention_steps, load_model, summarize_heads, trace_sentence
+from explorer.api import block_bytes
 from tests.app.conftest import open_page
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 SENTENCE = "dirty quantum plumbing"  # [CLS] dirty quantum plumbing [SEP]
 LONG = " ".join(["the river bank was muddy after the rain"] * 40)  # 322 tokens
+# The grid's hover figures and the table's columns: label -> the engine's HeadSummary field.
+FIGURES = {
+    "entropy (bits)": "entropy_lh",
+    "share on [CLS]/[SEP]": "special_share_lh",
+    "previous-token share": "previous_share_lh",
+    "share on itself (diagonal)": "diagonal_share_lh",
+    "largest weight in a row": "max_weight_lh",
+}
 
 
 @pytest.fixture(scope="module")
@@ -23,41 +33,57 @@ def model():
     return load_model()
 
 
-def _arr(value) -> np.ndarray:
-    """A figure-JSON array: Plotly 7's base64 typed array, or a plain list."""
-    if isinstance(value, dict):
-        raw = np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"])
-        shape = value.get("shape")
-        return raw.reshape([int(d) for d in str(shape).split(",")]) if shape else raw
-    return np.asarray(value, dtype=float)
-
-
 def _grid(at) -> dict:
-    return json.loads(at.get("plotly_chart")[0].proto.spec)
+    """The JSON the page hands the explorer's grid (the browser draws the thumbnails from it)."""
+    [element] = at.get("bidi_component")
+    assert element.proto.component_name == "attention_explorer"
+    data = json.loads(element.proto.json)
+    assert data["mode"] == "grid"
+    return data
 
 
 def _title(at) -> str:
     return at.title[0].value
 
 
+def _opened(at) -> tuple[int, int]:
+    """The layer and head the pattern page hands its explorer."""
+    assert _title(at) == "Attention pattern"
+    [element] = at.get("bidi_component")
+    view = json.loads(element.proto.json)["view"]
+    return view["layer"], view["head"]
+
+
+def _rows(layers, heads_lh) -> list[dict]:
+    return [{"layer": int(la), "heads": [int(h) for h in heads]} for la, heads in
+            zip(layers, heads_lh, strict=True)]  # fmt: skip
+
+
 def test_defaults_draw_every_head_of_every_layer(model):
     at = open_page("all_heads", s=SENTENCE)
     assert not at.exception
     assert _title(at) == "All heads"
-    spec = _grid(at)
-    heat, dots = spec["data"]
-    assert (heat["type"], dots["type"]) == ("heatmap", "scatter")
-    z = _arr(heat["z"])
-    assert z.shape == (6 * 6 - 1, 12 * 6 - 1)  # 5×5 tiles, 1-pixel gaps
+    assert not at.get("plotly_chart")  # the thumbnails are drawn in the browser
+    data = _grid(at)
     trace = trace_sentence(model, SENTENCE)
-    np.testing.assert_allclose(z[3 * 6 : 3 * 6 + 5, 7 * 6 : 7 * 6 + 5], trace.pattern_lhqk[3, 7],
-                               atol=5e-4)  # fmt: skip
-    assert spec["layout"]["xaxis"]["ticktext"] == [f"H{h}" for h in range(12)]
-    assert spec["layout"]["yaxis"]["ticktext"] == [f"L{la}" for la in range(6)]
-    assert _arr(dots["customdata"]).reshape(72, -1)[29, :2].tolist() == [2, 5]
+    assert data["text"] == SENTENCE and data["model"] == "all-MiniLM-L6-v2"
+    assert data["api"] == "api/attention/block" and data["hide_special"] is False
+    assert data["header"]["tokens"] == list(trace.tokens.tokens)
+    assert data["header"]["special"] == trace.tokens.special_t.tolist()
+    assert (data["header"]["n_layers"], data["header"]["n_heads"]) == (6, 12)
+    assert data["header"]["d_head"] == 32 and data["header"]["n_tokens"] == 5
+    assert data["rows"] == _rows(range(6), [range(12)] * 6)
+    # What a thumbnail is drawn from: the route's layer block, at the trained model's switches.
+    scores = np.frombuffer(block_bytes(data["model"], data["text"], 3, "scores"), "<f4")
+    pattern = attention_steps(scores.reshape(12, 5, 5), 32).pattern
+    np.testing.assert_allclose(pattern[7], trace.pattern_lhqk[3, 7], atol=1e-6)
+    summary = summarize_heads(trace.pattern_lhqk, trace.tokens.special_t)
+    assert list(data["metrics"]) == list(FIGURES)  # the hover figures, [layer][head]
+    for label, name in FIGURES.items():
+        np.testing.assert_allclose(data["metrics"][label], getattr(summary, name), atol=1e-6)
     table = at.dataframe[0].value
     assert len(table) == 72 and table.iloc[29][["layer", "head"]].tolist() == [2, 5]
-    summary = summarize_heads(trace.pattern_lhqk, trace.tokens.special_t)
+    assert list(table.columns) == ["layer", "head", *FIGURES]
     np.testing.assert_allclose(table["entropy (bits)"], summary.entropy_lh.ravel(), atol=6e-4)
     np.testing.assert_allclose(table["share on [CLS]/[SEP]"], summary.special_share_lh.ravel(),
                                atol=6e-4)  # fmt: skip
@@ -74,13 +100,14 @@ def test_sorting_by_a_metric_ranks_heads_and_goes_into_the_url(model):
     table = at.dataframe[0].value
     assert table.iloc[0][["layer", "head"]].tolist() == [int(best[0]), int(best[1])]
     assert table["previous-token share"].is_monotonic_decreasing
-    spec = _grid(at)
-    assert spec["layout"]["xaxis"]["ticktext"][:2] == ["#1", "#2"]
-    tags = [a["text"] for a in spec["layout"]["annotations"]]
-    row = int(best[0])
-    assert tags[row * 12] == f"H{best[1]} · {prev[best]:.2f}"
+    data = _grid(at)  # each layer's heads in the same order
+    assert data["rows"] == _rows(range(6), np.argsort(-prev, axis=1, kind="stable"))
+    assert data["rows"][best[0]]["heads"][0] == best[1]
+    shown = data["metrics"]["previous-token share"][best[0]][best[1]]
+    assert shown == pytest.approx(prev[best], abs=1e-6)
     at.toggle(key="ah_desc").set_value(False).run()
     assert at.dataframe[0].value["previous-token share"].is_monotonic_increasing
+    assert _grid(at)["rows"] == _rows(range(6), np.argsort(prev, axis=1, kind="stable"))
     assert at.query_params["ah_sort"] == "previous" and at.query_params["ah_desc"] == "0"
 
 
@@ -88,27 +115,32 @@ def test_layer_and_heads_per_layer_limit_the_grid():
     at = open_page("all_heads", s=SENTENCE, ah_layers="4")
     at.slider(key="ah_top").set_value(3).run()
     assert not at.exception
-    z = _arr(_grid(at)["data"][0]["z"])
-    assert z.shape == (5, 3 * 6 - 1)
+    assert _grid(at)["rows"] == [{"layer": 4, "heads": [0, 1, 2]}]
     table = at.dataframe[0].value
     assert table["layer"].tolist() == [4, 4, 4] and table["head"].tolist() == [0, 1, 2]
     assert at.query_params["ah_layers"] == "4" and at.query_params["ah_top"] == "3"
 
 
-def test_hiding_special_tokens_shrinks_every_tile():
+def test_hiding_special_tokens_shrinks_every_tile(model):
     at = open_page("all_heads", s=SENTENCE, hide_special="1")
     assert not at.exception
-    assert _arr(_grid(at)["data"][0]["z"]).shape == (6 * 4 - 1, 12 * 4 - 1)
+    data = _grid(at)
+    assert data["hide_special"] is True  # the browser leaves out the tokens marked special
+    special = trace_sentence(model, SENTENCE).tokens.special_t
+    assert data["header"]["special"] == special.tolist() and (~special).sum() == 3
     assert any("[CLS]/[SEP] are left out" in c.value for c in at.caption)
 
 
 def test_the_button_opens_the_top_head_on_the_pattern_page(model):
     at = open_page("all_heads", s=SENTENCE, ah_sort="entropy")
+    trace = trace_sentence(model, SENTENCE)
+    entropy = summarize_heads(trace.pattern_lhqk, trace.tokens.special_t).entropy_lh
+    top = np.unravel_index(np.argmax(entropy), entropy.shape)
     table = at.dataframe[0].value
-    top = {"layer": int(table["layer"].iloc[0]), "head": int(table["head"].iloc[0])}
+    assert table.iloc[0][["layer", "head"]].tolist() == [int(top[0]), int(top[1])]
     at.button(key="ah_open").click().run()
     assert not at.exception
-    assert _title(at) == f"Attention pattern · layer {top['layer']}, head {top['head']}"
+    assert _opened(at) == (top[0], top[1])
     assert at.session_state["s"] == SENTENCE  # the sentence survives the page switch
 
 
@@ -118,40 +150,57 @@ def test_a_selected_table_row_opens_that_head():
     at.run()
     assert at.button(key="ah_open").label == "Open layer 3, head 5 on the pattern page"
     at.button(key="ah_open").click().run()
-    assert _title(at) == "Attention pattern · layer 3, head 5"
+    assert _opened(at) == (3, 5)
+
+
+def _click_thumbnail(at, layer, head) -> None:
+    """What the browser sends when a thumbnail is clicked: the grid's "open" trigger (AppTest
+    cannot click inside a component)."""
+    [element] = at.get("bidi_component")
+    states = at._tree.get_widget_states()
+    state = states.widgets.add()
+    state.id = _make_trigger_id(element.proto.id, "events")
+    state.json_trigger_value = json.dumps(
+        [{"event": "open", "value": {"layer": layer, "head": head}}]
+    )
+    at._run(states)
 
 
 def test_clicking_a_thumbnail_opens_that_head():
     at = open_page("all_heads", s=SENTENCE)
-    chart = at.get("plotly_chart")[0]
-    custom = _arr(json.loads(chart.proto.spec)["data"][1]["customdata"]).reshape(72, -1)
-    point = {"curve_number": 1, "point_index": 64, "customdata": custom[64].tolist()}
-    # What the browser sends when a scatter point is clicked (AppTest cannot click Plotly).
-    states = at._tree.get_widget_states()
-    state = states.widgets.add()
-    state.id = chart.proto.id
-    state.string_value = json.dumps(
-        {"selection": {"points": [point], "point_indices": [64], "box": [], "lasso": []}}
-    )
-    at._run(states)
+    _click_thumbnail(at, 5, 4)
     assert not at.exception
-    assert _title(at) == "Attention pattern · layer 5, head 4"
+    assert _opened(at) == (5, 4)
+    assert at.session_state["s"] == SENTENCE
 
 
-def test_long_text_is_averaged_into_small_tiles():
+def test_a_click_on_a_head_that_is_not_drawn_is_ignored():
+    at = open_page("all_heads", s=SENTENCE)
+    _click_thumbnail(at, 9, 4)  # no layer 9: only a drawn head can be clicked
+    assert not at.exception
+    assert _title(at) == "All heads"
+    assert (at.session_state["layer"], at.session_state["head"]) == (2, 0)
+
+
+def test_long_text_is_averaged_into_small_tiles(model):
     at = open_page("all_heads", s=LONG)
     assert not at.exception
-    z = _arr(_grid(at)["data"][0]["z"])
-    n = 322
+    n = trace_sentence(model, LONG).n_tokens
+    assert n == 322
+    [element] = at.get("bidi_component")
+    data = _grid(at)
+    assert data["header"]["n_tokens"] == n and data["rows"] == _rows(range(6), [range(12)] * 6)
     factor = -(-n // 48)
-    side = -(-n // factor)
-    gap = round(side / 10)
-    assert z.shape == (6 * (side + gap) - gap, 12 * (side + gap) - gap)
     assert any(f"each pixel is a {factor}×{factor} block" in c.value for c in at.caption)
-    assert len(at.get("plotly_chart")[0].proto.spec) < 2_000_000
+    # The patterns travel over the explorer's route, not in the page: its data is smaller than
+    # one head's pattern would be.
+    assert len(element.proto.json) < n * n
 
 
-def test_three_tokens():
+def test_three_tokens(model):
     at = open_page("all_heads", s="hi")
     assert not at.exception
-    assert _arr(_grid(at)["data"][0]["z"]).shape == (6 * 4 - 1, 12 * 4 - 1)
+    data = _grid(at)
+    assert data["header"]["tokens"] == list(trace_sentence(model, "hi").tokens.tokens)
+    assert data["rows"] == _rows(range(6), [range(12)] * 6)
+    assert len(at.dataframe[0].value) == 72

@@ -1,6 +1,15 @@
 """Settings live in the URL: read on the first run, validated, written back on every run."""
 
+import json
+
 from tests.app.conftest import open_page
+
+
+def _view(at) -> dict:
+    """The view the pattern page hands the attention explorer (the browser draws it)."""
+    [element] = at.get("bidi_component")
+    assert element.proto.component_name == "attention_explorer"
+    return json.loads(element.proto.json)["view"]
 
 
 def test_settings_are_written_to_the_url():
@@ -16,8 +25,12 @@ def test_settings_are_written_to_the_url():
 
 def test_url_reproduces_the_view():
     at = open_page("pattern", s="dirty quantum plumbing", layer="3", head="9", causal="1")
-    assert at.title[0].value == "Attention pattern · layer 3, head 9"
-    assert at.toggle(key="causal").value is True
+    assert not at.exception and not at.sidebar.warning
+    assert at.title[0].value == "Attention pattern"
+    view = _view(at)
+    assert (view["layer"], view["head"], view["causal"]) == (3, 9, True)
+    assert at.session_state["causal"] is True
+    assert at.sidebar.slider(key="layer").value == 3 and at.sidebar.slider(key="head").value == 9
     assert at.sidebar.text_input(key="s").value == "dirty quantum plumbing"
 
 
@@ -27,7 +40,9 @@ def test_bad_url_values_fall_back_with_a_visible_warning():
     warnings = " ".join(w.value for w in at.sidebar.warning)
     for name in ("layer", "head", "temp", "causal", "bogus"):
         assert name in warnings
-    assert at.title[0].value == "Attention pattern · layer 2, head 0"  # the defaults
+    view = _view(at)  # the defaults
+    assert (view["layer"], view["head"], view["temp"], view["causal"]) == (2, 0, 1.0, False)
+    assert (at.session_state["temp"], at.session_state["causal"]) == (1.0, False)
 
 
 def test_preset_fills_the_sentence():
@@ -51,4 +66,4 @@ def test_empty_sentence_gives_a_prompt_not_a_chart():
     at = open_page("pattern", s="   ")
     assert not at.exception
     assert "Type a sentence" in at.info[0].value
-    assert len(at.get("plotly_chart")) == 0
+    assert not at.get("plotly_chart") and not at.get("bidi_component")

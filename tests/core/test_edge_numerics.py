@@ -1,6 +1,7 @@
 """Numerics at the edges: temperatures near 0 and very large, huge scores, all-masked rows, 512
 identical tokens. Every pattern stays finite, every row sums to 1 (or is all zeros when every
-key is hidden), and nothing the pattern page draws holds NaN/inf outside the masked gaps."""
+key is hidden), and nothing the pattern page sends (the explorer's data, the scores its route
+serves, the numbers table) holds NaN/inf; only the masked stage has gaps."""
 
 from __future__ import annotations
 
@@ -13,9 +14,9 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from attention_core import WhatIf, attention_steps, trace_sentence
+from explorer.api import block_bytes
 from tests.app.conftest import open_page
-from tests.app.test_bad_input import assert_figure_is_clean, chart_key
-from tests.figdata import array
+from tests.app.test_page_pattern import open_numbers
 
 D_K = 32
 BIG = float(np.finfo(np.float32).max)  # any finite float32 score (overflow is clipped)
@@ -96,8 +97,15 @@ def test_scores_that_overflow_when_scaled_are_not_taken_for_masked():
     assert_rows_are_distributions(steps.pattern, steps.allowed_qk)
 
 
-def test_512_identical_tokens(model):
-    trace = trace_sentence(model, "bank " * 600)
+@pytest.fixture(scope="module")
+def bank_512(model):
+    """512 identical words: the text, and the engine's trace of it (cut at 512 tokens)."""
+    text = "bank " * 600
+    return text, trace_sentence(model, text)
+
+
+def test_512_identical_tokens(bank_512):
+    _, trace = bank_512
     assert trace.n_tokens == 512 and trace.tokens.n_cut == 602 - 512
     assert set(trace.tokens.tokens[1:-1]) == {"bank"}
     assert_rows_are_distributions(trace.pattern_lhqk)
@@ -107,6 +115,15 @@ def test_512_identical_tokens(model):
     assert np.ptp(trace.pattern_lhqk[0, 0, 1:-1].max(axis=-1)) > 0
 
 
+def _strict_json(text: str):
+    """JSON as a browser parses it: NaN and Infinity are not JSON."""
+
+    def refuse(name: str):
+        raise AssertionError(f"{name} in the explorer's data")
+
+    return json.loads(text, parse_constant=refuse)
+
+
 @pytest.mark.parametrize(
     "settings_",
     [
@@ -114,25 +131,53 @@ def test_512_identical_tokens(model):
         {"temp": "5.0", "scale": "0", "hide_special": "1"},
     ],
 )
-def test_pattern_page_at_the_temperature_ends_with_512_identical_tokens(settings_):
-    at = open_page("pattern", s="bank " * 600, **settings_)
+def test_pattern_page_at_the_temperature_ends_with_512_identical_tokens(bank_512, settings_):
+    text, trace = bank_512
+    at = open_page("pattern", s=text, **settings_)
     assert not at.exception and not at.sidebar.warning
-    charts = {chart_key(c): json.loads(c.proto.spec) for c in at.get("plotly_chart")}
-    assert len(charts) == 4
-    for key, fig in charts.items():
-        assert_figure_is_clean(key, fig)  # NaN only in the masked heatmap's gaps
-    pattern = array(charts["pattern_pattern"]["data"][0]["z"])
+    [element] = at.get("bidi_component")  # the browser draws the stages from the engine's scores
+    data = _strict_json(element.proto.json)
+    temp, causal = float(settings_["temp"]), settings_.get("causal") == "1"
+    scale, hide = settings_.get("scale") != "0", settings_.get("hide_special") == "1"
+    view = data["view"]
+    switches = (view["temp"], view["causal"], view["scale"], view["hide_special"])
+    assert switches == (temp, causal, scale, hide)
+    header = data["header"]
+    assert header["n_tokens"] == 512 and header["tokens"] == list(trace.tokens.tokens)
+    layer, head = view["layer"], view["head"]
+    scores = np.frombuffer(block_bytes(data["model"], text, layer, "scores"), "<f4")
+    np.testing.assert_array_equal(scores, trace.scores_lhqk[layer].ravel())  # what it fetches
+    assert np.isfinite(scores).all()
+
+    open_numbers(at)
+    assert not at.exception and not at.dataframe  # 512×512 is sent only when asked for
+    at.toggle(key="pattern_big_table").set_value(True).run()
+    assert not at.exception
+    pattern = at.dataframe[0].value.to_numpy()
     assert np.isfinite(pattern).all()
-    n = 510 if settings_.get("hide_special") else 512
+    n = 510 if hide else 512
     assert pattern.shape == (n, n)
-    if not settings_.get("hide_special"):
+    steps = attention_steps(trace.scores_lhqk[layer, head], D_K, scale=scale, temperature=temp,
+                            causal=causal)  # fmt: skip
+    assert_rows_are_distributions(steps.pattern, steps.allowed_qk)
+    keep = np.flatnonzero(~trace.tokens.special_t) if hide else np.arange(512)
+    np.testing.assert_allclose(pattern, steps.pattern[np.ix_(keep, keep)], atol=1e-6)
+    if not hide:
         np.testing.assert_allclose(pattern.sum(axis=1), 1.0, atol=1e-4)
-    masked = array(charts["pattern_masked"]["data"][0]["z"])
-    assert np.isnan(masked).sum() == (n * (n - 1) // 2 if settings_.get("causal") else 0)
+    masked = np.isneginf(steps.masked[np.ix_(keep, keep)])  # the masked stage's blank gaps
+    assert masked.sum() == (n * (n - 1) // 2 if causal else 0)
+    assert (pattern[masked] == 0).all()
 
 
-def test_temperatures_outside_the_slider_are_refused_from_a_link():
+def test_temperatures_outside_the_slider_are_refused_from_a_link(model):
     at = open_page("pattern", s=SENTENCE, temp="0.001")
     assert not at.exception
     assert "temp" in " ".join(w.value for w in at.sidebar.warning)
-    assert at.slider(key="temp").value == 1.0
+    assert at.session_state["temp"] == 1.0
+    [element] = at.get("bidi_component")
+    assert json.loads(element.proto.json)["view"]["temp"] == 1.0
+    open_numbers(at)  # the numbers are the trained model's own pattern, at temperature 1
+    trace = trace_sentence(model, SENTENCE)
+    layer, head = at.session_state["layer"], at.session_state["head"]
+    np.testing.assert_allclose(at.dataframe[0].value.to_numpy(), trace.pattern_lhqk[layer, head],
+                               atol=1e-6)  # fmt: skip

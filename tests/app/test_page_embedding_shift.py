@@ -6,9 +6,10 @@ import pytest
 from attention_core import cosine, embed_words, fit_shift_plane, trace_sentence
 from tests.app.conftest import open_page
 from tests.figdata import array, spec
+from ui.presets import BANK_PROBES, DEFAULT_PROBES, probes_for
 
 RIVER = "The river bank was muddy"
-PROBES = ["river", "water", "money", "finance"]
+PROBES = list(probes_for(RIVER))  # the preset's own probes: two of each sense of "bank"
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +36,9 @@ def test_defaults_follow_bank_towards_the_probes(river):
     at = open_page("embedding_shift", s=RIVER)
     assert not at.exception and not at.warning
     assert at.title[0].value == "Embedding shift · after layer 2"
-    assert at.text_input(key="es_probes").value == "river, water, money, finance"
+    assert list(BANK_PROBES) == PROBES and not set(PROBES) & set(RIVER.lower().split())
+    assert at.text_input(key="es_probes").value == ", ".join(PROBES)
+    assert _param(at, "es_probes") == ", ".join(PROBES)  # not the URL default: in the link
     assert at.selectbox(key="es_token").value == 3  # "bank": closest to the probes, not a probe
     assert _param(at, "es_token") == "3"
     table = at.dataframe[0].value
@@ -108,18 +111,36 @@ def test_no_probes_still_shows_the_plane_and_the_path():
 
 
 def test_probe_defaults_follow_the_preset_until_edited():
+    plumbing = ", ".join(probes_for("dirty quantum plumbing"))
     at = open_page("embedding_shift", s="dirty quantum plumbing")
-    assert at.text_input(key="es_probes").value == "physics, pipe, water, dirt"
-    assert _param(at, "es_probes") == "physics, pipe, water, dirt"
+    assert at.text_input(key="es_probes").value == plumbing
+    assert _param(at, "es_probes") == plumbing
     at.text_input(key="s").input("Jane visits Africa")
     at.button[0].click().run()
-    assert at.text_input(key="es_probes").value == "travel, continent, person, city"
+    assert at.text_input(key="es_probes").value == ", ".join(probes_for("Jane visits Africa"))
     at.text_input(key="es_probes").input("tea, coffee").run()
     at.text_input(key="s").input("The river bank was muddy")
     at.button[0].click().run()
     assert not at.exception
     assert at.text_input(key="es_probes").value == "tea, coffee"
     assert list(at.dataframe[0].value["probe"]) == ["tea", "coffee"]
+
+
+def test_a_typed_sentence_gets_the_generic_probes_and_keeps_them_out_of_the_link(model):
+    typed = "the cat sat on the mat"
+    assert probes_for(typed) == DEFAULT_PROBES
+    at = open_page("embedding_shift", s=typed)
+    assert not at.exception and not at.warning
+    assert at.text_input(key="es_probes").value == ", ".join(DEFAULT_PROBES)
+    assert "es_probes" not in at.query_params  # the URL default is the generic probes
+    table = at.dataframe[0].value
+    assert list(table["probe"]) == list(DEFAULT_PROBES)
+    token = at.selectbox(key="es_token").value
+    trace = trace_sentence(model, typed)
+    np.testing.assert_allclose(table["static (layer 0)"],
+                               cosine(trace.hidden_ltd[0, token],
+                                      embed_words(model, list(DEFAULT_PROBES))[0]),
+                               atol=1e-6)  # fmt: skip
 
 
 def test_hidden_specials_leave_the_plane(river):

@@ -89,6 +89,11 @@ function renderView({ data, parentElement, setStateValue, key }) {
       stage === "pattern" ? SCALES.weights : SCALES.signed);
     return fig;
   });
+  if (data.controls) {  // a page may show only some controls (the tour: layer and head)
+    for (const el of root.querySelectorAll(".ax-controls [data-name]")) {
+      if (!data.controls.includes(el.dataset.name)) el.closest("label").hidden = true;
+    }
+  }
   const fill = (select, count) => {
     for (let i = 0; i < count; i++) select.add(new Option(String(i), String(i)));
   };
@@ -395,14 +400,15 @@ function renderView({ data, parentElement, setStateValue, key }) {
     const [name, by] = step.dataset.step.split(":");
     set({ [name]: view[name] + Number(by) });
   });
+  const allowed = (name) => !data.controls || data.controls.includes(name);
   root.addEventListener("keydown", (e) => {
-    if ((e.key !== "ArrowUp" && e.key !== "ArrowDown") || isTyping(e)) return;
+    if ((e.key !== "ArrowUp" && e.key !== "ArrowDown") || isTyping(e) || !allowed("layer")) return;
     e.preventDefault();
     set({ layer: view.layer + (e.key === "ArrowUp" ? -1 : 1) });
   });
   const onKey = (e) => {
     if ((e.key !== "ArrowLeft" && e.key !== "ArrowRight") || isTyping(e) || e.altKey
-      || e.ctrlKey || e.metaKey) return;
+      || e.ctrlKey || e.metaKey || !allowed("head")) return;
     e.preventDefault();
     set({ head: view.head + (e.key === "ArrowLeft" ? -1 : 1) });
   };

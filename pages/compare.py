@@ -1,38 +1,16 @@
 """Compare two sentences: the same head's patterns side by side, and one shared word's
 contextual vectors compared layer by layer."""
 
-import contextlib
-from collections.abc import Callable
-
 import streamlit as st
 
-import explorer
 from attention_core import cosine, shared_words, word_positions, word_vectors
-from ui import downloads, params, safe, sidebar
+from ui import downloads, explore, params, safe, sidebar
 from ui.cache import get_trace, model_error
 from viz.embedding_shift import layer_name
 from viz.layer_similarity import make_layer_similarity
 
-
-def _take_view(name: str) -> Callable[[], None]:
-    """The browser redrew sentence ``name``'s view: the sidebar follows its layer and head."""
-
-    def take() -> None:
-        reported = st.session_state[f"cmp_pattern_{name.lower()}"].get("view") or {}
-        for field in ("layer", "head", "hide_special"):
-            with contextlib.suppress(ValueError, KeyError):
-                st.session_state[field] = params.accept(field, reported[field])
-
-    return take
-
-
 shared = sidebar.shared()
 layer, head = shared.layer, shared.head
-view = {
-    name: st.session_state.get(name, params.PARAMS[name].default) for name in explorer.VIEW_FIELDS
-}
-defaults = {name: params.PARAMS[name].default for name in explorer.VIEW_FIELDS}
-view |= {"causal": False, "scale": True, "temp": 1.0, "transpose": False, "q": -1, "k": -1}
 st.title(f"Compare two sentences · layer {layer}, head {head}")
 st.caption(
     "The same word can mean different things. Type two sentences that share a word and see how "
@@ -64,10 +42,9 @@ for name, col in zip("AB", st.columns(2), strict=True):
                 f"Sentence {name} has {trace.n_tokens + trace.tokens.n_cut} tokens; the model "
                 f"reads at most {trace.n_tokens}, so the last {trace.tokens.n_cut} were cut."
             )
-        explorer.mount(
-            trace, shared.model, text, view, defaults, _take_view(name),
-            key=f"cmp_pattern_{name.lower()}", stages=("pattern",),
-        )  # fmt: skip
+        explore.shared_only(
+            trace, shared.model, text, f"cmp_pattern_{name.lower()}", stages=("pattern",)
+        )
         st.caption(
             "How to read this: row = the attending token (query), column = the token it reads "
             "(key); each row sums to 1. The layer and head follow the sidebar; ← → change the "

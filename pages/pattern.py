@@ -4,29 +4,17 @@ The explorer (explorer/) draws the four stages and redraws every switch in the b
 mounts it, keeps the session's settings in step when the browser reports a new view, and offers
 the numbers as a table and files."""
 
-import contextlib
-
 import numpy as np
 import pandas as pd
 import streamlit as st
 
-import explorer
 from attention_core import attention_steps
-from ui import downloads, params, sidebar
+from ui import downloads, explore, sidebar
 from ui.cache import get_trace
 from viz.pattern_heatmap import STAGE_TITLES
 
 TABLE_MAX = 64  # a bigger table is only built and sent when asked for
 KEY = "pattern_explorer"
-
-
-def _take_view() -> None:
-    """The browser redrew a new view: remember it (validated as a link's values are)."""
-    reported = st.session_state[KEY].get("view") or {}
-    for name in explorer.VIEW_FIELDS:
-        if name in reported:
-            with contextlib.suppress(ValueError):  # a value no control sends: keep the last
-                st.session_state[name] = params.accept(name, reported[name])
 
 
 shared = sidebar.shared()
@@ -41,9 +29,7 @@ n = trace.n_tokens
 for name, fallback in (("q", min(3, n - 1)), ("k", min(2, n - 1))):
     if st.session_state.get(name, 0) >= n:
         st.session_state[name] = fallback
-view = {name: st.session_state[name] for name in explorer.VIEW_FIELDS}
-defaults = {name: params.PARAMS[name].default for name in explorer.VIEW_FIELDS}
-explorer.mount(trace, shared.model, shared.text, view, defaults, _take_view, key=KEY)
+explore.full(trace, shared.model, shared.text, KEY)
 
 # Built only while open: a closed expander's table would still be computed, sent and laid out
 # on every rerun, and its grid's script loaded (1.2 MB) on the page's first visit.
@@ -53,8 +39,9 @@ if numbers.open:
         trace = get_trace(shared.model, shared.text)
         layer, head = shared.layer, shared.head
         steps = attention_steps(
-            trace.scores_lhqk[layer, head], trace.config.d_head, scale=view["scale"],
-            temperature=view["temp"], causal=view["causal"],
+            trace.scores_lhqk[layer, head], trace.config.d_head,
+            scale=st.session_state["scale"], temperature=st.session_state["temp"],
+            causal=st.session_state["causal"],
         )  # fmt: skip
         keep = shared.visible(trace)
         cells = np.ix_(keep, keep)

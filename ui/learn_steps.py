@@ -24,7 +24,7 @@ from attention_core import (
     sinusoidal_positions,
     value_update,
 )
-from ui import learn_cache, safe
+from ui import explore, learn_cache, safe
 from ui import learn_text as text
 from ui.cache import get_model, get_trace
 from ui.sidebar import Shared
@@ -52,6 +52,7 @@ PAGES = {
     "all_heads": "All heads",
     "embedding_shift": "Embedding shift",
 }
+LAYER_HEAD = ("layer", "head")  # the explorer's controls in the tour: the switches stay off
 KEPT = ("learn_token", "learn_src", "learn_tgt")  # choices that survive steps without the widget
 
 Render = Callable[[Shared, Trace], None]
@@ -214,13 +215,10 @@ def step_scores(shared: Shared, trace: Trace) -> None:
     st.markdown(text.SCORES)
     layer, head, e = shared.layer, shared.head, trace.config.d_head
     i = _token(shared, trace)
-    keep, tokens = _view(shared, trace)
-    view = np.ix_(keep, keep)
     steps = attention_steps(trace.scores_lhqk[layer, head], e)
     raw = attention_steps(trace.scores_lhqk[layer, head], e, scale=False)
-    for col, stage in zip(st.columns(2), ("scores", "scaled"), strict=True):
-        fig = make_pattern_heatmap(getattr(steps, stage)[view], tokens, stage=stage)
-        col.plotly_chart(fig, key=f"learn_{stage}", config=CHART)
+    explore.shared_only(trace, shared.model, shared.text, "learn_scores",
+                        stages=("scores", "scaled"), controls=LAYER_HEAD)  # fmt: skip
     st.caption(text.SCORES_CAPTION)
     j = int(np.argmax(steps.pattern[i]))
     cell = cell_arithmetic(trace.q_lhqe[layer, head], trace.k_lhke[layer, head], steps, i, j)
@@ -281,20 +279,10 @@ def step_masking(shared: Shared, trace: Trace) -> None:
     st.markdown(text.MASKING)
     layer, head, e, n = shared.layer, shared.head, trace.config.d_head, trace.n_tokens
     i = _token(shared, trace)
-    keep, tokens = _view(shared, trace)
-    view = np.ix_(keep, keep)
     causal = attention_steps(trace.scores_lhqk[layer, head], e, causal=True)
-    c1, c2 = st.columns(2)
-    c1.plotly_chart(
-        make_pattern_heatmap(causal.masked[view], tokens, stage="masked"),
-        key="learn_masked",
-        config=CHART,
-    )
-    c2.plotly_chart(
-        make_pattern_heatmap(causal.pattern[view], tokens, title="causal pattern"),
-        key="learn_causal",
-        config=CHART,
-    )
+    explore.shared_only(trace, shared.model, shared.text, "learn_masked",
+                        stages=("masked", "pattern"), switches={"causal": True},
+                        controls=LAYER_HEAD)  # fmt: skip
     st.caption(text.MASKING_CAPTION)
     before = float(trace.pattern_lhqk[layer, head, i, i + 1 :].sum())
     after = float(causal.pattern[i, i + 1 :].sum())
@@ -315,13 +303,11 @@ def step_softmax(shared: Shared, trace: Trace) -> None:
     st.markdown(text.SOFTMAX)
     layer, head, e = shared.layer, shared.head, trace.config.d_head
     i = _token(shared, trace)
-    keep, tokens = _view(shared, trace)
+    keep = _view(shared, trace)[0]
     steps = attention_steps(trace.scores_lhqk[layer, head], e)
-    _chart(
-        make_pattern_heatmap(steps.pattern[np.ix_(keep, keep)], tokens),
-        "learn_pattern",
-        text.SOFTMAX_CAPTION,
-    )
+    explore.shared_only(trace, shared.model, shared.text, "learn_pattern", stages=("pattern",),
+                        controls=LAYER_HEAD)  # fmt: skip
+    st.caption(text.SOFTMAX_CAPTION)
     names = trace.tokens.tokens
     top = np.argsort(-steps.pattern, axis=1, kind="stable")[:, :3]
     table: dict[str, list] = {"query": [f"{q}: {names[q]}" for q in keep]}
@@ -390,14 +376,12 @@ def step_heads(shared: Shared, trace: Trace) -> None:
     st.markdown(text.HEADS)
     layer, head, n_heads = shared.layer, shared.head, trace.config.n_heads
     i = _token(shared, trace)
-    keep, tokens = _view(shared, trace)
     cells = [col for _ in range(N_SIDE_BY_SIDE // 2) for col in st.columns(2)]
     for slot, col in enumerate(cells):
-        h = (head + slot) % n_heads
-        fig = make_pattern_heatmap(
-            trace.pattern_lhqk[layer, h][np.ix_(keep, keep)], tokens, title=f"head {h}"
-        )
-        col.plotly_chart(fig, key=f"learn_heads_{slot}", config=CHART)
+        with col:  # each its own head, fixed: no control or key changes it
+            explore.shared_only(trace, shared.model, shared.text, f"learn_heads_{slot}",
+                                stages=("pattern",), switches={"head": (head + slot) % n_heads},
+                                controls=())  # fmt: skip
     st.caption(text.HEADS_CAPTION)
     proposals = trace.head_delta_hd(layer, i)
     fig = make_norm_bars(

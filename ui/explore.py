@@ -1,0 +1,58 @@
+"""Mounting the attention explorer from a page: the view it starts from (the session's settings),
+the URL fields it keeps, and what the session learns when the browser reports a new view."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import streamlit as st
+
+import explorer
+from attention_core import Trace
+from ui import params
+
+SHARED_FIELDS = ("layer", "head", "hide_special")  # the sidebar's settings: every page follows
+OFF = {"causal": False, "scale": True, "temp": 1.0, "transpose": False, "q": -1, "k": -1}
+
+
+def _take(key: str, fields: Sequence[str]) -> Callable[[], None]:
+    """The callback that copies ``fields`` of the reported view into the session (checked as a
+    link's values are; a value no control sends keeps the last good one)."""
+
+    def take() -> None:
+        reported = st.session_state[key].get("view") or {}
+        for name in fields:
+            if name in reported:
+                with contextlib.suppress(ValueError):
+                    st.session_state[name] = params.accept(name, reported[name])
+
+    return take
+
+
+def full(trace: Trace, model: str, text: str, key: str) -> Any:
+    """The explorer with every control, its whole view kept in the session and the URL."""
+    fields = explorer.VIEW_FIELDS
+    view = {name: st.session_state[name] for name in fields}
+    defaults = {name: params.PARAMS[name].default for name in fields}
+    return explorer.mount(trace, model, text, view, defaults, _take(key, fields), key=key)
+
+
+def shared_only(
+    trace: Trace,
+    model: str,
+    text: str,
+    key: str,
+    stages: tuple[str, ...],
+    switches: dict[str, Any] | None = None,
+    controls: tuple[str, ...] | None = None,
+) -> Any:
+    """The explorer drawing ``stages`` under fixed ``switches`` (default: the trained model's);
+    only the sidebar's layer, head and [CLS]/[SEP] setting are shared with the session."""
+    view = {name: st.session_state[name] for name in SHARED_FIELDS} | OFF | (switches or {})
+    defaults = {name: params.PARAMS[name].default for name in SHARED_FIELDS}
+    return explorer.mount(
+        trace, model, text, view, defaults, _take(key, SHARED_FIELDS), key=key, stages=stages,
+        controls=controls,
+    )  # fmt: skip

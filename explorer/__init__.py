@@ -9,12 +9,15 @@ the HTTP route in ``explorer/api.py``, one layer block at a time, fetched by the
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import base64
+from collections.abc import Callable, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import streamlit as st
+from numpy.typing import NDArray
 
 from attention_core import Trace
 from attention_core.pack import header
@@ -90,3 +93,34 @@ def mount_grid(
         "hide_special": hide_special,
     }
     return _renderer()(data=data, key=key, on_open_change=on_open)
+
+
+def mount_scores(
+    scores_qk: NDArray[np.float32],
+    tokens: Sequence[str],
+    d_k: int,
+    switches: dict[str, Any],
+    title: str,
+    key: str,
+) -> Any:
+    """One head's softmax pattern drawn from raw scores sent with the view itself (a small
+    pattern computed on the spot, not a cached trace): ``switches`` gives scale, temp, causal."""
+    n = len(tokens)
+    if scores_qk.shape != (n, n):
+        raise ValueError(f"scores shape {scores_qk.shape} does not match {n} tokens")
+    raw = np.ascontiguousarray(scores_qk, dtype="<f4").tobytes()
+    header = {"tokens": list(tokens), "special": [False] * n, "n_layers": 1, "n_heads": 1,
+              "d_head": d_k, "n_tokens": n}  # fmt: skip
+    view = {"layer": 0, "head": 0, "transpose": False, "hide_special": False, "q": -1, "k": -1}
+    data = {
+        "inline": base64.b64encode(raw).decode("ascii"),
+        "header": header,
+        "view": view | {name: switches[name] for name in ("scale", "temp", "causal")},
+        "defaults": {},
+        "stages": ["pattern"],
+        "controls": [],
+        "title": title,
+        "tell": False,
+        "api": "", "model": "", "text": "",
+    }  # fmt: skip
+    return _renderer()(data=data, key=key)

@@ -58,3 +58,12 @@ async function requestBlock(src, layer, part, entry) {
   entry.waiting = [];
   for (const callback of waiting) callback();
 }
+
+// Scores sent inside a view's own data (base64 of little-endian float32), for small views
+// computed on the spot (Build your own head) rather than from a cached trace.
+function decodeFloat32(base64) {
+  const raw = atob(base64);
+  const bytes = new Uint8Array(raw.length);
+  for (let i = 0; i < raw.length; i++) bytes[i] = raw.charCodeAt(i);
+  return new Float32Array(bytes.buffer);
+}

@@ -71,6 +71,8 @@ function renderView({ data, parentElement, setStateValue, key }) {
     if (st.given !== st.told) st.view = { ...given };
   }
   const view = st.view;
+  const inline = data.inline ? decodeFloat32(data.inline) : null;  // small views carry scores
+  const allowed = (name) => !data.controls || data.controls.includes(name);
 
   const holder = holderIn(parentElement);
   holder.innerHTML = SKELETON;  // fixed markup only: every token goes in as textContent
@@ -89,6 +91,10 @@ function renderView({ data, parentElement, setStateValue, key }) {
       stage === "pattern" ? SCALES.weights : SCALES.signed);
     return fig;
   });
+  if (data.controls && !data.controls.length) {  // a fixed small multiple: the page explains it
+    $(".ax-controls").hidden = true;
+    $(".ax-hint").hidden = true;
+  }
   if (data.controls) {  // a page may show only some controls (the tour: layer and head)
     for (const el of root.querySelectorAll(".ax-controls [data-name]")) {
       if (!data.controls.includes(el.dataset.name)) el.closest("label").hidden = true;
@@ -118,7 +124,7 @@ function renderView({ data, parentElement, setStateValue, key }) {
   }
 
   function syncControls() {
-    $(".ax-title").textContent = `layer ${view.layer}, head ${view.head}`;
+    $(".ax-title").textContent = data.title || `layer ${view.layer}, head ${view.head}`;
     for (const el of root.querySelectorAll("[data-name]")) {
       const v = view[el.dataset.name];
       if (el.type === "checkbox") el.checked = !!v; else el.value = String(v);
@@ -178,21 +184,23 @@ function renderView({ data, parentElement, setStateValue, key }) {
       + "columns are keys";
     const zoom = st.window ? `Showing tokens ${rows[0]}–${rows[rows.length - 1]} × `
       + `${cols[0]}–${cols[cols.length - 1]}; double-click to see all. ` : "";
-    $(".ax-hint").textContent = `${zoom}Here ${axis}. Hover a cell for its value, click it for `
-      + "its arithmetic, drag or scroll to zoom; ← → change the head, ↑ ↓ the layer (after a "
-      + "click on the view).";
+    const keys = allowed("head") && allowed("layer") ? "; ← → change the head, ↑ ↓ the layer "
+      + "(after a click on the view)" : "";
+    const click = inline ? "" : ", click it for its arithmetic";
+    $(".ax-hint").textContent = `${zoom}Here ${axis}. Hover a cell for its value${click}, drag `
+      + `or scroll to zoom, double-click to see all${keys}.`;
   }
 
   function panelSize() {
     const width = root.getBoundingClientRect().width || 900;
     const across = drawnStages.length > 1 ? 2 : 1;
-    return Math.max(160, Math.min(460, Math.floor(width / across) - 140));
+    return Math.max(100, Math.min(460, Math.floor(width / across) - 140));
   }
 
   function draw() {
     if (!alive) return;
     syncControls();
-    const scores = peekBlock(src, view.layer, "scores", draw);
+    const scores = inline || peekBlock(src, view.layer, "scores", draw);
     if (!scores || scores.error) {
       $(".ax-status").textContent = scores ? `Could not load layer ${view.layer}: `
         + `${scores.error}. Start the app with ./run.sh (streamlit run server.py).`
@@ -213,6 +221,7 @@ function renderView({ data, parentElement, setStateValue, key }) {
   function drawCell() {
     const box = $(".ax-cell");
     const { q: query, k: keyTok } = view;
+    if (inline) { box.hidden = true; return; }  // no queries and keys came with it
     if (query == null || query < 0 || keyTok < 0 || query >= n || keyTok >= n) {
       box.textContent = "Click a cell to see where its number comes from.";
       return;
@@ -274,6 +283,7 @@ function renderView({ data, parentElement, setStateValue, key }) {
     }
     if (url.href !== window.location.href) window.history.replaceState(window.history.state, "", url);
     clearTimeout(tellTimer);
+    if (data.tell === false) return;
     tellTimer = setTimeout(() => {
       const told = JSON.stringify(view);
       if (told === st.told) return;
@@ -400,7 +410,6 @@ function renderView({ data, parentElement, setStateValue, key }) {
     const [name, by] = step.dataset.step.split(":");
     set({ [name]: view[name] + Number(by) });
   });
-  const allowed = (name) => !data.controls || data.controls.includes(name);
   root.addEventListener("keydown", (e) => {
     if ((e.key !== "ArrowUp" && e.key !== "ArrowDown") || isTyping(e) || !allowed("layer")) return;
     e.preventDefault();
@@ -417,7 +426,7 @@ function renderView({ data, parentElement, setStateValue, key }) {
   resize.observe(root);
 
   draw();
-  prefetch(src, header, view.layer, data.prefetch_bytes);
+  if (!inline) prefetch(src, header, view.layer, data.prefetch_bytes);
   return () => {
     alive = false;
     clearTimeout(tellTimer);

@@ -4,13 +4,13 @@ and update live; and the measurement that shows why the scores are divided by âˆ
 import numpy as np
 import streamlit as st
 
+import explorer
 from attention_core import BlockConfig
 from attention_core.fallback import MAX_PIECES, split_pieces
 from attention_core.saturation import N_SEEDS
 from ui import downloads, safe, sidebar
 from ui.build_head_cache import block_input, block_view, saturation
 from ui.cache import model_error
-from viz.block_patterns import make_block_patterns
 from viz.dk_saturation import make_dk_saturation
 from viz.head_deltas import make_head_deltas
 
@@ -89,11 +89,18 @@ cfg = BlockConfig(
 view = block_view(shared.model, shared.text, shared.hide_special, use_model, cfg)
 
 st.subheader("Each head's pattern")
-st.plotly_chart(make_block_patterns(view.pattern_hqk, tokens), key="bh_patterns", config=PLOT)
+switches = {"scale": scale, "temp": temp, "causal": causal}
+per_row = 4 if n_heads > 2 else n_heads
+for start in range(0, n_heads, per_row):
+    for h, col in zip(range(start, min(start + per_row, n_heads)), st.columns(per_row),
+                      strict=False):  # fmt: skip
+        with col:
+            explorer.mount_scores(view.scores_hqk[h], tokens, d_k, switches, f"head {h}",
+                                  key=f"bh_pattern_{h}")  # fmt: skip
 st.caption(
     "One heatmap per head, rows are queries (the attending token), columns keys; every row sums "
-    "to 1. Same colour scale for all heads. Raise d_k with scaling off, or lower the "
-    "temperature, and the rows turn into single bright cells."
+    "to 1 (hover a cell for its weight). Same colour scale for all heads. Raise d_k with scaling "
+    "off, or lower the temperature, and the rows turn into single bright cells."
 )
 
 st.subheader("Combining the heads")

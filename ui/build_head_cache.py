@@ -31,6 +31,7 @@ from ui.cache import get_model, get_trace
 class BlockView:
     """What the page draws of one block run, in the chosen and the other head combination."""
 
+    scores_hqk: NDArray[np.float32]  # every head's raw Q·Kᵀ (the browser applies the switches)
     pattern_hqk: NDArray[np.float32]  # every head's softmax pattern
     head_norm_ht: NDArray[np.float32]  # ‖ΔE_h‖ per head and token
     delta_norm_t: NDArray[np.float32]  # ‖ΔE‖ of the combined update per token
@@ -71,6 +72,7 @@ def block_view(
     shown = run_block(x_td, cfg, weights)
     alt = run_block(x_td, replace(cfg, combine=other), weights)
     return BlockView(
+        scores_hqk=shown.scores_hqk,
         pattern_hqk=shown.pattern_hqk,
         head_norm_ht=np.linalg.norm(shown.head_delta_htd, axis=-1),
         delta_norm_t=np.linalg.norm(shown.delta_td, axis=-1),

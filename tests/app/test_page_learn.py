@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -23,6 +25,10 @@ from ui.presets import PRESETS
 
 SENTENCE = "the cat saw the dog near the bank"  # "the" repeats; "bank" is token 8
 LAYER, HEAD, TOKEN = 2, 5, 8
+HEADS = tuple(f"learn_heads_{slot}" for slot in range(4))  # step 8: four heads side by side
+EXPLORERS = {4: ("learn_scores",), 5: ("learn_masked",), 6: ("learn_pattern",), 8: HEADS}
+OFF = {"causal": False, "scale": True, "temp": 1.0, "transpose": False, "q": -1, "k": -1}
+VIEW = {"layer": LAYER, "head": HEAD, "hide_special": False} | OFF  # the sidebar's, switches off
 
 
 @pytest.fixture(scope="module")
@@ -36,8 +42,43 @@ def _open(step: int, s: str = SENTENCE, **params: str):
     return at
 
 
-def _z(at, i: int) -> np.ndarray:
-    return array(spec(at.get("plotly_chart")[i])["data"][0]["z"])
+def _key(element) -> str:
+    """The key an element was drawn with (its id ends with it)."""
+    return element.proto.id.rsplit("-", 1)[-1]
+
+
+def _chart(at, which: int | str):
+    """A Plotly chart of the page, by position or by key."""
+    charts = at.get("plotly_chart")
+    if isinstance(which, int):
+        return charts[which]
+    [chart] = [c for c in charts if _key(c) == which]
+    return chart
+
+
+def _z(at, which: int | str) -> np.ndarray:
+    return array(spec(_chart(at, which))["data"][0]["z"])
+
+
+def _explorers(at) -> dict[str, dict]:
+    """The JSON each attention explorer of the page gets (the browser draws from it), by key."""
+    found = {}
+    for element in at.get("bidi_component"):
+        assert element.proto.component_name == "attention_explorer"
+        found[_key(element)] = json.loads(element.proto.json)
+    return found
+
+
+def _explorer(at, key: str, trace, text: str = SENTENCE) -> dict:
+    """The explorer mounted as ``key``, checked to hold the engine's sentence: the browser
+    computes its stages from this trace's raw scores."""
+    data = _explorers(at)[key]
+    assert data["text"] == text and data["model"] == "all-MiniLM-L6-v2"
+    assert data["header"] == {
+        "tokens": list(trace.tokens.tokens), "special": trace.tokens.special_t.tolist(),
+        "n_layers": 6, "n_heads": 12, "d_head": 32, "n_tokens": trace.n_tokens,
+    }  # fmt: skip
+    return data
 
 
 def _words(at) -> str:
@@ -56,7 +97,9 @@ def test_every_step_renders_on_a_custom_sentence(step):
     progress = at.get("progress")[0].proto
     assert progress.text == f"Step {step} of {N_STEPS}"
     assert progress.value == int(100 * step / N_STEPS)  # Streamlit truncates to whole percent
-    assert at.get("plotly_chart"), "every step has a live figure"
+    explorers = _explorers(at)
+    assert sorted(explorers) == sorted(EXPLORERS.get(step, ()))
+    assert at.get("plotly_chart") or at.dataframe or explorers, "every step has a live figure"
     assert at.latex, "every step has a formula"
     link = at.get("page_link")[0].proto
     assert link.page == STEPS[step - 1][1] and link.label.startswith("Explore further")
@@ -99,28 +142,38 @@ def test_step4_scaling_numbers_and_saturation(trace):
     at = _open(4, learn_token=str(TOKEN))
     scaled = attention_steps(trace.scores_lhqk[LAYER, HEAD], 32)
     raw = attention_steps(trace.scores_lhqk[LAYER, HEAD], 32, scale=False)
-    np.testing.assert_allclose(_z(at, 1), scaled.scaled, atol=1e-5)
+    data = _explorer(at, "learn_scores", trace)
+    assert data["stages"] == ["scores", "scaled"] and data["controls"] == ["layer", "head"]
+    assert data["view"] == VIEW
     assert (
         _metric(at, "mean row entropy, ÷√d_k") == f"{row_entropy_bits(scaled.pattern).mean():.3f}"
     )
     assert _metric(at, "… without scaling (bits)") == f"{row_entropy_bits(raw.pattern).mean():.3f}"
+    assert _metric(at, "mean largest weight, ÷√d_k") == f"{scaled.pattern.max(axis=1).mean():.3f}"
+    largest = [m.value for m in at.metric if m.label == "… without scaling"]
+    assert largest == [f"{raw.pattern.max(axis=1).mean():.3f}"]
     j = int(np.argmax(scaled.pattern[TOKEN]))
+    assert f"= {scaled.scores[TOKEN, j]:.4f}" in _words(at)
     assert f"{scaled.scaled[TOKEN, j]:.4f}" in _words(at)
-    saturation = spec(at.get("plotly_chart")[2])["data"]
+    saturation = spec(_chart(at, "learn_saturation"))["data"]
     assert {t["name"] for t in saturation} == {"with ÷√d_k", "without scaling"}
 
 
 def test_step5_causal_and_padding_masks(trace):
     at = _open(5, learn_token="3")
-    causal = _z(at, 1)
+    data = _explorer(at, "learn_masked", trace)  # the browser sets −∞ above the diagonal
+    assert data["stages"] == ["masked", "pattern"] and data["controls"] == ["layer", "head"]
+    assert data["view"] == VIEW | {"causal": True}
     n = trace.n_tokens
-    assert causal.shape == (n, n)
+    causal = attention_steps(trace.scores_lhqk[LAYER, HEAD], 32, causal=True).pattern
     assert np.all(causal[np.triu_indices(n, 1)] == 0)
     np.testing.assert_allclose(causal.sum(axis=1), 1.0, atol=1e-5)
-    assert np.isnan(_z(at, 0)[np.triu_indices(n, 1)]).all()  # −∞ drawn as gaps
     later = trace.pattern_lhqk[LAYER, HEAD, 3, 4:].sum()
-    assert f"gave **{later:.4f}** of its attention" in _words(at)
-    padded = _z(at, 3)
+    text = _words(at)
+    assert f"gave **{later:.4f}** of its attention to later tokens; with it, **0.0000**" in text
+    assert "Largest weight above the diagonal: **0.0000**" in text
+    assert rf"{later:.4f} \to 0.0000" in text and r"a_{3,j} = 1.0000" in text
+    padded = _z(at, "learn_pad_masked")
     assert padded.shape == (n + 3, n + 3)
     assert np.all(padded[:n, n:] == 0)
     np.testing.assert_allclose(padded[:n, :n], trace.pattern_lhqk[0, HEAD], atol=1e-6)
@@ -132,7 +185,9 @@ def test_step5_causal_and_padding_masks(trace):
 def test_step6_rows_sum_to_one_and_top_keys_match(trace):
     at = _open(6, learn_token=str(TOKEN))
     pattern = trace.pattern_lhqk[LAYER, HEAD]
-    np.testing.assert_allclose(_z(at, 0), pattern, atol=1e-6)
+    data = _explorer(at, "learn_pattern", trace)
+    assert data["stages"] == ["pattern"] and data["controls"] == ["layer", "head"]
+    assert data["view"] == VIEW
     table = at.dataframe[0].value
     assert len(table) == trace.n_tokens
     np.testing.assert_allclose(table["row sum"], 1.0, atol=1e-6)
@@ -160,11 +215,14 @@ def test_step7_weighted_sum_and_update(trace):
 
 def test_step8_heads_side_by_side_and_their_sum(trace):
     at = _open(8, learn_token=str(TOKEN))
-    for slot in range(4):
-        np.testing.assert_allclose(
-            _z(at, slot), trace.pattern_lhqk[LAYER, (HEAD + slot) % 12], atol=1e-6
-        )
-    norms = array(spec(at.get("plotly_chart")[4])["data"][0]["y"])
+    for slot, key in enumerate(HEADS):  # each its own head, fixed: no controls
+        data = _explorer(at, key, trace)
+        assert data["stages"] == ["pattern"] and data["controls"] == []
+        assert data["view"] == VIEW | {"head": (HEAD + slot) % 12}
+    assert [_explorers(at)[key]["view"]["head"] for key in HEADS] == [5, 6, 7, 8]
+    wrapped = open_page("learn", s=SENTENCE, step="8", layer=str(LAYER), head="10")
+    assert [_explorers(wrapped)[key]["view"]["head"] for key in HEADS] == [10, 11, 0, 1]
+    norms = array(spec(_chart(at, "learn_head_norms"))["data"][0]["y"])
     np.testing.assert_allclose(
         norms, np.linalg.norm(trace.head_delta_lhtd[LAYER, :, TOKEN], axis=-1), rtol=1e-5
     )
@@ -256,16 +314,26 @@ def test_a_preset_walks_through_every_step(preset):
 @pytest.mark.parametrize(("preset", "step"), zip(PRESETS, (1, 3, 4, 5, 6, 8), strict=True))
 def test_presets_render(model, preset, step):
     at = _open(step, s=preset)
-    tokens = trace_sentence(model, preset).tokens.tokens
-    ticks = spec(at.get("plotly_chart")[0])["layout"]["yaxis"]["ticktext"]
+    trace = trace_sentence(model, preset)
+    tokens = trace.tokens.tokens
+    assert list(tokens) == list(tokenize(model, preset).tokens)
     escaped = [t.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;") for t in tokens]
-    assert ticks == escaped
+    if step in EXPLORERS:  # the explorer gets the tokens as they are; the browser escapes them
+        for key in EXPLORERS[step]:
+            assert _explorer(at, key, trace, text=preset)["header"]["tokens"] == list(tokens)
+    else:
+        assert spec(_chart(at, 0))["layout"]["yaxis"]["ticktext"] == escaped
+    if step == 5:  # the padding demo is still Plotly: the sentence, then three [PAD]s
+        ticks = spec(_chart(at, "learn_pad_masked"))["layout"]["yaxis"]["ticktext"]
+        assert ticks == [*escaped, "[PAD]", "[PAD]", "[PAD]"]
 
 
 def test_hidden_special_tokens_and_a_bad_step_in_the_url(trace):
     at = _open(6, hide_special="1")
-    ticks = spec(at.get("plotly_chart")[0])["layout"]["xaxis"]["ticktext"]
-    assert "[CLS]" not in ticks and len(ticks) == trace.n_tokens - 2
+    assert _explorer(at, "learn_pattern", trace)["view"]["hide_special"] is True
+    queries = list(at.dataframe[0].value["query"])
+    assert queries == [f"{i}: {t}" for i, t in enumerate(trace.tokens.tokens)][1:-1]
+    assert "[CLS]" not in " ".join(queries) and len(queries) == trace.n_tokens - 2
     at = open_page("learn", s=SENTENCE, step="12")
     assert not at.exception
     assert at.header[0].value.startswith("1. ")

@@ -1,11 +1,17 @@
 """The Build-your-own-head page against the engine: the block's patterns and update sizes, the
 head-combination check, the d_k saturation curve, URL state, the model-missing fallback, and
-the edge cases (d_k 1 and 384, 1 and 12 heads, temperature 0.05 and 5, 1 token, 300 tokens)."""
+the edge cases (d_k 1 and 384, 1 and 12 heads, temperature 0.05 and 5, 1 token, 300 tokens).
+
+Each head's pattern is drawn by the attention explorer from the head's raw scores sent with the
+view (base64 float32); the browser applies the page's switches exactly as attention_steps does
+(tested in the browser), so these tests apply them with attention_steps to the sent scores."""
 
 from __future__ import annotations
 
+import base64
+import json
 import re
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pytest
@@ -13,6 +19,7 @@ import pytest
 import ui.cache
 from attention_core import (
     BlockConfig,
+    attention_steps,
     fallback_embeddings,
     make_block_weights,
     run_block,
@@ -35,6 +42,48 @@ def _charts(at) -> list[dict]:
     return [spec(c) for c in at.get("plotly_chart")]
 
 
+def _chart(at, key: str) -> dict:
+    """The Plotly figure with widget key ``key``."""
+    [chart] = [spec(c) for c in at.get("plotly_chart") if c.proto.id.endswith(f"-{key}")]
+    return chart
+
+
+@dataclass(frozen=True)
+class Head:
+    """One head as the explorer receives it, and the pattern its switches make of the scores."""
+
+    view: dict  # the explorer's JSON data
+    scores_qk: np.ndarray  # the raw Q·Kᵀ sent inline
+    pattern_qk: np.ndarray  # attention_steps(scores, d_k, the view's switches).pattern
+
+
+def _heads(at) -> list[Head]:
+    """Every head's explorer element (keys bh_pattern_0, 1, … in page order), checked to carry
+    the page's d_k and switches, the tokens' count and its head title."""
+    elements = at.get("bidi_component")
+    widgets = {
+        "scale": at.toggle(key="bh_scale").value,
+        "temp": at.slider(key="bh_temp").value,
+        "causal": at.toggle(key="bh_causal").value,
+    }
+    d_k = at.slider(key="bh_dk").value
+    heads = []
+    for h, element in enumerate(elements):
+        assert element.proto.id.endswith(f"-bh_pattern_{h}")
+        data = json.loads(element.proto.json)
+        header, view = data["header"], data["view"]
+        n = header["n_tokens"]
+        assert len(header["tokens"]) == n and header["n_heads"] == 1 and header["d_head"] == d_k
+        assert {name: view[name] for name in widgets} == widgets
+        assert data["title"] == f"head {h}" and data["stages"] == ["pattern"]
+        scores = np.frombuffer(base64.b64decode(data["inline"]), "<f4").reshape(n, n)
+        steps = attention_steps(
+            scores, d_k, scale=view["scale"], temperature=view["temp"], causal=view["causal"]
+        )
+        heads.append(Head(data, scores, steps.pattern))
+    return heads
+
+
 def _unit_variance(x_td: np.ndarray) -> np.ndarray:
     """What the block reads: each vector rescaled to mean square 1 per dimension."""
     x = x_td.astype(np.float64)
@@ -53,17 +102,21 @@ def _engine(x_td, model=None, **cfg) -> tuple[np.ndarray, np.ndarray, np.ndarray
 
 
 def _check_block(at, tokens, pattern_hqk, head_norm_ht) -> None:
-    patterns, deltas = _charts(at)[:2]
-    assert len(patterns["data"]) == len(pattern_hqk)
-    for h, heat in enumerate(patterns["data"]):
-        assert heat["type"] == "heatmap" and heat["name"] == f"head {h}"
-        np.testing.assert_allclose(array(heat["z"]), pattern_hqk[h], atol=1e-6)
-    assert patterns["layout"]["xaxis"]["ticktext"] == list(tokens)
+    heads = _heads(at)
+    assert len(heads) == len(pattern_hqk)
+    for h, head in enumerate(heads):
+        np.testing.assert_allclose(head.pattern_qk, pattern_hqk[h], atol=1e-6)
+        assert head.view["header"]["tokens"] == list(tokens)
+    deltas = _chart(at, "bh_deltas")
     np.testing.assert_allclose(array(deltas["data"][0]["z"])[:-1], head_norm_ht, rtol=1e-5)
 
 
 def _all_finite(at) -> None:
-    """No NaN or inf anywhere a number reaches a figure: heatmap cells, line points, error bars."""
+    """No NaN or inf anywhere a number reaches a figure: each head's sent scores and the
+    pattern its switches make, heatmap cells, line points, error bars."""
+    for h, head in enumerate(_heads(at)):
+        assert head.scores_qk.size and np.isfinite(head.scores_qk).all(), f"head {h} scores"
+        assert np.isfinite(head.pattern_qk).all(), f"head {h} pattern"
     for chart in _charts(at):
         for trace in chart["data"]:
             if trace["type"] == "heatmap":
@@ -82,7 +135,7 @@ def test_defaults_run_a_random_block_on_the_word_embeddings(model, trace):
     at = open_page("build_head", s=SENTENCE)
     assert not at.exception
     assert at.title[0].value == "Build your own head"
-    assert len(at.get("plotly_chart")) == 3
+    assert len(at.get("plotly_chart")) == 2  # bh_deltas, bh_saturation; patterns: the explorer
     pattern, head_norm, gap = _engine(trace.word_td)
     _check_block(at, trace.tokens.tokens, pattern, head_norm)
     text = _text(at)
@@ -110,8 +163,9 @@ def test_widgets_change_the_block_live_and_go_into_the_url(trace):
         causal=True, positional=True, temperature=0.5, combine="concat",
     )  # fmt: skip
     _check_block(at, [trace.tokens.tokens[i] for i in keep], pattern, head_norm)
-    for heat in _charts(at)[0]["data"]:  # causal: nothing above the diagonal
-        assert np.all(np.triu(array(heat["z"]), 1) == 0)
+    for head in _heads(at):  # causal: nothing above the diagonal once the switches apply
+        assert head.view["view"]["causal"] is True
+        assert np.all(np.triu(head.pattern_qk, 1) == 0)
     params = {k: at.query_params[k] for k in at.query_params}
     flat = {k: v[0] if isinstance(v, list) else v for k, v in params.items()}
     assert {k: flat[k] for k in flat if k.startswith("bh_")} == {
@@ -135,7 +189,7 @@ def test_url_params_pick_pretrained_heads_of_the_sidebar_layer(model, trace):
 def test_saturation_chart_is_the_measured_curve(trace):
     at = open_page("build_head", s=SENTENCE, bh_seed="2", bh_dk="64")
     sat = saturation_curve(trace.word_td, seeds=tuple(range(2, 10)))
-    chart = _charts(at)[2]
+    chart = _chart(at, "bh_saturation")
     lines = chart["data"]
     np.testing.assert_allclose(array(lines[0]["y"]), sat.entropy_scaled, rtol=1e-6)
     np.testing.assert_allclose(array(lines[1]["y"]), sat.entropy_unscaled, rtol=1e-6)
@@ -168,7 +222,7 @@ def test_without_the_model_the_page_falls_back_to_hashed_vectors(no_model):
     tokens, x_td = fallback_embeddings("Jane visits Africa.")
     pattern, head_norm, _ = _engine(x_td, n_heads=2)
     _check_block(at, tokens, pattern, head_norm)
-    assert len(_charts(at)) == 3
+    assert len(_charts(at)) == 2
     _all_finite(at)
 
 
@@ -187,13 +241,14 @@ def test_edge_cases_render_with_finite_figures(model, query):
     at = open_page("build_head", **{"s": SENTENCE, **query})
     assert not at.exception
     n_heads = int(query.get("bh_heads", 4))
-    patterns = _charts(at)[0]
-    assert len(patterns["data"]) == n_heads
-    n = len(patterns["layout"]["xaxis"]["tickvals"]) if query.get("s") != LONG else None
+    heads = _heads(at)
+    assert len(heads) == n_heads
+    n = heads[0].view["header"]["n_tokens"] if query.get("s") != LONG else None
     if query.get("s") == "bank":
-        assert n == 1 and array(patterns["data"][0]["z"]).tolist() == [[1.0]]
+        assert n == 1 and heads[0].pattern_qk.tolist() == [[1.0]]
     if query.get("s") == LONG:
         n_tokens = trace_sentence(model, LONG).n_tokens
         assert n_tokens >= 300
-        assert array(patterns["data"][0]["z"]).shape == (n_tokens, n_tokens)
+        assert heads[0].view["header"]["n_tokens"] == n_tokens
+        assert heads[0].scores_qk.shape == heads[0].pattern_qk.shape == (n_tokens, n_tokens)
     _all_finite(at)

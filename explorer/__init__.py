@@ -46,13 +46,14 @@ def mount(
     key: str,
     stages: tuple[str, ...] | None = None,
     controls: tuple[str, ...] | None = None,
+    tell: bool = True,
 ) -> Any:
     """Draw the explorer for ``text``'s trace starting at ``view`` (the VIEW_FIELDS); the
     browser mirrors the fields named in ``defaults`` into the URL at once. When the
     visitor changes the view, the browser redraws first and then reports the new view
     (``st.session_state[key]["view"]``), debounced, and ``on_change`` runs before the rerun.
     ``stages`` picks panels (of scores, scaled, masked, pattern), ``controls`` which of the
-    VIEW_FIELDS' controls show; default all."""
+    VIEW_FIELDS' controls show; default all. ``tell=False``: the browser never reports."""
     data = {
         "api": PATH.lstrip("/"),  # relative: works behind a proxy's path prefix too
         "model": model,
@@ -66,6 +67,8 @@ def mount(
         data["stages"] = list(stages)
     if controls is not None:
         data["controls"] = list(controls)
+    if not tell:
+        data["tell"] = False
     return _renderer()(data=data, key=key, on_view_change=on_change)
 
 

@@ -274,6 +274,7 @@ function renderView({ data, parentElement, setStateValue, key }) {
   }
 
   function afterDraw() {
+    if (data.tell === false) return;  // a fixed view: neither the URL nor the server follows it
     const url = new URL(window.location.href);
     for (const name of Object.keys(data.defaults)) {  // the settings this page keeps in its URL
       const value = view[name];
@@ -283,7 +284,6 @@ function renderView({ data, parentElement, setStateValue, key }) {
     }
     if (url.href !== window.location.href) window.history.replaceState(window.history.state, "", url);
     clearTimeout(tellTimer);
-    if (data.tell === false) return;
     tellTimer = setTimeout(() => {
       const told = JSON.stringify(view);
       if (told === st.told) return;

@@ -2,8 +2,9 @@
 
 import streamlit as st
 
-from ui import sidebar
-from ui.cache import model_error
+from ui import explore, safe, sidebar
+from ui.cache import get_telling_head, get_trace, model_error
+from ui.presets import curated
 
 shared = sidebar.shared()
 
@@ -28,9 +29,38 @@ st.markdown(
     "**key** *k = E·W_K*;  \n"
     "3. a query scores every key by a dot product *q·k*, divided by √d_k;  \n"
     "4. softmax turns one query's scores into weights that sum to 1: the **pattern**;  \n"
-    "5. the weights blend the tokens' **values** *v = E·W_V* into an update **ΔE**, and "
-    "*E′ = E + ΔE* is the token's vector in context."
+    "5. the weights blend the tokens' **values** *v = E·W_V* into this head's proposed change. "
+    "The layer adds up all its heads' proposals (plus a small fixed bias) into one update "
+    "**ΔE**; the token's next vector is *E + ΔE*, rescaled (LayerNorm), then changed again by "
+    "a small feed-forward network and rescaled once more. Six such blocks in a row make the "
+    "vector the model finally uses."
 )
+if not error and shared.text.strip():
+    trace = get_trace(shared.model, shared.text)
+    preset = curated(shared.text)
+    pick = get_telling_head(shared.model, shared.text)
+    if preset or pick:
+        st.subheader("Your sentence, one head")
+        layer, head, query, key = (
+            (preset.layer, preset.head, preset.token, preset.key)
+            if preset
+            else (pick.layer, pick.head, pick.query, pick.key)
+        )
+        st.markdown(safe.md(preset.claim if preset else pick.statement[:1].upper()
+                            + pick.statement[1:] + "."))  # fmt: skip
+        explore.shared_only(
+            trace, shared.model, shared.text, "home_pattern", stages=("pattern",),
+            switches={"layer": layer, "head": head, "q": query, "k": key}, controls=(),
+            tell=False,
+        )  # fmt: skip
+        st.caption(
+            "How to read this: each row is a token reading the sentence, each column a token it "
+            "can read; the brighter the cell, the more weight. Shown: the head where one word "
+            "(not a little word like “the”, not [CLS]/[SEP], not itself) puts the most weight "
+            "on another word"
+            + (", chosen for this example by hand." if preset else ", measured on your sentence.")
+            + " Open it on the Attention pattern page to take it apart."
+        )
 st.subheader("Where to go")
 st.caption("Type a sentence in the sidebar first, or pick an example; every page uses it.")
 LINKS = [

@@ -15,6 +15,7 @@ import numpy as np
 import streamlit as st
 
 from attention_core import Model, ModelLoadError, Trace, WhatIf, load_model, trace_sentence
+from attention_core.telling import TellingHead, telling_head
 
 # The server-side list of models a visitor may choose: name -> local folder (None = packaged).
 # Paths never come from the browser.
@@ -147,3 +148,9 @@ def get_trace(model_name: str, text: str, whatif: WhatIf = WhatIf()) -> Trace:
     return trace_store().get(
         (model_name, text, whatif), lambda: trace_sentence(get_model(model_name), text, whatif)
     )
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def get_telling_head(model_name: str, text: str) -> TellingHead | None:
+    """The sentence's most telling head (attention_core.telling's rule), once per sentence."""
+    return telling_head(get_trace(model_name, text))

@@ -47,12 +47,14 @@ def shared_only(
     stages: tuple[str, ...],
     switches: dict[str, Any] | None = None,
     controls: tuple[str, ...] | None = None,
+    tell: bool = True,
 ) -> Any:
     """The explorer drawing ``stages`` under fixed ``switches`` (default: the trained model's);
-    only the sidebar's layer, head and [CLS]/[SEP] setting are shared with the session."""
+    only the sidebar's layer, head and [CLS]/[SEP] setting are shared with the session (and
+    not even those with ``tell=False``: a view that must not move the sidebar)."""
     view = {name: st.session_state[name] for name in SHARED_FIELDS} | OFF | (switches or {})
     defaults = {name: params.PARAMS[name].default for name in SHARED_FIELDS}
     return explorer.mount(
         trace, model, text, view, defaults, _take(key, SHARED_FIELDS), key=key, stages=stages,
-        controls=controls,
+        controls=controls, tell=tell,
     )  # fmt: skip

@@ -2,7 +2,8 @@
 
 For a query token t in layer l and head h: z = Σ_j a_j V_j, with a_j the pattern row of t;
 z through the head's slice of W_O is that head's proposal ΔE_h; the layer's ΔE is
-Σ_h ΔE_h + b_O, and E + ΔE is what goes into the LayerNorm after attention.
+Σ_h ΔE_h + b_O; E + ΔE goes into a LayerNorm, the feed-forward network adds its own update to
+that, and a second LayerNorm gives the token's vector after the block (this BERT is post-norm).
 """
 
 from __future__ import annotations
@@ -35,6 +36,9 @@ class ValueUpdate:
     sum_error: float  # max |Σ_h ΔE_h + b_O − ΔE| over the d_model dimensions
     hidden_d: F32  # E: the token's vector entering the layer
     updated_d: F32  # E + ΔE, before the LayerNorm
+    normed_d: F32  # LayerNorm(E + ΔE): the feed-forward network's input
+    ffn_out_d: F32  # the feed-forward network's update, added to normed_d
+    next_d: F32  # LayerNorm(normed_d + ffn_out_d): the token's vector after this block
     delta_norms_t: F32  # ‖ΔE‖ of every token in this layer
 
 
@@ -76,6 +80,9 @@ def value_update(trace: Trace, bias_d: F32, layer: int, head: int, token: int) -
         sum_error=float(np.abs(heads_sum_d - delta_d).max()),
         hidden_d=hidden_d,
         updated_d=hidden_d + delta_d,
+        normed_d=trace.attn_out_ltd[layer, token],
+        ffn_out_d=trace.ffn_out_ltd[layer, token],
+        next_d=trace.hidden_ltd[layer + 1, token],
         delta_norms_t=np.linalg.norm(trace.delta_ltd[layer], axis=-1),
     )
 
@@ -96,7 +103,8 @@ def largest_terms(weights_k: F32, limit: int = 8, floor: float = 0.005) -> NDArr
 
 
 def update_steps(update: ValueUpdate) -> dict[str, F32]:
-    """The vectors from z to E + ΔE, in order, labelled as on screen."""
+    """The vectors from z to the token's vector after the block, in order, labelled as on
+    screen (post-norm BERT: attention's update, LayerNorm, feed-forward's update, LayerNorm)."""
     return {
         "z = Σ a_j V_j": update.z_e,
         "ΔE_h = z · W_O (this head)": update.head_delta_d,
@@ -104,4 +112,7 @@ def update_steps(update: ValueUpdate) -> dict[str, F32]:
         "ΔE (the layer's update)": update.delta_d,
         "E (entering the layer)": update.hidden_d,
         "E + ΔE (before LayerNorm)": update.updated_d,
+        "LayerNorm(E + ΔE)": update.normed_d,
+        "feed-forward's update": update.ffn_out_d,
+        "after the block: LayerNorm(… + feed-forward)": update.next_d,
     }

@@ -88,14 +88,17 @@ steps = update_steps(up)
 st.dataframe(
     {"vector": list(steps), "width": [v.size for v in steps.values()],
      "size ‖·‖": [float(np.linalg.norm(v)) for v in steps.values()]}
-    | {f"[{e}]": [float(v[e]) for v in steps.values()] for e in range(SHOWN)} | {"…": ["…"] * 6},
+    | {f"[{e}]": [float(v[e]) for v in steps.values()] for e in range(SHOWN)}
+    | {"…": ["…"] * len(steps)},
     key="v_steps", hide_index=True,
     column_config={c: NUM for c in ["size ‖·‖", *(f"[{e}]" for e in range(SHOWN))]},
 )  # fmt: skip
 st.caption(
     f"How to read this: z ({up.z_e.size} numbers) goes through this head's slice of the output "
     f"matrix W_O and becomes a {up.delta_d.size}-number proposal ΔE_h. The 12 heads' proposals "
-    "plus a bias b_O make the layer's ΔE, which is added to E (then LayerNorm follows)."
+    "plus a bias b_O make the layer's ΔE, which is added to E. That sum is not yet the token's "
+    "new vector: a LayerNorm rescales it, the block's feed-forward network adds its own update, "
+    "and a second LayerNorm gives the vector the next layer reads (last row)."
 )
 
 st.subheader(f"4 · Every head's proposal for {who}")

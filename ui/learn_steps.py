@@ -358,9 +358,10 @@ def step_values(shared: Shared, trace: Trace) -> None:
         rf" W_O^{{(h)}} + b_O,\qquad \|\Delta E_{{{i}}}\| = {np.linalg.norm(up.delta_d):.4f}"
     )
     st.latex(
-        rf"E'_{{{i}}} = E_{{{i}}} + \Delta E_{{{i}}}:\quad \|E_{{{i}}}\| = "
-        rf"{np.linalg.norm(up.hidden_d):.4f} \to \|E'_{{{i}}}\| = "
-        rf"{np.linalg.norm(up.updated_d):.4f},\quad \cos(E_{{{i}}}, E'_{{{i}}}) = "
+        rf"E_{{{i}}} + \Delta E_{{{i}}}:\quad \|E_{{{i}}}\| = "
+        rf"{np.linalg.norm(up.hidden_d):.4f} \to \|E_{{{i}}} + \Delta E_{{{i}}}\| = "
+        rf"{np.linalg.norm(up.updated_d):.4f},\quad "
+        rf"\cos(E_{{{i}}}, E_{{{i}}} + \Delta E_{{{i}}}) = "
         rf"{float(cosine(up.hidden_d, up.updated_d)):.4f}"
     )
     st.markdown(

@@ -130,8 +130,11 @@ TOP3_CAPTION = (
 VALUES = (
     "The weights only say where to look; the value vectors say what is passed along. Each "
     "token also gets a value V = E·W_V. The chosen token's output is the weighted sum "
-    "z = Σ_j a_j V_j, which W_O maps back to 384 numbers: the update ΔE. Adding it gives "
-    "E' = E + ΔE, the token's vector nudged by its context."
+    "z = Σ_j a_j V_j, which this head's slice of W_O maps back to 384 numbers: its proposed "
+    "change. The layer adds all its heads' proposals and a bias into one update ΔE, and "
+    "E + ΔE is the token's vector nudged by its context. Not the last word yet: a LayerNorm "
+    "rescales that sum, the block's feed-forward network adds its own change, and a second "
+    "LayerNorm gives the vector the next layer reads."
 )
 VALUES_CAPTION = (
     "How to read this: the weight the chosen token (orange) gives each key in this head: the "

@@ -59,8 +59,18 @@ def test_update_steps_are_in_order(model, trace):
     up = value_update(trace, output_bias(model, 1), 1, 1, 1)
     steps = update_steps(up)
     names = list(steps)
-    assert names[0].startswith("z") and names[-1].startswith("E + ΔE")
-    assert [v.size for v in steps.values()] == [32, 384, 384, 384, 384, 384]
+    assert names[0].startswith("z") and names[5].startswith("E + ΔE")
+    assert names[-1].startswith("after the block")
+    assert [v.size for v in steps.values()] == [32] + [384] * 8
+    # post-norm BERT: the block's output is LayerNorm(LayerNorm(E + ΔE) + FFN(…)), as the pass
+    np.testing.assert_array_equal(steps["LayerNorm(E + ΔE)"], trace.attn_out_ltd[1, 1])
+    np.testing.assert_array_equal(steps["feed-forward's update"], trace.ffn_out_ltd[1, 1])
+    np.testing.assert_array_equal(steps[names[-1]], trace.hidden_ltd[2, 1])
+    w = model.weights
+    ln = "encoder.layer.1.attention.output.LayerNorm"
+    mean, var = up.updated_d.mean(), up.updated_d.var()
+    normed = (up.updated_d - mean) / np.sqrt(var + 1e-12) * w[f"{ln}.weight"] + w[f"{ln}.bias"]
+    np.testing.assert_allclose(steps["LayerNorm(E + ΔE)"], normed, atol=1e-5)
 
 
 def test_bad_indices_raise(model, trace):

@@ -53,13 +53,14 @@ class WordEffect:
 
     @property
     def most_changed(self) -> int:
-        """The hidden state (0 embedding, i block i) where the watched vector changes most."""
+        """The hidden state (0 embedding, i after layer i − 1) where the watched vector changes
+        most."""
         return int(np.argmin(self.cosine_l))
 
     def summary(self) -> str:
         """One plain sentence with the largest change, e.g. for a caption."""
         state = self.most_changed
-        where = "in the embedding" if state == 0 else f"after block {state}"
+        where = "in the embedding" if state == 0 else f"after layer {state - 1}"
         return (
             f"Hiding “{self.hidden_word}” changes “{self.watched_word}” most {where}: cosine "
             f"{self.cosine_l[state]:.2f} between its vectors with and without the word "

@@ -1,0 +1,234 @@
+#!/usr/bin/env bash
+# Serve a classroom: N replicas of the app (server.py, as run.sh starts it) behind HAProxy, each
+# browser pinned to one replica, replicas restarted when they die.
+# Usage: ./serve.sh [--replicas N] [--port P] [--bind ADDR]
+#   N     replicas, each its own `streamlit run server.py` process (default: the number of cores,
+#         `nproc`; each takes about 0.5-0.7 GB resident and one core while it computes)
+#   P     the port browsers open (default 8501); the replicas listen on 127.0.0.1 at P+1..P+N
+#         (a free port instead when one of those is taken)
+#   ADDR  the address HAProxy listens on (default 127.0.0.1: this machine only). Binding
+#         elsewhere (e.g. --bind 0.0.0.0 for a classroom's network) is your explicit choice: the
+#         app then answers anyone who can reach that address, over plain HTTP.
+# HAProxy (Debian's package; installed here when missing, as test.sh installs Chromium) balances
+# round-robin and pins each browser to one replica with its own cookie (SRV): Streamlit keeps a
+# session's state in the memory of the process its websocket talks to. Health checks hit
+# /_stcore/health every second; a replica that fails two is taken out, and a browser pinned to it
+# reconnects to another one (in about a second, measured), where its next action redraws the page
+# from its URL. A replica that exits is started again on the same port (after 1 s, longer while
+# it keeps failing at once).
+# Runs in the foreground; every process logs into one folder (printed at start, kept after exit):
+# supervisor.log, haproxy.log (one line per request), replica-<i>.log, and haproxy.cfg. Ctrl-C or
+# SIGTERM stops exactly the processes this script started.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+usage() { sed -n '4,11s/^# \{0,1\}//p' "$0"; }
+replicas=$(nproc) port=8501 bind=127.0.0.1
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --replicas) replicas="${2:?--replicas needs a number}"; shift 2 ;;
+    --port) port="${2:?--port needs a number}"; shift 2 ;;
+    --bind) bind="${2:?--bind needs an address}"; shift 2 ;;
+    -h | --help) usage; exit 0 ;;
+    *) echo "serve.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
+  esac
+done
+[[ $replicas =~ ^[1-9][0-9]{0,2}$ ]] || { echo "serve.sh: --replicas must be 1..999" >&2; exit 2; }
+[[ $port =~ ^[1-9][0-9]{0,4}$ ]] && ((port + replicas <= 65535)) ||
+  { echo "serve.sh: --port must leave room for P+N <= 65535" >&2; exit 2; }
+
+export PATH="$PATH:/usr/sbin"  # where Debian puts haproxy, off a normal user's PATH
+if ! command -v haproxy >/dev/null; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "serve.sh: installing Debian's haproxy (once)"
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq haproxy) >/dev/null
+  else
+    echo "serve.sh: haproxy is missing; install it (Debian: sudo apt-get install haproxy)" >&2
+    exit 1
+  fi
+fi
+
+scripts/venv.sh requirements.txt
+# Same environment as run.sh. One BLAS thread per replica: on shared cores a multi-threaded BLAS
+# spins against the other sessions and slows each trace 10x or more.
+export OPENBLAS_NUM_THREADS="${OPENBLAS_NUM_THREADS:-1}" OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
+# Two malloc arenas instead of one per session thread (10 sessions at 128 tokens: 579 MB
+# instead of 611 MB resident).
+export MALLOC_ARENA_MAX="${MALLOC_ARENA_MAX:-2}"
+export HF_HUB_OFFLINE=1 HF_HUB_DISABLE_PROGRESS_BARS=1
+# One cookie secret for every replica of this run, so a cookie one replica signed (XSRF) is
+# valid on the others after a failover. From the environment, never the command line (ps).
+secret=$(head -c 24 /dev/urandom | base64)
+export STREAMLIT_SERVER_COOKIE_SECRET="${STREAMLIT_SERVER_COOKIE_SECRET:-$secret}"
+
+run_dir=$(mktemp -d "${TMPDIR:-/tmp}/attention-serve-$$-XXXX")
+now_ms() { local t=${EPOCHREALTIME//[.,]/}; echo $((t / 1000)); }
+secs() { printf '%d.%d' $(($1 / 1000)) $(($1 % 1000 / 100)); }  # milliseconds -> "12.3"
+say() { printf '[serve %(%H:%M:%S)T] %s\n' -1 "$*" | tee -a "$run_dir/supervisor.log"; }
+t0=$(now_ms)
+
+listening() { (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; }
+healthy() {  # the replica on 127.0.0.1:$1 answers its health check with 200
+  local reply
+  reply=$(timeout 2 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$0" || exit 1
+    printf "GET /_stcore/health HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n" >&3; head -c 12 <&3' \
+    "$1" 2>/dev/null) || return 1
+  [[ $reply == "HTTP/1.1 200" ]]
+}
+ours() {  # $1 is a live (not zombie) child of this script: never signal anyone else's process
+  local stat state ppid
+  { read -r stat <"/proc/$1/stat"; } 2>/dev/null || return 1
+  read -r state ppid _ <<<"${stat##*) }"
+  [[ $ppid == "$$" && $state != Z ]]
+}
+
+if listening "$bind" "$port"; then
+  echo "serve.sh: something already listens on $bind:$port (choose another --port)" >&2
+  exit 1
+fi
+avail_mb=$(awk '/^MemAvailable:/ {print int($2 / 1024)}' /proc/meminfo)
+((replicas * 700 <= avail_mb)) ||
+  say "warning: $replicas replicas need about $((replicas * 700)) MB, $avail_mb MB available"
+
+declare -a rpid rport rstart rhealthy rdelay rdue
+for ((i = 1; i <= replicas; i++)); do
+  p=$((port + i))
+  if listening 127.0.0.1 "$p"; then
+    p=$(.venv/bin/python -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])')
+  fi
+  rport[i]=$p rdelay[i]=0 rdue[i]=0
+done
+
+cfg="$run_dir/haproxy.cfg"
+{
+  cat <<EOF
+# Generated by serve.sh for this run only.
+global
+    log stdout format raw local0 info
+    maxconn 4096
+    stats socket $run_dir/haproxy.sock mode 600 level user
+
+defaults
+    mode http
+    log global
+    option httplog
+    option dontlognull
+    option redispatch 1
+    retries 2
+    timeout connect 5s
+    timeout client 60s
+    timeout server 60s
+    timeout http-request 10s
+    timeout http-keep-alive 10s
+    timeout queue 30s
+    timeout client-fin 10s
+    timeout server-fin 10s
+    # an open websocket (a page left open through a lesson) may be quiet for a long time
+    timeout tunnel 1h
+
+frontend classroom
+    bind $bind:$port
+    default_backend replicas
+
+backend replicas
+    balance roundrobin
+    cookie SRV insert indirect nocache httponly attr "SameSite=Lax"
+    option httpchk GET /_stcore/health
+    http-check expect status 200
+    # a GET caught by a replica's crash (accepted, then dropped unanswered) goes to another one
+    retry-on conn-failure empty-response
+    http-request disable-l7-retry unless METH_GET
+EOF
+  for ((i = 1; i <= replicas; i++)); do
+    echo "    server r$i 127.0.0.1:${rport[i]} cookie r$i check inter 1s fall 2 rise 1"
+  done
+} >"$cfg"
+haproxy -c -q -f "$cfg" || { echo "serve.sh: invalid HAProxy config $cfg" >&2; exit 1; }
+
+start_replica() {
+  echo "----- $(date -Is) starting on port ${rport[$1]}" >>"$run_dir/replica-$1.log"
+  .venv/bin/python -m streamlit run server.py --server.headless true \
+    --browser.gatherUsageStats false --server.address 127.0.0.1 --server.port "${rport[$1]}" \
+    </dev/null >>"$run_dir/replica-$1.log" 2>&1 &
+  rpid[$1]=$! rstart[$1]=$(now_ms) rhealthy[$1]=0
+  say "replica $1 started: pid ${rpid[$1]}, port ${rport[$1]}"
+}
+
+haproxy_pid="" nap_pid="" stopping=0
+stop() {  # stop what this script started: SIGTERM, up to 10 s, then SIGKILL; wait for each
+  local pids=() left=() p t
+  ((stopping)) && return
+  stopping=1
+  for p in "$haproxy_pid" "${rpid[@]}" "$nap_pid"; do
+    [ -n "$p" ] && ours "$p" && pids+=("$p")
+  done
+  say "stopping ${#pids[@]} processes: ${pids[*]}"
+  ((${#pids[@]})) && kill -TERM "${pids[@]}" 2>/dev/null || true
+  for ((t = 0; t < 100; t++)); do
+    left=()
+    for p in "${pids[@]}"; do ours "$p" && left+=("$p"); done
+    ((${#left[@]})) || break
+    sleep 0.1
+  done
+  if ((${#left[@]})); then
+    say "still running after 10 s, killing: ${left[*]}"
+    kill -KILL "${left[@]}" 2>/dev/null || true
+  fi
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  say "stopped; logs kept in $run_dir"
+}
+trap 'stop; exit 0' INT TERM
+trap 'stop' EXIT
+
+say "logs and config: $run_dir"
+for ((i = 1; i <= replicas; i++)); do start_replica "$i"; done
+haproxy -db -f "$cfg" </dev/null >>"$run_dir/haproxy.log" 2>&1 &
+haproxy_pid=$!
+say "haproxy $(haproxy -v | awk 'NR == 1 {print $3}') started: pid $haproxy_pid, http://$bind:$port"
+
+ready=0 tick=0.25  # seconds between looks: closer while starting up, then 1
+while true; do
+  sleep "$tick" &
+  nap_pid=$!
+  wait "$nap_pid" || true
+  nap_pid=""
+  if ! ours "$haproxy_pid"; then
+    set +e; wait "$haproxy_pid"; rc=$?; set -e
+    say "haproxy exited ($rc); its last lines:"
+    tail -n 5 "$run_dir/haproxy.log" | tee -a "$run_dir/supervisor.log"
+    exit 1
+  fi
+  up=0 now=$(now_ms)
+  for ((i = 1; i <= replicas; i++)); do
+    if [ -z "${rpid[i]}" ]; then
+      ((now >= rdue[i])) && start_replica "$i"
+      continue
+    fi
+    if ! ours "${rpid[i]}"; then
+      set +e; wait "${rpid[i]}"; rc=$?; set -e
+      ran=$((now - rstart[i]))
+      # quick deaths in a row (a taken port, a broken install): wait longer each time, up to 30 s
+      if ((ran >= 30000 || rdelay[i] == 0)); then
+        rdelay[i]=1
+      else
+        rdelay[i]=$((rdelay[i] * 2 > 30 ? 30 : rdelay[i] * 2))
+      fi
+      say "replica $i (pid ${rpid[i]}) exited with $rc after $(secs "$ran") s;" \
+        "restart in ${rdelay[i]} s"
+      rpid[i]="" rdue[i]=$((now + rdelay[i] * 1000 - 1000))  # the next look is a second away
+      continue
+    fi
+    if ((!rhealthy[i])) && healthy "${rport[i]}"; then
+      rhealthy[i]=1
+      say "replica $i healthy $(secs $(($(now_ms) - rstart[i]))) s after its start" \
+        "(pid ${rpid[i]}, port ${rport[i]})"
+    fi
+    ((rhealthy[i])) && up=$((up + 1))
+  done
+  if ((!ready && up == replicas)); then
+    ready=1 tick=1
+    say "ready: $replicas/$replicas replicas healthy $(secs $(($(now_ms) - t0))) s after start;" \
+      "open http://$bind:$port"
+  fi
+done

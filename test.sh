@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# Command 2: install what the tests need into .venv (first time only), Debian's Chromium for the
-# browser tests when missing, then run the whole suite. Extra arguments go to pytest.
+# Command 2: install what the tests need into .venv (first time only), Debian's Chromium and HAProxy
+# for the browser and serving tests when missing, then run the whole suite. Extra arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")"
 scripts/venv.sh requirements-dev.txt
-if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null
+missing=()
+[ -x /usr/bin/chromium ] || missing+=(chromium)
+command -v haproxy >/dev/null || [ -x /usr/sbin/haproxy ] || missing+=(haproxy)
+if [ ${#missing[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}") >/dev/null
 fi
 # One BLAS thread per run: on 2 shared cores a multi-threaded BLAS spins against the other
 # sessions and slows each trace 10x or more; set OPENBLAS_NUM_THREADS yourself to override.

@@ -68,6 +68,7 @@ def test_pages_that_need_the_model_say_what_is_missing(fault, page):
     assert "The model could not be loaded" in errors
     assert fault in errors and INSTALL in errors
     assert not at.get("plotly_chart")  # nothing drawn from a model that is not there
+    assert not at.get("bidi_component")
 
 
 def test_the_app_starts_and_home_explains(fault):
@@ -84,13 +85,16 @@ def test_build_your_own_head_works_on_the_fallback_embedding(fault):
     assert not at.exception, [e.value for e in at.exception]
     assert fault in _errors(at) and "hashed random vectors" in _errors(at)
     charts = {chart_key(c): spec(c) for c in at.get("plotly_chart")}
-    assert {"bh_patterns", "bh_deltas", "bh_saturation"} <= set(charts)
+    assert {"bh_deltas", "bh_saturation"} <= set(charts)
     for key, fig in charts.items():
         assert_figure_is_clean(key, fig)
+    heads = [chart_key(c) for c in at.get("bidi_component")]  # each head's pattern, in the browser
+    assert heads == ["bh_pattern_0", "bh_pattern_1"]
 
 
 def test_the_real_model_is_back_after_the_faults():
     ui.cache.get_model.clear()
     at = open_page("pattern", s="The river bank was muddy")
     assert not at.exception and not at.error
-    assert len(at.get("plotly_chart")) == 4
+    [view] = at.get("bidi_component")
+    assert chart_key(view) == "pattern_explorer"

@@ -36,7 +36,7 @@ const PANEL = `
 <figcaption class="ax-stage"></figcaption>
 <div class="ax-plot"><div class="ax-rows"></div><canvas class="ax-map"></canvas>
   <div class="ax-bar"><canvas></canvas><span class="ax-hi"></span><span class="ax-lo"></span></div>
-  <div class="ax-cols"></div><div class="ax-box" hidden></div></div>
+  <div class="ax-cols"></div><div class="ax-box" hidden></div><div class="ax-pick" hidden></div></div>
 <p class="ax-caption"></p>`;
 
 function fmt(x, digits = 7) {
@@ -174,6 +174,7 @@ function renderView({ data, parentElement, setStateValue, key }) {
       labelAxis(fig.querySelector(".ax-cols"), dispCols, tokens, size, false);
       fig.querySelector(".ax-rows").style.height = `${size}px`;
       fig.querySelector(".ax-bar").style.height = `${size}px`;
+      markPick(fig, map, dispRows, dispCols, size);
       fig.querySelector(".ax-cols").style.width = `${size}px`;
     }
     const text = captions(range);
@@ -189,6 +190,20 @@ function renderView({ data, parentElement, setStateValue, key }) {
     const click = inline ? "" : ", click it for its arithmetic";
     $(".ax-hint").textContent = `${zoom}Here ${axis}. Hover a cell for its value${click}, drag `
       + `or scroll to zoom, double-click to see all${keys}.`;
+  }
+
+  // Outline the picked cell (the one the arithmetic below spells out) in every panel.
+  function markPick(fig, map, dispRows, dispCols, size) {
+    const mark = fig.querySelector(".ax-pick");
+    const [row, col] = view.transpose ? [view.k, view.q] : [view.q, view.k];
+    const r = dispRows.indexOf(row), c = dispCols.indexOf(col);
+    mark.hidden = inline || r < 0 || c < 0;
+    if (mark.hidden) return;
+    const h = size / dispRows.length, w = size / dispCols.length;
+    Object.assign(mark.style, {
+      left: `${map.offsetLeft + c * w}px`, top: `${map.offsetTop + r * h}px`,
+      width: `${Math.max(w, 3)}px`, height: `${Math.max(h, 3)}px`,
+    });
   }
 
   function panelSize() {

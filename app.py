@@ -11,6 +11,7 @@ PAGES = [
     st.Page("pages/all_heads.py", title="All heads", icon=":material/apps:"),
     st.Page("pages/values.py", title="Value updates ΔE", icon=":material/add_circle:"),
     st.Page("pages/embedding_shift.py", title="Embedding shift", icon=":material/scatter_plot:"),
+    st.Page("pages/hide_word.py", title="What did that word do?", icon=":material/visibility_off:"),
     st.Page("pages/build_head.py", title="Build your own head", icon=":material/tune:"),
     st.Page("pages/compare.py", title="Compare sentences", icon=":material/compare_arrows:"),
 ]

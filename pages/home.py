@@ -74,6 +74,8 @@ LINKS = [
      "How the weights blend value vectors into the update each head proposes."),
     ("pages/embedding_shift.py", "Embedding shift", ":material/scatter_plot:",
      "Watch each token's vector move with context, layer by layer, next to probe words."),
+    ("pages/hide_word.py", "What did that word do?", ":material/visibility_off:",
+     "Hide one word from the others and measure what another word's vector loses."),
     ("pages/build_head.py", "Build your own head", ":material/tune:",
      "Choose heads, d_k, weights and masks; see why scores are divided by √d_k."),
     ("pages/compare.py", "Compare sentences", ":material/compare_arrows:",

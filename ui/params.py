@@ -13,7 +13,7 @@ from typing import Any
 
 import streamlit as st
 
-from ui.presets import DEFAULT_SENTENCE
+from ui.presets import DEFAULT_PROBES, DEFAULT_SENTENCE
 
 MAX_CHARS = 20_000  # longest text accepted from a box or a URL
 
@@ -107,6 +107,11 @@ PARAMS: dict[str, Param] = {
     # embedding_shift page
     "es_probes": Param("river, water, money, finance", _text, "embedding_shift"),  # per preset
     "es_token": Param(-1, _int_in(-1, 511), "embedding_shift"),  # -1: closest to the probes
+    # hide_word page ("" and -1: the page's default for the sentence)
+    "hw_word": Param("", _text, "hide_word"),  # the word hidden from every token
+    "hw_token": Param(-1, _int_in(-1, 511), "hide_word"),  # the token watched
+    "hw_base": Param("", _text, "hide_word"),  # the word hidden for comparison
+    "hw_probes": Param(", ".join(DEFAULT_PROBES), _text, "hide_word"),  # per preset
     # build_head page
     "bh_heads": Param(4, _int_in(1, 12), "build_head"),
     "bh_dk": Param(16, _int_in(1, 384), "build_head"),

@@ -16,6 +16,7 @@ import streamlit as st
 
 from attention_core import Model, ModelLoadError, Trace, WhatIf, load_model, trace_sentence
 from attention_core.telling import TellingHead, telling_head
+from ui.presets import curated
 
 # The server-side list of models a visitor may choose: name -> local folder (None = packaged).
 # Paths never come from the browser.
@@ -154,3 +155,15 @@ def get_trace(model_name: str, text: str, whatif: WhatIf = WhatIf()) -> Trace:
 def get_telling_head(model_name: str, text: str) -> TellingHead | None:
     """The sentence's most telling head (attention_core.telling's rule), once per sentence."""
     return telling_head(get_trace(model_name, text))
+
+
+def opening_view(model_name: str, text: str) -> tuple[int, int, int, int] | None:
+    """(layer, head, query, key) a page opens on for ``text``: a preset's curated view, else
+    its most telling head; None when there is nothing to show (no model, no word)."""
+    preset = curated(text)
+    if preset:
+        return preset.layer, preset.head, preset.token, preset.key
+    if not text.strip() or model_error(model_name):
+        return None
+    pick = get_telling_head(model_name, text)
+    return (pick.layer, pick.head, pick.query, pick.key) if pick else None

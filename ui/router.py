@@ -12,6 +12,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ui import params, sidebar
+from ui.cache import opening_view
 
 
 def frame(page: str) -> None:
@@ -21,8 +22,25 @@ def frame(page: str) -> None:
     )
     params.init_from_url()
     params.defaults(page)
+    open_on_telling_view()
     sidebar.render()
     params.write_url(page)
+
+
+def open_on_telling_view() -> None:
+    """Once per session, when the link names no head: open on the sentence's curated (preset)
+    or most telling head, and its query → key cell, instead of a fixed layer and head."""
+    if st.session_state.get("_view_opened"):
+        return
+    st.session_state["_view_opened"] = True
+    if "layer" in st.query_params or "head" in st.query_params:
+        return
+    view = opening_view(st.session_state["model"], st.session_state["s"])
+    if view is None:
+        return
+    st.session_state["layer"], st.session_state["head"] = view[0], view[1]
+    if "q" not in st.query_params and "k" not in st.query_params:
+        st.session_state["q"], st.session_state["k"] = view[2], view[3]
 
 
 def ensure_framed() -> None:

@@ -11,7 +11,7 @@ from numpy.typing import NDArray
 from attention_core import Trace
 from ui import params, safe
 from ui.cache import MODELS, get_trace, model_error
-from ui.presets import PRESETS
+from ui.presets import PRESETS, curated
 
 CUSTOM = "(your own sentence)"
 NOTHING_READABLE = (
@@ -37,9 +37,15 @@ class Shared:
 
 
 def _use_preset() -> None:
+    """A picked example opens on the view that shows its point (its curated head and cell)."""
     choice = st.session_state["preset"]
-    if choice != CUSTOM:
-        st.session_state["s"] = choice
+    if choice == CUSTOM:
+        return
+    st.session_state["s"] = choice
+    preset = curated(choice)
+    if preset:
+        st.session_state["layer"], st.session_state["head"] = preset.layer, preset.head
+        st.session_state["q"], st.session_state["k"] = preset.token, preset.key
 
 
 def render() -> None:

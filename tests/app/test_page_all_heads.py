@@ -175,7 +175,7 @@ def test_clicking_a_thumbnail_opens_that_head():
 
 
 def test_a_click_on_a_head_that_is_not_drawn_is_ignored():
-    at = open_page("all_heads", s=SENTENCE)
+    at = open_page("all_heads", s=SENTENCE, layer="2", head="0")
     _click_thumbnail(at, 9, 4)  # no layer 9: only a drawn head can be clicked
     assert not at.exception
     assert _title(at) == "All heads"

@@ -12,6 +12,7 @@ import pytest
 
 from attention_core import load_model, output_bias, trace_sentence
 from tests.app.conftest import open_page
+from ui.presets import curated
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 SENTENCE = "dirty quantum plumbing"  # [CLS] dirty quantum plumbing [SEP]
@@ -82,11 +83,12 @@ def _check_numbers(at, trace, model, layer: int, head: int, token: int) -> None:
 
 
 def test_defaults_follow_the_last_word(model):
-    at = open_page("values", s=DEFAULT)
+    at = open_page("values", s=DEFAULT)  # a preset: it opens on its curated head
     assert not at.exception
-    assert at.title[0].value == "Value updates ΔE · layer 2, head 0"
+    preset = curated(DEFAULT)
+    assert at.title[0].value == f"Value updates ΔE · layer {preset.layer}, head {preset.head}"
     assert at.selectbox(key="v_token").value == 5
-    _check_numbers(at, trace_sentence(model, DEFAULT), model, 2, 0, 5)
+    _check_numbers(at, trace_sentence(model, DEFAULT), model, preset.layer, preset.head, 5)
     assert at.get("download_button")[0].proto.label == "Worked table (.csv)"
     captions = [c.value for c in at.caption if c.value.startswith("How to read this")]
     assert len(captions) == 5
@@ -108,7 +110,7 @@ def test_url_parameters_choose_token_layer_and_head(model):
 
 
 def test_choosing_a_token_and_a_head_in_the_page(model):
-    at = open_page("values", s=SENTENCE)
+    at = open_page("values", s=SENTENCE, layer="2")
     at.selectbox(key="v_token").select(1).run()
     at.sidebar.slider(key="head").set_value(9).run()
     assert not at.exception
@@ -136,7 +138,7 @@ def test_hiding_special_tokens(model):
 
 
 def test_long_custom_text(model):
-    at = open_page("values", s=LONG)
+    at = open_page("values", s=LONG, layer="2", head="0")
     assert not at.exception
     trace = trace_sentence(model, LONG)
     assert trace.n_tokens == 322

@@ -52,8 +52,18 @@ function isTyping(event) {
     || /slider|textbox|combobox|listbox|option|spinbutton|button|menu|tab/.test(role);
 }
 
+// Streamlit runs the module again when a view's data changes but calls the returned cleanup
+// only on unmount: run the previous run's cleanup first, or listeners pile up run after run.
+const CLEANUPS = (globalThis.__attentionCleanups ||= new WeakMap());
+
 export default function (args) {
-  return args.data.mode === "grid" ? renderGrid(args) : renderView(args);
+  CLEANUPS.get(args.parentElement)?.();
+  const cleanup = args.data.mode === "grid" ? renderGrid(args) : renderView(args);
+  CLEANUPS.set(args.parentElement, cleanup);
+  return () => {
+    if (CLEANUPS.get(args.parentElement) === cleanup) CLEANUPS.delete(args.parentElement);
+    cleanup();
+  };
 }
 
 function renderView({ data, parentElement, setStateValue, key }) {
@@ -106,7 +116,7 @@ function renderView({ data, parentElement, setStateValue, key }) {
   fill(root.querySelector('[data-name="layer"]'), header.n_layers);
   fill(root.querySelector('[data-name="head"]'), header.n_heads);
 
-  let tellTimer = 0, drawn = 0, alive = true, stages = null, shown = null;
+  let tellTimer = 0, alive = true, stages = null, shown = null;
 
   function visible() {
     const keep = [];
@@ -201,7 +211,8 @@ function renderView({ data, parentElement, setStateValue, key }) {
     if (mark.hidden) return;
     const h = size / dispRows.length, w = size / dispCols.length;
     Object.assign(mark.style, {
-      left: `${map.offsetLeft + c * w}px`, top: `${map.offsetTop + r * h}px`,
+      left: `${map.offsetLeft + map.clientLeft + c * w}px`,
+      top: `${map.offsetTop + map.clientTop + r * h}px`,
       width: `${Math.max(w, 3)}px`, height: `${Math.max(h, 3)}px`,
     });
   }
@@ -228,7 +239,8 @@ function renderView({ data, parentElement, setStateValue, key }) {
     stages.key = `${view.layer}:${view.head}`;
     drawPanels();
     drawCell();
-    root.dataset.drawn = String(++drawn);
+    st.drawn = (st.drawn || 0) + 1;  // counts on across reruns (benchmarks and tests wait on it)
+    root.dataset.drawn = String(st.drawn);
     root.dataset.view = JSON.stringify(view);
     afterDraw();
   }
@@ -243,6 +255,7 @@ function renderView({ data, parentElement, setStateValue, key }) {
     }
     const qk = peekBlock(src, view.layer, "qk", drawCell);
     if (!qk || qk.error) {
+      delete box.dataset.cell;
       box.textContent = qk ? `Could not load the queries and keys: ${qk.error}` : "loading…";
       return;
     }
@@ -316,8 +329,10 @@ function renderView({ data, parentElement, setStateValue, key }) {
 
   function cellAt(event) {
     const map = event.currentTarget, rect = map.getBoundingClientRect();
-    const c = Math.floor(((event.clientX - rect.left) / rect.width) * shown.cols.length);
-    const r = Math.floor(((event.clientY - rect.top) / rect.height) * shown.rows.length);
+    // The image fills the content box, inside the canvas's 1 px border.
+    const x = event.clientX - rect.left - map.clientLeft, y = event.clientY - rect.top - map.clientTop;
+    const c = Math.floor((x / map.clientWidth) * shown.cols.length);
+    const r = Math.floor((y / map.clientHeight) * shown.rows.length);
     if (r < 0 || c < 0 || r >= shown.rows.length || c >= shown.cols.length) return null;
     const row = shown.rows[r], col = shown.cols[c];
     const [query, keyTok] = view.transpose ? [col, row] : [row, col];
@@ -407,7 +422,11 @@ function renderView({ data, parentElement, setStateValue, key }) {
     const map = fig.querySelector(".ax-map");
     map.addEventListener("mousemove", (e) => showTip(e, drawnStages[i]));
     map.addEventListener("mouseleave", () => { $(".ax-tip").hidden = true; });
-    map.addEventListener("mousedown", (e) => { e.preventDefault(); root.focus(); onDrag(e, fig); });
+    map.addEventListener("mousedown", (e) => {
+      e.preventDefault();
+      root.focus({ preventScroll: true });  // a scroll here would move the cell under the pointer
+      onDrag(e, fig);
+    });
     map.addEventListener("wheel", onWheel, { passive: false });
     map.addEventListener("dblclick", () => { st.window = null; draw(); });
   }

@@ -264,7 +264,7 @@ def test_every_stage_and_the_cell_arithmetic_equal_the_engine(app_url, ax_page, 
                 assert close(shown, want), (stage, layer, head, q, k, shown, want)
 
         # Click a cell (press and release without moving): its arithmetic. The view is focused
-        # first: a press on an unfocused view scrolls the page (see the xfail test below).
+        # first (a habit kept from before the view focused without scrolling).
         focus_view(page)
         with told(page):
             box, rows, cols = canvas_geometry(page, "pattern")
@@ -462,7 +462,7 @@ def test_zoom_at_512_tokens(app_url, ax_page):
     assert spans.first.text_content() == "[CLS]"
 
     # Drag a rectangle: the window it covers.
-    focus_view(page)  # (a press on an unfocused view scrolls the page: see the xfail test)
+    focus_view(page)
     box, rows, cols = canvas_geometry(page, "pattern")
     start, end = cell_point(box, rows, cols, 100, 100), cell_point(box, rows, cols, 220, 200)
     with told(page):  # (a drag tells the server nothing; the click after it does)
@@ -620,12 +620,6 @@ def test_one_explorer_after_the_server_hears_of_a_change(app_url, ax_page):
     assert state(page)["title"] == "layer 2, head 1"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="explorer/view.js (renderView) adds a document keydown listener on every run and "
-    "removes it only in its cleanup, which Streamlit calls on unmount, not before a re-run with "
-    "new data: after N reruns one ArrowRight steps the head N+1 times (all runs share st.view)",
-)
 def test_one_key_press_steps_one_head_after_a_rerun(app_url, ax_page):
     page = ax_page
     open_pattern(page, app_url, f"s={quote_plus(SENTENCE)}&layer=2&head=0")
@@ -637,13 +631,6 @@ def test_one_key_press_steps_one_head_after_a_rerun(app_url, ax_page):
     assert sidebar_slider(page, "Head") == "2"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="explorer/view.js: the heatmap's mousedown handler calls root.focus() before "
-    "onDrag/cellAt; on an unfocused view focus() scrolls the page to the view, so the cell is "
-    "read from the moved canvas: the page jumps and another cell (or none) is picked. "
-    "root.focus({preventScroll: true}) fixes it",
-)
 def test_a_first_click_picks_the_cell_under_the_pointer_without_scrolling(app_url, ax_page):
     page = ax_page
     open_pattern(page, app_url, f"s={quote_plus(SENTENCE)}&layer=2&head=0")

@@ -1,19 +1,22 @@
 """``python -m bench app [--quick] [--repeats N]``: the running app, measured against its targets.
 
-Starts ``streamlit run app.py`` on 127.0.0.1 (scripts/live_app.py), drives Debian's Chromium with
-Playwright as a person would (open a link, press an arrow key on a slider, type a sentence) and
-prints one markdown table per section, the target next to each figure: the floor of the stack (a
-bare Streamlit + Plotly page, bench/floor.py), cold start, head switch, all heads, a new sentence
-on every page, server memory, and BertViz on the same sentences.
+Starts ``streamlit run server.py`` on 127.0.0.1 (scripts/live_app.py), drives Debian's Chromium
+with Playwright as a person would (open a link, press an arrow key, type a sentence) and prints
+one markdown table per section, the target next to each figure: the floor of the stack (a bare
+Streamlit + Plotly page, bench/floor.py), cold start, the attention explorer on /pattern (switches,
+bytes, server CPU, a new sentence against BertViz and its profile: bench/explorer.py), all heads,
+a new sentence on every page, server memory, and BertViz on the same sentences.
 
 A benchmark, not a test: a missed target is reported, never raised. Every loop is bounded in
 count and every wait in time. Timings, all from the key press (or Enter):
-  request  the browser sent the rerun request to the server (client-side delay)
-  chart    the interaction's main chart holds new data and is drawn (polled each frame)
+  request  the browser sent a request to the server (the rerun; the explorer's later "tell")
+  chart    the interaction's main chart holds new data and is drawn (a Plotly chart polled each
+           frame; the explorer's redraw timed in the page, to the next animation frame)
   done     the server's "script finished" message arrived (the whole page rerun)
-  bytes    websocket payload bytes the page received from the press to "script finished"
+  bytes    websocket payload bytes the page received from the press to "script finished", plus
+           the explorer's HTTP block bytes
 
-``--only floor,cold,heads,all_heads,pages,memory,bertviz`` runs some sections. The server
+``--only floor,cold,explorer,all_heads,pages,memory,bertviz`` runs some sections. The server
 inherits the environment, so ``OPENBLAS_NUM_THREADS=1 python -m bench app`` measures
 single-threaded BLAS.
 On a shared machine the load average (printed first and last) moves every timing.
@@ -28,23 +31,27 @@ from collections.abc import Sequence
 from urllib.parse import quote_plus
 
 from attention_core import Model, load_model, tokenize
+from bench.explorer import (
+    FIRST,
+    FIRST_DRAW,
+    bench_explorer,
+    has_drawn,
+    measure_new_sentence,
+    open_instrumented,
+)
 from bench.floor import bench_floor
 from bench.live import (
     CHART_TIMEOUT_S,
     PLACEHOLDER_S,
     STAT_HEADER,
-    SWITCH_TARGETS,
     has_chart,
-    head_walk,
     measure,
-    open_page,
     rss_mb,
     stats_cols,
-    switch_target,
     type_sentence,
 )
 from bench.report import fmt_bytes, fmt_s, load, p50, p95, progress, table, verdict
-from scripts.live_app import launch_chromium, streamlit_server, wait_for_charts
+from scripts.live_app import launch_chromium, streamlit_server
 
 PARAGRAPH = (
     "The river bank was muddy after the storm, so the children walked along the old stone "
@@ -57,12 +64,13 @@ PARAGRAPH = (
 )
 SIZES = (12, 128, 512)
 _SENTENCES: dict[tuple[int, int], str] = {}
-SECTIONS = ("floor", "cold", "heads", "all_heads", "pages", "memory", "bertviz")
+SECTIONS = ("floor", "cold", "explorer", "all_heads", "pages", "memory", "bertviz")
 
-# (url_path, sidebar title, index of the page's main chart among its Plotly charts)
+# (url_path, sidebar title, the page's main chart: index among its Plotly charts, or the
+# explorer's "sentence" view or "grid", bench/explorer.py)
 PAGES = (
-    ("pattern", "Attention pattern", 3),  # the softmax pattern, fourth of the four stages
-    ("all_heads", "All heads", 0),
+    ("pattern", "Attention pattern", "sentence"),
+    ("all_heads", "All heads", "grid"),
     ("values", "Value updates ΔE", 0),
     ("embedding_shift", "Embedding shift", 0),
     ("compare", "Compare sentences", 0),
@@ -73,8 +81,9 @@ PAGES = (
 
 def sentence(model: Model, n_tokens: int, variant: int = 0) -> str:
     """Real words from PARAGRAPH, rotated by ``variant`` (each under 110 gives its own text), that
-    make exactly ``n_tokens`` tokens. Variants in use: 0 head switch and BertViz, 1-10 all heads,
-    11-80 new sentence per page, 81-90 sessions, so no section finds another's trace cached."""
+    make exactly ``n_tokens`` tokens. Variants in use: 0 explorer switches and BertViz, 1-10 all
+    heads, 11-80 new sentence per page, 81-90 sessions, 91-100 explorer new sentence, so no
+    section finds another's trace cached."""
     key = (n_tokens, variant)
     if key not in _SENTENCES:
         _SENTENCES[key] = _build_sentence(model, n_tokens, variant)
@@ -106,91 +115,53 @@ def bench_cold_start(browser, repeats: int) -> None:
     for r in range(repeats):
         with streamlit_server(timeout=120) as url:
             ready = time.monotonic() - url.started
-            page, wire = open_page(browser, url)
+            page, wire = open_instrumented(browser, url)
             page.goto(f"{url}/pattern", timeout=CHART_TIMEOUT_S * 1000)
-            wait_for_charts(page, 1, timeout_ms=int(CHART_TIMEOUT_S * 1000))
+            page.wait_for_function(FIRST_DRAW, timeout=CHART_TIMEOUT_S * 1000, polling="raf")
             first = time.monotonic() - url.started
-            wait_for_charts(page, 4, timeout_ms=int(CHART_TIMEOUT_S * 1000))
             ran = wire.wait_finished(page, (0, 0), time.monotonic() + CHART_TIMEOUT_S)
             page.wait_for_timeout(100)
             connected = wire.received[0][0] - url.started
             run = None if ran is None else ran - url.started
             total = sum(n for _, n, _ in wire.received)
-            rows.append((ready, connected, run, first, total, rss_mb(url.pid)[0]))
+            http = page.evaluate(FIRST)["before"]
+            rows.append((ready, connected, run, first, total, http, rss_mb(url.pid)[0]))
             page.context.close()
         progress(f"cold start {r + 1}/{repeats}: {first:.2f} s")
     col = list(zip(*rows, strict=True))
     table(
-        "Cold start: process start → first heatmap on /pattern (default sentence)",
-        ["repeats", "server ready", "page connected", "first run finished", "first heatmap p50",
-         "p95", "bytes to first page", "RSS after", "target", "verdict"],
+        "Cold start: process start → first explorer draw on /pattern (default sentence)",
+        ["repeats", "server ready", "page connected", "first run finished", "first draw p50",
+         "p95", "ws bytes to first page", "HTTP block bytes before the draw", "RSS after",
+         "target", "verdict"],
         [[str(repeats), fmt_s(col[0]), fmt_s(col[1]), fmt_s(col[2]), fmt_s(col[3]),
-          fmt_s(col[3], p95), fmt_bytes(p50(col[4])), f"{p50(col[5]):.0f} MB",
-          "≤ 2 s", verdict(p50(col[3]), 2.0)]],
+          fmt_s(col[3], p95), fmt_bytes(p50(col[4])), fmt_bytes(p50(col[5])),
+          f"{p50(col[6]):.0f} MB", "≤ 2 s", verdict(p50(col[3]), 2.0)]],
         "All columns are p50 seconds after the server process was spawned, a new server each "
         "repeat. Server ready = /_stcore/health answers (polled every 0.2 s); page connected = "
         "the first websocket message; first run finished = the server's \"script finished\" "
-        "(model load, trace, four figures); the rest is the browser loading Plotly and drawing.",
+        "(model load, trace, the page); first draw = the explorer's first data-drawn, seen in the "
+        "page at its next animation frame (after it fetched the shown layer's scores over HTTP).",
     )  # fmt: skip
 
 
-def bench_head_switch(browser, url: str, model: Model, moves: dict[int, int]) -> dict:
-    """Layer/Head slider arrow keys on /pattern → the softmax pattern redrawn; then the page's
-    temperature slider (a fragment rerun)."""
-    back = {"ArrowRight": "ArrowLeft", "ArrowLeft": "ArrowRight"}
-    rows, results = [], {}
-    for n, count in moves.items():
-        page, wire = open_page(browser, url)
-        page.goto(f"{url}/pattern?layer=0&s={quote_plus(sentence(model, n))}")
-        wait_for_charts(page, 4, timeout_ms=int(CHART_TIMEOUT_S * 1000))
-        samples, walk = [], head_walk(count)
-        for name, key in [*walk, (walk[-1][0], back[walk[-1][1]])]:  # the last: a seen head
-            slider = page.get_by_role("slider", name=name)
-            slider.focus()
-            samples.append(measure(page, wire, lambda s=slider, k=key: s.press(k), chart=3))
-        temp = page.get_by_role("slider", name="Softmax temperature")
-        temp.focus()
-        fragment = [
-            measure(page, wire, lambda t=temp: t.press("ArrowRight"), chart=3) for _ in range(count)
-        ]
-        page.context.close()
-        samples, revisit = samples[:-1], samples[-1:]
-        results[n] = samples
-        p50_t, p95_t = SWITCH_TARGETS[n]
-        charts = [s.chart_s for s in samples if s.chart_s is not None]
-        target = switch_target(n)
-        ok = charts and (p50_t is None or p50(charts) <= p50_t) and p95(charts) <= p95_t
-        rows.append([str(n), str(count), *stats_cols(samples), target,
-                     "n/a" if not charts else ("met" if ok else "MISSED")])  # fmt: skip
-        rows.append([f"{n}, back to a seen head", "1", *stats_cols(revisit), "", ""])
-        rows.append([f"{n}, temperature slider", str(count), *stats_cols(fragment), "", ""])
-        progress(f"head switch at {n} tokens: done")
-    table(
-        "Head switch: Head/Layer slider arrow key → updated softmax pattern on /pattern",
-        ["tokens", *STAT_HEADER, "target (chart)", "verdict"],
-        rows,
-        "Every move shows a (layer, head) not seen before in that session. Going back to a seen "
-        "one lets Streamlit send references to figures the browser already holds. The page's "
-        "temperature slider reruns only its fragment (the four stages and the arithmetic).",
-    )
-    return results
-
-
-def bench_all_heads(browser, url: str, model: Model, repeats: int, sizes: Sequence[int]) -> dict:
-    """A new sentence typed on /all_heads → the grid of every head redrawn."""
+def bench_all_heads(browser, url, model: Model, repeats: int, sizes: Sequence[int]) -> dict:
+    """A new sentence typed on /all_heads → the explorer's grid of every head redrawn (its
+    data-drawn counts the layers drawn: 6 = done)."""
     rows, results = [], {}
     limits = {128: 1.0, 512: 3.0}
     for n in sizes:
-        page, wire = open_page(browser, url)
+        page, wire = open_instrumented(browser, url)
         page.goto(f"{url}/all_heads")
-        if not has_chart(page, wire):
-            rows.append([str(n), "0", *["n/a"] * 5, "", "n/a (no chart yet)"])
+        if not has_drawn(page, "grid", PLACEHOLDER_S):
+            rows.append([str(n), "0", *["n/a"] * 5, "", "n/a (no grid drawn)"])
             page.context.close()
             continue
         samples = [
-            measure(page, wire, type_sentence(page, sentence(model, n, 1 + r)), chart=0)
+            measure_new_sentence(page, wire, type_sentence(page, sentence(model, n, 1 + r)),
+                                 "grid", url.pid)
             for r in range(repeats)
-        ]
+        ]  # fmt: skip
         page.context.close()
         results[n] = samples
         charts = [s.chart_s for s in samples if s.chart_s is not None]
@@ -204,7 +175,9 @@ def bench_all_heads(browser, url: str, model: Model, repeats: int, sizes: Sequen
         "All heads: a new sentence typed on /all_heads → every head of every layer drawn",
         ["tokens", *STAT_HEADER, "target (chart p50, bytes)", "verdict"],
         rows,
-        "Includes the forward pass of the new sentence (not cached yet) and the thumbnails.",
+        "Includes the forward pass of the new sentence (not cached yet), every layer's scores "
+        "fetched over HTTP (counted in bytes with the websocket's) and the thumbnails drawn in "
+        "the browser; chart = the grid's data-drawn reached 6 layers (timed in the page).",
     )
     return results
 
@@ -213,18 +186,19 @@ def bench_new_sentence(browser, url: str, model: Model, repeats: int, n_tokens: 
     """On every page: type a new sentence → the page's main chart redrawn."""
     rows, skipped = [], []
     for p, (path, title, chart) in enumerate(PAGES):
-        page, wire = open_page(browser, url)
+        page, wire = open_instrumented(browser, url)
         page.goto(f"{url}/{path}")
-        if not has_chart(page, wire):
+        explorer = isinstance(chart, str)
+        if not (has_drawn(page, chart, PLACEHOLDER_S) if explorer else has_chart(page, wire)):
             skipped.append(title)
             page.context.close()
             continue
         label = "Sentence A" if path == "compare" else "Your sentence"
-        samples = [
-            measure(page, wire, type_sentence(page, sentence(model, n_tokens, 11 + 10 * p + r),
-                                              label), chart)
-            for r in range(repeats)
-        ]  # fmt: skip
+        samples = []
+        for r in range(repeats):
+            act = type_sentence(page, sentence(model, n_tokens, 11 + 10 * p + r), label)
+            samples.append(measure_new_sentence(page, wire, act, chart, url.pid) if explorer
+                           else measure(page, wire, act, chart))  # fmt: skip
         page.context.close()
         rows.append([f"{title} (/{path})", str(repeats), *stats_cols(samples)])
         progress(f"new sentence on /{path}: done")
@@ -244,9 +218,9 @@ def bench_sessions(browser, model: Model, after_runs: tuple[float, float], sessi
     with streamlit_server(timeout=120) as url:
         pages = []
         for i in range(sessions):
-            page, _ = open_page(browser, url)
+            page, _ = open_instrumented(browser, url)
             page.goto(f"{url}/pattern?s={quote_plus(sentence(model, 128, 81 + i))}")
-            wait_for_charts(page, 4, timeout_ms=int(CHART_TIMEOUT_S * 1000))
+            page.wait_for_function(FIRST_DRAW, timeout=CHART_TIMEOUT_S * 1000, polling=100)
             pages.append(page)
         rss, peak = rss_mb(url.pid)
         for page in pages:
@@ -291,13 +265,15 @@ def bench_bertviz(model: Model, sizes: Sequence[int], ours: dict, all_heads: dic
         progress(f"BertViz at {n} tokens: {seconds:.1f} s")
     table(
         f"BertViz 1.4 (forward + head_view + model_view HTML; import and load {load_s:.1f} s)",
-        ["tokens", "BertViz time", "BertViz HTML", "our head switch", "bytes", "ratio t / size",
+        ["tokens", "BertViz time", "BertViz HTML", "our head switch (explorer)", "bytes",
+         "ratio t / size",
          "our all heads (new sentence)", "bytes", "ratio t / size", "≥ 10× both at 128"],
         rows,
         "Ratio = BertViz ÷ ours (time, bytes), ours being p50 chart time and bytes from the "
-        "sections above. BertViz (one process, no browser: its HTML is not even drawn) builds "
-        "every head of every layer at once, then switches heads in the browser; the app reruns on "
-        "the server per interaction and sends one view.",
+        "sections above (a head switch's bytes: the later tell's rerun, nothing is fetched). "
+        "BertViz (one process, no browser: its HTML is not even drawn) builds every head of every "
+        "layer at once, then switches heads in the browser; the explorer too switches in the "
+        "browser, from blocks fetched once per layer.",
     )  # fmt: skip
 
 
@@ -315,20 +291,19 @@ def main(argv: list[str]) -> int:
 
     model = load_model()
     start = time.monotonic()
-    moves = {n: k * repeats for n, k in ((12, 3), (128, 3), (512, 2))}  # ≤ 30 < 71 unseen heads
-    print(f"# App benchmark ({repeats} repeats; head switch moves {moves})")
+    print(f"# App benchmark ({repeats} repeats)")
     print(f"Load average at start (1/5/15 min, {os.cpu_count()} cores): {load()}", flush=True)
     heads, all_heads, after_runs = {}, {}, None
     with sync_playwright() as pw:
         browser = launch_chromium(pw)
         try:
             if "floor" in only:
-                bench_floor(browser, repeats, {n: moves[n] for n in (12, 128)})
+                bench_floor(browser, repeats, {n: 3 * repeats for n in (12, 128)})
             if "cold" in only:
                 bench_cold_start(browser, repeats)
             with streamlit_server(timeout=120) as url:
-                if "heads" in only:
-                    heads = bench_head_switch(browser, url, model, moves)
+                if "explorer" in only:
+                    heads = bench_explorer(browser, url, model, repeats)
                 if "all_heads" in only:
                     all_heads = bench_all_heads(browser, url, model, repeats, (128, 512))
                 if "pages" in only:

@@ -34,13 +34,24 @@ FINGERPRINT = """(i) => {
 CHANGED = f"([i, before]) => {{ const now = ({FINGERPRINT})(i); return now && now !== before; }}"
 
 
+def script_finished(payload: bytes | str) -> bool:
+    """Is this websocket frame the server's "script finished" (a complete run)?"""
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    if not isinstance(payload, bytes) or len(payload) >= 512:  # "script finished" is tiny
+        return False
+    msg = ForwardMsg()
+    msg.ParseFromString(payload)
+    return (
+        msg.WhichOneof("type") == "script_finished"
+        and msg.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN
+    )
+
+
 class Wire:
     """Every websocket frame a page sends and receives: time, size, and "script finished"."""
 
     def __init__(self, page) -> None:
-        from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
-
-        self._msg = ForwardMsg
         self.received: list[tuple[float, int, bool]] = []
         self.sent: list[float] = []
         page.on("websocket", self._attach)
@@ -50,15 +61,7 @@ class Wire:
         ws.on("framesent", lambda _: self.sent.append(time.monotonic()))
 
     def _received(self, payload: bytes | str) -> None:
-        finished = False
-        if isinstance(payload, bytes) and len(payload) < 512:  # "script finished" is tiny
-            msg = self._msg()
-            msg.ParseFromString(payload)
-            finished = (
-                msg.WhichOneof("type") == "script_finished"
-                and msg.script_finished != self._msg.FINISHED_EARLY_FOR_RERUN
-            )
-        self.received.append((time.monotonic(), len(payload), finished))
+        self.received.append((time.monotonic(), len(payload), script_finished(payload)))
 
     def mark(self) -> tuple[int, int]:
         return len(self.received), len(self.sent)

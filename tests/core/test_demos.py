@@ -1,0 +1,158 @@
+"""attention_core.demos, the guided tour's arithmetic, against the trace, transformers and torch."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from attention_core import cosine, trace_sentence
+from attention_core.demos import (
+    crossover_tokens,
+    dot_spread,
+    drift,
+    layer_flops,
+    measure_split,
+    padding_demo,
+    query_from_weights,
+    repeated_word,
+    scale_effect,
+    shift_gap,
+    softmax_jacobian,
+    special_share,
+)
+
+SENTENCE = "the cat saw the dog near the bank"  # "the" at 1, 4 and 7
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def trace(model):
+    return trace_sentence(model, SENTENCE)
+
+
+@pytest.fixture(scope="module")
+def hf_model(model):
+    transformers = pytest.importorskip("transformers")
+    pytest.importorskip("torch")
+    return transformers.AutoModel.from_pretrained(
+        str(model.path), attn_implementation="eager"
+    ).eval()
+
+
+def test_the_module_imports_no_ui_library():
+    code = (
+        "import sys, attention_core.demos; "
+        "print([m for m in ('streamlit', 'plotly', 'torch') if m in sys.modules])"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize(("layer", "head", "token"), [(0, 0, 1), (2, 5, 8), (5, 11, 0)])
+def test_query_recomputed_matches_the_trace_and_transformers(
+    model, trace, hf_model, layer, head, token
+):
+    torch = pytest.importorskip("torch")
+    rec = query_from_weights(model, layer, head, trace.hidden_ltd[layer, token])
+    np.testing.assert_allclose(rec.q_e, trace.q_lhqe[layer, head, token], atol=1e-5)
+    query = hf_model.encoder.layer[layer].attention.self.query
+    with torch.no_grad():
+        hf_q = query(torch.from_numpy(trace.hidden_ltd[layer, token].copy())).numpy()
+    np.testing.assert_allclose(rec.q_e, hf_q[head * 32 : (head + 1) * 32], atol=1e-5)
+    by_hand = sum(rec.x_d[d] * float(rec.w_de[d, 0]) for d in range(384)) + rec.b_e[0]
+    assert by_hand == pytest.approx(float(rec.q_e[0]), abs=1e-4)
+    with pytest.raises(ValueError, match="shape"):
+        query_from_weights(model, layer, head, trace.hidden_ltd[layer])
+
+
+def test_repeated_word(model, trace):
+    found = repeated_word(trace)
+    assert (found.first, found.second) == (1, 4)
+    assert found.static_cos == pytest.approx(1.0)
+    assert found.context_cos == pytest.approx(
+        float(cosine(trace.hidden_ltd[-1, 1], trace.hidden_ltd[-1, 4]))
+    )
+    assert found.context_cos < 0.999
+    assert repeated_word(trace_sentence(model, "Jane visits Africa")) is None
+
+
+def test_padding_demo_against_transformers_attention_mask(model, trace, hf_model):
+    torch = pytest.importorskip("torch")
+    pad = padding_demo(model, trace, 3)
+    n = trace.n_tokens
+    assert pad.free_hqk.shape == (12, n + 3, n + 3) and pad.n_real == n
+    ids = np.concatenate([trace.tokens.input_ids_t, [0, 0, 0]])
+    assert model.tokenizer.token_to_id("[PAD]") == 0
+    for mask, ours in ((np.ones(n + 3), pad.free_hqk), ((np.arange(n + 3) < n), pad.masked_hqk)):
+        with torch.no_grad():
+            out = hf_model(
+                input_ids=torch.from_numpy(ids)[None],
+                attention_mask=torch.from_numpy(mask.astype(np.int64))[None],
+                output_attentions=True,
+            )
+        np.testing.assert_allclose(ours, out.attentions[0][0].numpy(), atol=1e-5)
+    assert np.all(pad.masked_leak_hq == 0) and np.all(pad.leak_hq > 0)
+    np.testing.assert_allclose(pad.leak_hq, pad.free_hqk[:, :n, n:].sum(-1))
+    assert pad.gap < 1e-5
+
+
+def test_softmax_jacobian_against_torch_autograd():
+    torch = pytest.importorskip("torch")
+    x = torch.tensor([2.0, -1.0, 0.5, 3.0], dtype=torch.float64)
+    expected = torch.autograd.functional.jacobian(lambda t: torch.softmax(t, 0), x).numpy()
+    got = softmax_jacobian(torch.softmax(x, 0).numpy())
+    np.testing.assert_allclose(got, expected, atol=1e-12)
+    assert np.linalg.norm(softmax_jacobian(np.array([1.0, 0.0, 0.0]))) == 0
+
+
+def test_scale_effect_on_a_real_head(trace):
+    scores = trace.scores_lhqk[2, 5]
+    eff = scale_effect(scores, 32)
+    assert eff.spread_raw == pytest.approx(eff.spread_scaled * np.sqrt(32), rel=1e-6)
+    assert eff.spread_raw == pytest.approx(float(scores.astype(np.float64).std(-1).mean()), 1e-6)
+    assert eff.top_raw > eff.top_scaled  # unscaled rows lean on fewer keys
+    np.testing.assert_allclose(eff.top_scaled, trace.pattern_lhqk[2, 5].max(-1).mean(), 1e-5)
+    assert eff.grad_raw < eff.grad_scaled  # and pass less gradient back
+
+
+def test_dot_product_spread_grows_like_root_dk():
+    d_ks = (1, 32, 384)
+    means, stds = dot_spread(d_ks)
+    np.testing.assert_allclose(stds, np.sqrt(d_ks), rtol=0.05)
+    assert np.all(np.abs(means) < 0.1 * stds)  # the size stays near 0: only the spread grows
+
+
+def test_softmax_ignores_a_constant_shift():
+    row = np.array([1.5, -0.3, 2.2, 0.0])
+    assert shift_gap(row, 100.0) < 1e-12
+    assert shift_gap(row, -row.max()) < 1e-12
+
+
+def test_special_share_against_the_pattern(trace):
+    share = special_share(trace, 2)
+    assert share.shape == (12,)
+    p = trace.pattern_lhqk[2, :, 1:-1]  # the real tokens' rows
+    np.testing.assert_allclose(share, p[..., [0, -1]].sum(-1).mean(-1), rtol=1e-5)
+
+
+def test_drift_per_block(trace):
+    d = drift(trace, 8)
+    assert d.step_cos_l.shape == (6,) and d.static_cos_s.shape == (7,)
+    h = trace.hidden_ltd[:, 8]
+    assert d.step_cos_l[0] == pytest.approx(float(cosine(h[0], h[1])))
+    assert d.static_cos_s[-1] == pytest.approx(float(cosine(trace.word_td[8], h[-1])))
+
+
+def test_cost_split(model):
+    assert crossover_tokens(model.config) == 2 * 384 + 1536 == 2304
+    attention, dense = layer_flops(model.config, 2304)
+    assert attention == dense
+    assert layer_flops(model.config, 512)[0] < layer_flops(model.config, 512)[1]
+    points = measure_split(model, (16, 64), repeats=1)
+    assert [p.n_tokens for p in points] == [16, 64]
+    assert all(p.attention_s > 0 and p.dense_s > 0 and 0 < p.attention_share < 1 for p in points)

@@ -1,9 +1,10 @@
-"""Geometry of the hidden states: PCA by SVD, cosine similarity, words made of word pieces, and
-probe words embedded by the model on their own.
+"""Geometry of the hidden states: PCA by SVD, cosine similarity, words made of word pieces,
+probe words embedded by the model on their own, and a token's cosines with those probes.
 
-Pure NumPy. Vectors are the rows of ``hidden_ltd`` (layer 0 = the LayerNormed embedding, layer L
-= the output of block L); a word is the mean of its pieces' vectors, so "muddy" ("mud", "##dy")
-and "bank" are treated alike.
+Pure NumPy. Vectors are the rows of ``hidden_ltd``, indexed by hidden state: state 0 is the
+LayerNormed embedding, state l the output of layer l − 1 (layers count from 0, like the app's
+Layer slider). A word is the mean of its pieces' vectors, so "muddy" ("mud", "##dy") and "bank"
+are treated alike.
 """
 
 from __future__ import annotations
@@ -143,7 +144,7 @@ def parse_probes(
 
 def embed_words(model: Model, probes: Sequence[str]) -> F64:
     """Each probe run through the model alone, as its own one-word sentence: the mean over its
-    pieces ([CLS]/[SEP] left out) at every layer, [l, p, d] (l = n_layers + 1)."""
+    pieces ([CLS]/[SEP] left out) at every hidden state, [l, p, d] (l = n_layers + 1)."""
     out = []
     for probe in probes:
         trace = trace_sentence(model, probe)
@@ -159,8 +160,9 @@ def embed_words(model: Model, probes: Sequence[str]) -> F64:
 def fit_shift_plane(
     hidden_ltd: NDArray, keep_t: NDArray[np.int64], probes_lpd: NDArray
 ) -> tuple[Pca, F64, F64]:
-    """One 2-D PCA plane for a sentence: fitted once on the kept tokens' vectors at every layer
-    together with the probes' vectors at every layer, so the axes stay put from layer to layer.
+    """One 2-D PCA plane for a sentence: fitted once on the kept tokens' vectors at every hidden
+    state together with the probes' vectors at every state, so the axes stay put from state to
+    state.
     Returns the fit and the coordinates of the tokens [l, t, 2] and probes [l, p, 2]."""
     tokens_ltd = np.asarray(hidden_ltd, np.float64)[:, keep_t]
     d = tokens_ltd.shape[-1]
@@ -182,3 +184,43 @@ def closest_token(
         return (candidates or ordinary or [0])[0]
     mean_cos = cosine(np.asarray(vectors_td)[candidates][:, None], np.asarray(probes_pd)[None])
     return candidates[int(np.argmax(mean_cos.mean(axis=1)))]  # [c,1,d] vs [1,p,d] -> [c,p]
+
+
+@dataclass(frozen=True)
+class ProbeCosines:
+    """A token's cosine with each probe word, both taken at the same hidden state, at every state.
+
+    The probes are run through the model too, so their vectors move from state to state and every
+    raw cosine tends to rise or fall together. ``relative_lp`` removes that shared drift: it says
+    which probes the token is nearer, compared with the others.
+    """
+
+    raw_lp: F64  # cosine of the token with each probe, both at state l
+    mean_l: F64  # the raw cosines' mean over the probes: the part every probe shares
+    relative_lp: F64  # raw minus that mean; each row sums to 0
+
+    def change(self, state: int) -> F64:
+        """How far the token moved towards each probe, relative to the others, from the
+        embedding (state 0) to ``state``: [p]."""
+        return self.relative_lp[state] - self.relative_lp[0]
+
+
+def relative_cosines(cos_lp: NDArray) -> F64:
+    """Each cosine minus the mean over the probes (the last axis). Adding the same number to every
+    probe's cosine at a state leaves the result unchanged; with one probe it is 0."""
+    cos = np.asarray(cos_lp, np.float64)
+    if cos.shape[-1] == 0:
+        return cos.copy()
+    return cos - cos.mean(axis=-1, keepdims=True)
+
+
+def probe_cosines(token_ld: NDArray, probes_lpd: NDArray) -> ProbeCosines:
+    """Compare one token (its vector at every state, [l, d]) with the probes ([l, p, d], e.g. from
+    ``embed_words``) state by state; with no probes every array has p = 0 and the mean is 0."""
+    token, probes = np.asarray(token_ld, np.float64), np.asarray(probes_lpd, np.float64)
+    if token.ndim != 2 or probes.ndim != 3 or probes.shape[::2] != token.shape:
+        raise ValueError(f"token vectors {token.shape} must be [l, d] and probe vectors "
+                         f"{probes.shape} [l, p, d] with the same l and d")  # fmt: skip
+    raw = cosine(token[:, None], probes)  # [l,1,d] vs [l,p,d] -> [l,p]
+    mean = raw.mean(axis=1) if raw.shape[1] else np.zeros(len(raw))
+    return ProbeCosines(raw, mean, relative_cosines(raw))

@@ -3,24 +3,29 @@
 import numpy as np
 import streamlit as st
 
-from attention_core import closest_token, cosine, fit_shift_plane, parse_probes
+from attention_core import closest_token, fit_shift_plane, parse_probes
+from attention_core.geometry import probe_cosines
 from ui import downloads, params, safe, sidebar
 from ui.embedding_shift_cache import probe_vectors
 from ui.presets import probes_for
-from viz.embedding_shift import layer_name, make_embedding_shift
+from viz.embedding_shift import layer_name, make_embedding_shift, name_states
 from viz.layer_similarity import make_layer_similarity
-from viz.probe_similarity import make_probe_similarity
+from viz.probe_similarity import RELATIVE, make_probe_similarity
 from viz.token_trajectory import make_token_trajectory
+
+NUM = st.column_config.NumberColumn(format="%+.4f")
 
 shared = sidebar.shared()
 trace = sidebar.require_trace(shared)
 tokens, hidden = trace.tokens.tokens, trace.hidden_ltd
-after = shared.layer + 1  # hidden_ltd index of the sidebar block's output
-st.title(f"Embedding shift · after layer {shared.layer}")
+state = shared.layer + 1  # the hidden state the sidebar's layer hands on
+now, last = layer_name(state), layer_name(len(hidden) - 1)  # "after layer 2", "after layer 5"
+st.title(f"Embedding shift · {now}")
 st.caption(
-    "A word enters the model with one fixed vector, whatever the sentence. Each block then mixes "
-    "in information from the other tokens. Watch the vectors move, and see whether a word like "
-    "“bank” drifts towards “river” or towards “money”."
+    "A word enters the model with one fixed vector, its **embedding**, whatever the sentence. "
+    "Each layer then mixes in information from the other tokens. Layers count from 0, like the "
+    f"sidebar's Layer slider: “{now}” is what layer {shared.layer} hands on. Watch the vectors "
+    "move, and see whether a word like “bank” drifts towards “river” or towards “money”."
 )
 
 previous = st.session_state.get("_es_text")
@@ -30,10 +35,13 @@ if previous != shared.text:  # a new sentence: its preset probes, unless the pro
     if previous is not None:
         st.session_state["es_token"] = -1
     st.session_state["_es_text"] = shared.text
-raw = st.text_input("Probe words, comma-separated (at most 12, each up to 40 characters)",
-                    key="es_probes", max_chars=params.MAX_CHARS, help="Each probe is run "
-                    "through the model alone, as its own one-word sentence, and compared at the "
-                    "same layer.")  # fmt: skip
+raw = st.text_input(
+    "Probe words, comma-separated (at most 12, each up to 40 characters)",
+    key="es_probes",
+    max_chars=params.MAX_CHARS,
+    help="Each probe is run through the model alone, as its own one-word sentence, and compared "
+    "with the token at the same point: both embeddings, or both after one layer.",
+)
 probes, problems = parse_probes(raw)
 probes, vectors_lpd, unreadable = probe_vectors(shared.model, tuple(probes))
 if unreadable:
@@ -57,55 +65,84 @@ who = safe.token(tokens[token])
 
 pca, tokens_lt2, probes_lp2 = fit_shift_plane(hidden, keep, vectors_lpd)
 shown = [tokens[i] for i in keep]
-fig = make_embedding_shift(tokens_lt2, probes_lp2, shown, probes, layer=after,
+fig = make_embedding_shift(tokens_lt2, probes_lp2, shown, probes, state=state,
                            explained_c=pca.explained_ratio_c, focus=focus)  # fmt: skip
 st.plotly_chart(fig, key="es_plane", config={"displaylogo": False})
-share = float(pca.explained_ratio_c.sum())
 st.caption(
-    "How to read this: hollow circles are **static embeddings** (`hidden_ltd[0]`: word + position "
-    "+ segment embeddings, LayerNormed — what the first block receives; no context yet). Each "
-    "arrow runs to the token's **contextual vector at layer L** (`hidden_ltd[L]`, after L blocks, "
-    "L = 1…6); stars are the probe words at the same layer. Drag the slider or press Play to go "
-    f"through layers 0…6; it opens on layer {after}, the output of the sidebar's block "
-    f"{shared.layer}. The plane is one PCA, fitted once on every layer's vectors of the tokens "
-    f"shown plus the probes, so the axes stay put; it keeps {share:.0%} of their variance, so "
-    "distances here are only a shadow of those in 384 dimensions — the cosines below are exact."
+    "How to read this: hollow circles are the tokens' **embeddings** (word and position, before "
+    "any layer: no context yet). Each arrow runs to the same token **after a layer**; stars are "
+    "the probe words at the same point. Drag the slider or press Play to go from the embedding "
+    f"to {last}; it opens {now}, the output of the sidebar's layer {shared.layer}. The plane is "
+    "one PCA, fitted once on the vectors shown at every point, so the axes stay put; it keeps "
+    f"{pca.explained_ratio_c.sum():.0%} of their variance, so distances here are only a shadow "
+    "of those in 384 dimensions. The numbers below are exact."
 )
 
 if probes:
-    st.subheader(f"Is {who} closer to the probes before or after context?")
-    before_p = cosine(hidden[0, token], vectors_lpd[0])  # [d] vs [p,d] -> [p]
-    after_p = cosine(hidden[after, token], vectors_lpd[after])
-    label = f"layer {layer_name(after)}"
+    cos = probe_cosines(hidden[:, token], vectors_lpd)
+    rel0, rel, change = cos.relative_lp[0], cos.relative_lp[state], cos.change(state)
+    st.subheader(f"Which probes is {who} nearer, relative to the others, before and after context?")
     left, right = st.columns([3, 2])
-    fig = make_probe_similarity(before_p, after_p, probes, after_label=label)
+    fig = make_probe_similarity(rel0, rel, probes, after_label=now)
     left.plotly_chart(fig, key="es_probe_bars", config={"displaylogo": False})
-    left.caption(
-        f"How to read this: cosine similarity of {who} with each probe word, both taken at the "
-        f"same layer: static embeddings (layer 0), then vectors after {after} block(s). A taller "
-        "orange bar means context pushed the token towards that probe."
+    if len(probes) > 1:
+        up, down = int(np.argmax(change)), int(np.argmin(change))
+        right.markdown(f"From the embedding to {now}, {who} moved most towards "
+                       f"{safe.token(probes[up])} ({change[up]:+.3f}) and most away from "
+                       f"{safe.token(probes[down])} ({change[down]:+.3f}), relative to the "
+                       "other probes.")  # fmt: skip
+    else:
+        right.info("With one probe the relative measure is always 0: add another to compare.")
+    right.caption(
+        f"How to read this: the cosine of {who} with each probe, minus its average over all the "
+        f"probes, in the embedding (blue) and {now} (orange). The probes pass through the model "
+        "too, so every raw cosine drifts with them (their average goes from "
+        f"{cos.mean_l[0]:.3f} to {cos.mean_l[state]:.3f}); subtracting the average removes that "
+        f"shared drift. An orange bar above the blue one means context moved {who} towards that "
+        "probe, compared with the other probes."
     )
-    right.dataframe({"probe": probes, "static (layer 0)": before_p, label: after_p,
-                     "change": after_p - before_p}, key="es_table", hide_index=True)  # fmt: skip
-    with right:
-        downloads.csv_button("cosines.csv", np.stack([before_p, after_p], axis=1), probes,
-                             ["static (layer 0)", label], f"probe_cosines_L{after}.csv",
-                             key="es_csv")  # fmt: skip
+    table = {"relative · embedding": rel0, f"relative · {now}": rel, "relative change": change,
+             "raw cosine · embedding": cos.raw_lp[0],
+             f"raw cosine · {now}": cos.raw_lp[state]}  # fmt: skip
+    st.dataframe({"probe": probes} | table, key="es_table", hide_index=True,
+                 column_config=dict.fromkeys(table, NUM))  # fmt: skip
+    st.caption("relative = cosine − mean over the probes (the bars); raw cosine = before "
+               "subtracting that mean.")  # fmt: skip
+    downloads.csv_button("cosines.csv", np.stack(list(table.values()), axis=1), probes,
+                         list(table), f"probe_cosines_{now.replace(' ', '_')}.csv",
+                         key="es_csv")  # fmt: skip
 
 st.subheader(f"The path of {who} through the layers")
 left, right = st.columns(2)
-fig = make_token_trajectory(tokens_lt2[:, focus], tokens[token], probes_lp2[after], probes,
-                            probe_layer=after, explained_c=pca.explained_ratio_c)  # fmt: skip
+fig = make_token_trajectory(tokens_lt2[:, focus], tokens[token], probes_lp2[state], probes,
+                            probe_state=state, explained_c=pca.explained_ratio_c)  # fmt: skip
 left.plotly_chart(fig, key="es_trajectory", config={"displaylogo": False})
 left.caption(
-    f"How to read this: the numbered dots are {who} at layer 0 (static) to 6, in the same PCA "
-    f"plane as above; stars are the probes at layer {after}."
+    f"How to read this: dot E is the embedding of {who}; dot N is {who} after layer N, up to "
+    f"{last}, in the same PCA plane as above. Stars are the probes {now}."
 )
 if probes:
-    cos_lp = cosine(hidden[:, token][:, None], vectors_lpd)  # [l,1,d] vs [l,p,d] -> [l,p]
-    fig = make_layer_similarity({p: cos_lp[:, j] for j, p in enumerate(probes)}, mark_layer=after)
-    right.plotly_chart(fig, key="es_probe_lines", config={"displaylogo": False})
+    fig = make_layer_similarity({p: cos.relative_lp[:, j] for j, p in enumerate(probes)},
+                                mark_layer=state)  # fmt: skip
+    right.plotly_chart(name_states(fig, RELATIVE), key="es_probe_lines",
+                       config={"displaylogo": False})  # fmt: skip
     right.caption(
-        f"How to read this: cosine of {who} with each probe, both at the same layer, for layers "
-        f"0 (static) to 6. The dotted line is layer {after}, shown above."
+        f"How to read this: the same measure as the bars (cosine of {who} with each probe minus "
+        f"the average over the probes) at every point from the embedding to {last}. The dotted "
+        f"line is {now}, shown above."
+    )
+
+with st.expander("For engineers", expanded=False):
+    st.markdown(
+        f"- Hidden states: `hidden_ltd[0]` is the embedding (word + position + segment "
+        f"embeddings, LayerNormed: what layer 0 receives); `hidden_ltd[l]` is the output of layer "
+        f"l − 1, so the sidebar's layer {shared.layer} is `hidden_ltd[{state}]`.\n"
+        "- Probes: `embed_words` runs each probe alone (`[CLS] word [SEP]`) and averages its "
+        "word pieces at every state, `[l, p, d]`.\n"
+        "- Bars, table and lines: `attention_core.geometry.probe_cosines(hidden_ltd[:, t], "
+        "probes_lpd)`: `raw_lp` are the cosines at the same state, `mean_l` their mean over the "
+        "probes, `relative_lp = raw_lp - mean_l[:, None]` (unchanged by any shift shared by all "
+        "probes at a state), `change(l) = relative_lp[l] - relative_lp[0]`.\n"
+        f"- Plane: `fit_shift_plane`, one PCA (SVD) over the kept tokens and the probes at all "
+        f"{len(hidden)} states, `hidden_ltd[0]` to `hidden_ltd[{len(hidden) - 1}]`."
     )

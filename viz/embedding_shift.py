@@ -1,5 +1,6 @@
-"""Tokens in a 2-D PCA plane: an arrow from each static embedding to its contextual vector,
-one animation frame per layer, with the probe words at the same layer as stars."""
+"""Tokens in a 2-D PCA plane: an arrow from each token's embedding to its vector after a layer,
+one animation frame per hidden state ("embedding", "after layer 0", …), with the probe words at
+the same state as stars. Also the app's names for hidden states, shared by other figures."""
 
 from __future__ import annotations
 
@@ -17,12 +18,10 @@ FOCUS_COLOUR = "#D55E00"  # Okabe-Ito vermillion
 
 
 def layer_name(layer: int) -> str:
-    """Slider / legend label of a hidden-state index: 0 is the static embedding."""
-    return "0 · static" if layer == 0 else f"{layer} · after block {layer - 1}"
-
-
-def _short_name(layer: int) -> str:
-    return "0 static" if layer == 0 else str(layer)
+    """Label of a hidden-state index, in the app's one numbering: layers (blocks) count from 0,
+    like the sidebar's Layer slider; state 0 is the static embedding, state l comes out of
+    layer l − 1."""
+    return "embedding" if layer == 0 else f"after layer {layer - 1}"
 
 
 def axis_titles(explained_c: Sequence[float]) -> tuple[str, str]:
@@ -56,29 +55,42 @@ def _arrows(start_t2: NDArray, end_t2: NDArray, focus: int | None) -> go.Scatter
     )  # fmt: skip
 
 
+def name_states(fig: go.Figure, value: str) -> go.Figure:
+    """Relabel a figure whose x values are hidden-state indices (such as
+    ``viz.layer_similarity``'s lines) with the state names, and its y values as ``value``."""
+    for trace in fig.data:  # categories keep their index as x, so vertical lines stay put
+        trace.update(
+            x=[layer_name(int(i)) for i in trace.x],
+            hovertemplate=f"{trace.name}<br>%{{x}}: {value} %{{y:.4f}}<extra></extra>",
+        )
+    fig.update_xaxes(title_text=None, type="category", tickmode="auto")
+    fig.update_yaxes(title_text=value)
+    return fig
+
+
 def _frame_traces(
     static_t2: NDArray,
     contextual_t2: NDArray,
     probes_p2: NDArray,
     tokens: Sequence[str],
     probe_words: Sequence[str],
-    layer: int,
+    state: int,
     focus: int | None,
 ) -> list[go.Scatter]:
-    name = layer_name(layer)
+    name = layer_name(state)
     sizes = [13 if i == focus else 8 for i in range(len(tokens))]
     return [
         go.Scatter(
-            x=contextual_t2[:, 0], y=contextual_t2[:, 1], mode="markers+text", name="contextual",
+            x=contextual_t2[:, 0], y=contextual_t2[:, 1], mode="markers+text", name="in context",
             text=[escape(t) for t in tokens], textposition="top center",
             marker={"color": TOKEN_COLOUR, "size": sizes, "line": {"width": 0}},
-            hovertemplate=f"%{{text}} · layer {name}<br>(%{{x:.3f}}, %{{y:.3f}})<extra></extra>",
+            hovertemplate=f"%{{text}} · {name}<br>(%{{x:.3f}}, %{{y:.3f}})<extra></extra>",
         ),
         go.Scatter(
             x=probes_p2[:, 0], y=probes_p2[:, 1], mode="markers+text", name="probe words",
             text=[escape(w) for w in probe_words], textposition=_alternating(len(probe_words)),
             marker={"color": PROBE_COLOUR, "size": 14, "symbol": "star"},
-            hovertemplate=f"probe %{{text}} · layer {name}<br>(%{{x:.3f}}, %{{y:.3f}})"
+            hovertemplate=f"probe %{{text}} · {name}<br>(%{{x:.3f}}, %{{y:.3f}})"
             "<extra></extra>",
         ),
         _arrows(static_t2, contextual_t2, focus),  # last, so arrowheads sit on top of the dots
@@ -86,17 +98,17 @@ def _frame_traces(
 
 
 def _controls(n_frames: int, active: int) -> dict:
-    """A layer slider (one step per frame) and a Play button that runs through every layer."""
+    """A slider with one step per hidden state, named like the frames ("embedding", "after
+    layer 0", …), and a Play button that runs through every state."""
     move = {"mode": "immediate", "frame": {"duration": 0, "redraw": False},
             "transition": {"duration": 300}}  # fmt: skip
     play = {"mode": "immediate", "frame": {"duration": 900, "redraw": False},
             "transition": {"duration": 500}, "fromcurrent": False}  # fmt: skip
-    steps = [
-        {"label": _short_name(i), "method": "animate", "args": [[str(i)], move]}
-        for i in range(n_frames)
-    ]
-    slider = {"active": active, "steps": steps, "currentvalue": {"prefix": "layer "},
-              "pad": {"t": 30}, "x": 0.12, "len": 0.88}  # fmt: skip
+    names = [layer_name(i) for i in range(n_frames)]
+    steps = [{"label": name, "method": "animate", "args": [[name], move]} for name in names]
+    # the slider ends at 0.92: the last label is centred on its step and would be cut at 1.0
+    slider = {"active": active, "steps": steps, "currentvalue": {"prefix": "showing: "},
+              "pad": {"t": 30}, "x": 0.12, "len": 0.8, "font": {"size": 11}}  # fmt: skip
     button = {"label": "▶ Play", "method": "animate", "args": [None, play]}
     menu = {"type": "buttons", "showactive": False, "buttons": [button], "x": 0.0, "y": 0,
             "xanchor": "left", "yanchor": "top", "pad": {"t": 40}}  # fmt: skip
@@ -109,43 +121,44 @@ def make_embedding_shift(
     tokens: Sequence[str],
     probe_words: Sequence[str],
     *,
-    layer: int,
+    state: int,
     explained_c: Sequence[float] = (),
     focus: int | None = None,
     height: int = 560,
 ) -> go.Figure:
-    """``tokens_lt2[0]`` are the static embeddings and ``tokens_lt2[L]`` the vectors after L
-    blocks, both already projected; ``probes_lp2`` the probes at each layer. Frame L draws an
-    arrow static -> layer L per token; the figure opens on frame ``layer``. ``focus`` is the
+    """``tokens_lt2[0]`` are the embeddings and ``tokens_lt2[l]`` the vectors after layer l − 1,
+    already projected; ``probes_lp2`` the probes at each hidden state. Frame ``layer_name(l)``
+    draws an arrow embedding -> state l per token; the figure opens on ``state``. ``focus`` is the
     index (into ``tokens``) of a token drawn larger, in another colour."""
-    n_layers = len(tokens_lt2)
-    if tokens_lt2.shape != (n_layers, len(tokens), 2) or probes_lp2.shape != (
-        n_layers, len(probe_words), 2,
+    n_states = len(tokens_lt2)
+    if tokens_lt2.shape != (n_states, len(tokens), 2) or probes_lp2.shape != (
+        n_states, len(probe_words), 2,
     ):  # fmt: skip
         raise ValueError(f"coordinates {tokens_lt2.shape} / {probes_lp2.shape} do not match "
                          f"{len(tokens)} tokens and {len(probe_words)} probe words")  # fmt: skip
-    if not 0 <= layer < n_layers:
-        raise ValueError(f"layer must be in [0, {n_layers - 1}], got {layer}")
-    static = go.Scatter(
-        x=tokens_lt2[0, :, 0], y=tokens_lt2[0, :, 1], mode="markers", name="static (layer 0)",
+    if not 0 <= state < n_states:
+        raise ValueError(f"state must be in [0, {n_states - 1}], got {state}")
+    embedding = go.Scatter(
+        x=tokens_lt2[0, :, 0], y=tokens_lt2[0, :, 1], mode="markers", name=layer_name(0),
         text=[escape(t) for t in tokens],
         marker={"color": TOKEN_COLOUR, "size": 8, "symbol": "circle-open"},
-        hovertemplate="%{text} · static embedding<br>(%{x:.3f}, %{y:.3f})<extra></extra>",
+        hovertemplate=f"%{{text}} · {layer_name(0)}<br>(%{{x:.3f}}, %{{y:.3f}})<extra></extra>",
     )  # fmt: skip
-    per_layer = [
+    per_state = [
         _frame_traces(tokens_lt2[0], tokens_lt2[i], probes_lp2[i], tokens, probe_words, i, focus)
-        for i in range(n_layers)
+        for i in range(n_states)
     ]
-    fig = go.Figure(data=[static, *per_layer[layer]])
+    fig = go.Figure(data=[embedding, *per_state[state]])
     fig.frames = [
-        go.Frame(data=traces, traces=[1, 2, 3], name=str(i)) for i, traces in enumerate(per_layer)
+        go.Frame(data=traces, traces=[1, 2, 3], name=layer_name(i))
+        for i, traces in enumerate(per_state)
     ]
     every = np.concatenate([tokens_lt2.reshape(-1, 2), probes_lp2.reshape(-1, 2)])
     x_title, y_title = axis_titles(explained_c) if len(explained_c) >= 2 else ("PC1", "PC2")
     fig.update_xaxes(title_text=x_title, range=padded_range(every[:, 0]), zeroline=False)
     fig.update_yaxes(title_text=y_title, range=padded_range(every[:, 1]), zeroline=False,
                      scaleanchor="x", scaleratio=1)  # fmt: skip  # true distances, not stretched
-    fig.update_layout(legend={"orientation": "h", "y": 1.08, "x": 0}, **_controls(n_layers, layer))
+    fig.update_layout(legend={"orientation": "h", "y": 1.08, "x": 0}, **_controls(n_states, state))
     base_layout(fig, height)
     fig.update_layout(margin={"l": 10, "r": 10, "t": 40, "b": 90})  # room for slider and Play
     return fig

@@ -1,4 +1,6 @@
-"""A token's cosine similarity with each probe word, before context (static) and after."""
+"""A token's similarity with each probe word, before context (the embedding) and after a layer,
+as grouped bars: by default the cosine minus its mean over the probes (see
+``attention_core.geometry.ProbeCosines``), so a drift shared by every probe does not show."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from viz.common import base_layout, escape
 
 BEFORE_COLOUR = "#56B4E9"  # Okabe-Ito sky blue
 AFTER_COLOUR = "#D55E00"  # Okabe-Ito vermillion
+RELATIVE = "cosine − mean over the probes"
 
 
 def make_probe_similarity(
@@ -20,23 +23,26 @@ def make_probe_similarity(
     probe_words: Sequence[str],
     *,
     after_label: str,
+    before_label: str = "embedding",
+    value: str = RELATIVE,
     height: int = 340,
 ) -> go.Figure:
-    """Grouped bars per probe: ``before_p`` (static embedding) and ``after_p`` (contextual)."""
+    """Grouped bars per probe: ``before_p`` (at the embedding) and ``after_p`` (after a layer),
+    both measured as ``value`` (the y-axis title and the hover's name for a number)."""
     if not len(before_p) == len(after_p) == len(probe_words):
         raise ValueError(f"{len(before_p)} / {len(after_p)} values for "
                          f"{len(probe_words)} probe words")  # fmt: skip
     names = [escape(w) for w in probe_words]
     fig = go.Figure()
     for values, label, colour in (
-        (before_p, "static (layer 0)", BEFORE_COLOUR), (after_p, after_label, AFTER_COLOUR),
+        (before_p, before_label, BEFORE_COLOUR), (after_p, after_label, AFTER_COLOUR),
     ):  # fmt: skip
         fig.add_trace(go.Bar(
             x=names, y=np.asarray(values, np.float64), name=escape(label), marker_color=colour,
-            texttemplate="%{y:.3f}", textposition="outside",
-            hovertemplate=f"{escape(label)}<br>probe %{{x}}: cosine %{{y:.4f}}<extra></extra>",
+            texttemplate="%{y:+.3f}", textposition="outside",
+            hovertemplate=f"{escape(label)}<br>probe %{{x}}: {value} %{{y:+.4f}}<extra></extra>",
         ))  # fmt: skip
     fig.update_xaxes(title_text="probe word")
-    fig.update_yaxes(title_text="cosine similarity")
+    fig.update_yaxes(title_text=value, zeroline=True, zerolinecolor="gray", zerolinewidth=1)
     fig.update_layout(barmode="group", legend={"orientation": "h", "y": 1.12, "x": 0})
     return base_layout(fig, height)

@@ -1,4 +1,5 @@
-"""One token's path through the layers in the PCA plane: layer 0 (static) -> 6, numbered."""
+"""One token's path through the model in the PCA plane: its embedding (marked E), then its vector
+after each layer (marked with the layer's number, 0 first, like the sidebar's Layer slider)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,12 @@ import plotly.graph_objects as go
 from numpy.typing import NDArray
 
 from viz.common import base_layout, escape
-from viz.embedding_shift import FOCUS_COLOUR, PROBE_COLOUR, axis_titles, padded_range
+from viz.embedding_shift import FOCUS_COLOUR, PROBE_COLOUR, axis_titles, layer_name, padded_range
+
+
+def state_marks(n_states: int) -> list[str]:
+    """The text on each dot: "E" for the embedding, then the number of the layer just passed."""
+    return ["E", *(str(i) for i in range(n_states - 1))]
 
 
 def make_token_trajectory(
@@ -17,34 +23,35 @@ def make_token_trajectory(
     probes_p2: NDArray,
     probe_words: Sequence[str],
     *,
-    probe_layer: int,
+    probe_state: int,
     explained_c: Sequence[float] = (),
     height: int = 460,
 ) -> go.Figure:
-    """``path_l2[L]`` is the token's projected vector after L blocks (0 = static); the probes
-    are drawn as stars at ``probe_layer``. Markers carry the layer number."""
+    """``path_l2[l]`` is the token's projected vector at hidden state l (0 = the embedding, l =
+    after layer l − 1); the probes are drawn as stars at hidden state ``probe_state``."""
     if path_l2.ndim != 2 or path_l2.shape[1] != 2 or probes_p2.shape != (len(probe_words), 2):
-        raise ValueError(f"path {path_l2.shape} must be [layers, 2] and probes {probes_p2.shape} "
+        raise ValueError(f"path {path_l2.shape} must be [states, 2] and probes {probes_p2.shape} "
                          f"[{len(probe_words)}, 2]")  # fmt: skip
     label = escape(token)
-    layers = list(range(len(path_l2)))
+    probe_name = layer_name(probe_state)
     fig = go.Figure(
         [
             go.Scatter(
                 x=path_l2[:, 0], y=path_l2[:, 1], mode="lines+markers+text", name=label,
-                text=[str(i) for i in layers], textposition="middle center",
-                textfont={"color": "white", "size": 11}, customdata=layers,
+                text=state_marks(len(path_l2)), textposition="middle center",
+                textfont={"color": "white", "size": 11},
+                customdata=[layer_name(i) for i in range(len(path_l2))],
                 line={"color": FOCUS_COLOUR, "width": 2},
                 marker={"color": FOCUS_COLOUR, "size": 20},
-                hovertemplate=f"{label} · layer %{{customdata}}<br>(%{{x:.3f}}, %{{y:.3f}})"
+                hovertemplate=f"{label} · %{{customdata}}<br>(%{{x:.3f}}, %{{y:.3f}})"
                 "<extra></extra>",
             ),
             go.Scatter(
                 x=probes_p2[:, 0], y=probes_p2[:, 1], mode="markers+text",
-                name=f"probe words (layer {probe_layer})",
+                name=f"probe words ({probe_name})",
                 text=[escape(w) for w in probe_words], textposition="bottom center",
                 marker={"color": PROBE_COLOUR, "size": 14, "symbol": "star"},
-                hovertemplate=f"probe %{{text}} · layer {probe_layer}<br>(%{{x:.3f}}, %{{y:.3f}})"
+                hovertemplate=f"probe %{{text}} · {probe_name}<br>(%{{x:.3f}}, %{{y:.3f}})"
                 "<extra></extra>",
             ),
         ]

@@ -1,4 +1,5 @@
-"""The Embedding shift page against the engine: PCA plane, probe cosines, trajectory, URL state."""
+"""The Embedding shift page against the engine: PCA plane, probe cosines relative to their mean
+over the probes, trajectory, URL state, and one numbering of layers and hidden states."""
 
 import numpy as np
 import pytest
@@ -10,6 +11,7 @@ from ui.presets import BANK_PROBES, DEFAULT_PROBES, probes_for
 
 RIVER = "The river bank was muddy"
 PROBES = list(probes_for(RIVER))  # the preset's own probes: two of each sense of "bank"
+STATES = ["embedding", *(f"after layer {i}" for i in range(6))]
 
 
 @pytest.fixture(scope="module")
@@ -31,9 +33,20 @@ def _param(at, name):
     return value[0] if isinstance(value, list) else value
 
 
-def test_defaults_follow_bank_towards_the_probes(river):
+def _relative(raw_p):
+    return raw_p - raw_p.mean()
+
+
+def _learner_text(at):
+    """Every title, subheader, caption and markdown outside the "For engineers" expander."""
+    inside = {m.value for m in at.expander[0].markdown}
+    texts = [*at.title, *at.subheader, *at.caption, *at.markdown, *at.info]
+    return [t.value for t in texts if t.value not in inside]
+
+
+def test_defaults_follow_bank_relative_to_the_probes(river):
     trace, probes = river
-    at = open_page("embedding_shift", s=RIVER)
+    at = open_page("embedding_shift", s=RIVER, layer="2")
     assert not at.exception and not at.warning
     assert at.title[0].value == "Embedding shift · after layer 2"
     assert list(BANK_PROBES) == PROBES and not set(PROBES) & set(RIVER.lower().split())
@@ -41,49 +54,106 @@ def test_defaults_follow_bank_towards_the_probes(river):
     assert _param(at, "es_probes") == ", ".join(PROBES)  # not the URL default: in the link
     assert at.selectbox(key="es_token").value == 3  # "bank": closest to the probes, not a probe
     assert _param(at, "es_token") == "3"
+    raw0 = cosine(trace.hidden_ltd[0, 3], probes[0])  # the embeddings
+    raw = cosine(trace.hidden_ltd[3, 3], probes[3])  # the sidebar's layer 2 -> after layer 2
     table = at.dataframe[0].value
+    assert list(table.columns) == [
+        "probe", "relative · embedding", "relative · after layer 2", "relative change",
+        "raw cosine · embedding", "raw cosine · after layer 2",
+    ]  # fmt: skip
     assert list(table["probe"]) == PROBES
-    before = cosine(trace.hidden_ltd[0, 3], probes[0])
-    after = cosine(trace.hidden_ltd[3, 3], probes[3])  # sidebar layer 2 -> after 3 blocks
-    np.testing.assert_allclose(table["static (layer 0)"], before, atol=1e-6)
-    np.testing.assert_allclose(table["layer 3 · after block 2"], after, atol=1e-6)
-    np.testing.assert_allclose(table["change"], after - before, atol=1e-6)
+    np.testing.assert_allclose(table["relative · embedding"], _relative(raw0), atol=1e-6)
+    np.testing.assert_allclose(table["relative · after layer 2"], _relative(raw), atol=1e-6)
+    np.testing.assert_allclose(table["relative change"], _relative(raw) - _relative(raw0),
+                               atol=1e-6)  # fmt: skip
+    np.testing.assert_allclose(table["raw cosine · embedding"], raw0, atol=1e-6)
+    np.testing.assert_allclose(table["raw cosine · after layer 2"], raw, atol=1e-6)
     bars = _chart(at, "es_probe_bars")["data"]
-    np.testing.assert_allclose(array(bars[1]["y"]), after, atol=1e-6)
-    assert any("hidden_ltd[0]" in c.value and "hidden_ltd[L]" in c.value for c in at.caption)
+    assert [b["name"] for b in bars] == ["embedding", "after layer 2"]
+    np.testing.assert_allclose(array(bars[0]["y"]), _relative(raw0), atol=1e-6)
+    np.testing.assert_allclose(array(bars[1]["y"]), _relative(raw), atol=1e-6)
+    assert "cosine − mean over the probes" in bars[1]["hovertemplate"]
 
 
-def test_plane_is_one_pca_over_every_layer_of_tokens_and_probes(river):
+def test_captions_state_the_shared_drift_and_the_largest_moves(river):
     trace, probes = river
-    at = open_page("embedding_shift", s=RIVER)
+    at = open_page("embedding_shift", s=RIVER, layer="2")
+    raw0 = cosine(trace.hidden_ltd[0, 3], probes[0])
+    raw = cosine(trace.hidden_ltd[3, 3], probes[3])
+    # the raw cosines all rise together (measured mean 0.232 -> 0.384): the caption says so
+    assert (raw > raw0).all() and raw.mean() - raw0.mean() > 0.1
+    drift = f"their average goes from {raw0.mean():.3f} to {raw.mean():.3f}"
+    assert any(drift in c.value and "minus its average" in c.value for c in at.caption)
+    change = _relative(raw) - _relative(raw0)  # measured +0.039 +0.061 -0.067 -0.035
+    assert PROBES[int(np.argmax(change))] == "stream" and PROBES[int(np.argmin(change))] == "money"
+    summary = (
+        f"From the embedding to after layer 2, “bank” moved most towards “stream” "
+        f"({change.max():+.3f}) and most away from “money” ({change.min():+.3f})"
+    )
+    assert any(summary in m.value for m in at.markdown)
+
+
+def test_one_numbering_for_learners_and_engineer_names_in_the_expander():
+    at = open_page("embedding_shift", s=RIVER, layer="2")
+    expander = at.expander[0]
+    assert expander.label == "For engineers" and not expander.proto.expanded
+    assert at.main.children[len(at.main.children) - 1] is expander  # the end of the page
+    inside = " ".join(m.value for m in expander.markdown)
+    assert "`hidden_ltd[0]`" in inside and "sidebar's layer 2 is `hidden_ltd[3]`" in inside
+    assert "probe_cosines" in inside and "relative_lp" in inside
+    learner = " ".join(_learner_text(at))
+    for word in ("hidden_ltd", "block", "static (layer 0)", "layer 0 (", "L = ", "layers 0…6"):
+        assert word not in learner, word
+    assert "it opens after layer 2, the output of the sidebar's layer 2" in learner
+    assert "from the embedding to after layer 5" in learner
+    cells = at.dataframe[0].value.columns
+    assert not any("block" in c or "static" in c for c in cells)
+
+
+def test_plane_is_one_pca_over_every_state_of_tokens_and_probes(river):
+    trace, probes = river
+    at = open_page("embedding_shift", s=RIVER, layer="2")
     pca, tokens_lt2, probes_lp2 = fit_shift_plane(trace.hidden_ltd, np.arange(7), probes)
     fig = _chart(at, "es_plane")
-    np.testing.assert_allclose(_xy(fig["data"][0]), tokens_lt2[0], atol=1e-4)  # static
-    np.testing.assert_allclose(_xy(fig["data"][1]), tokens_lt2[3], atol=1e-4)  # layer 3
+    assert fig["data"][0]["name"] == "embedding"
+    np.testing.assert_allclose(_xy(fig["data"][0]), tokens_lt2[0], atol=1e-4)  # embeddings
+    np.testing.assert_allclose(_xy(fig["data"][1]), tokens_lt2[3], atol=1e-4)  # after layer 2
     np.testing.assert_allclose(_xy(fig["data"][2]), probes_lp2[3], atol=1e-4)
-    assert len(fig["frames"]) == 7
+    assert "· after layer 2" in fig["data"][1]["hovertemplate"]
+    assert [f["name"] for f in fig["frames"]] == STATES
     np.testing.assert_allclose(_xy(fig["frames"][6]["data"][0]), tokens_lt2[6], atol=1e-4)
+    slider = fig["layout"]["sliders"][0]
+    assert [s["label"] for s in slider["steps"]] == STATES and slider["active"] == 3
     assert fig["data"][1]["text"] == list(trace.tokens.tokens)
     ratio = pca.explained_ratio_c
     assert fig["layout"]["xaxis"]["title"]["text"] == f"PC1 ({ratio[0]:.0%} of variance)"
-    line = _chart(at, "es_trajectory")["data"][0]
-    np.testing.assert_allclose(_xy(line), tokens_lt2[:, 3], atol=1e-4)
+    line = _chart(at, "es_trajectory")["data"]
+    np.testing.assert_allclose(_xy(line[0]), tokens_lt2[:, 3], atol=1e-4)
+    assert line[0]["text"] == ["E", "0", "1", "2", "3", "4", "5"]
+    assert line[0]["customdata"] == STATES
+    assert line[1]["name"] == "probe words (after layer 2)"
 
 
 def test_layer_and_token_choices_update_every_number(river):
     trace, probes = river
-    at = open_page("embedding_shift", s=RIVER)
+    at = open_page("embedding_shift", s=RIVER, layer="2")
     at.sidebar.slider(key="layer").set_value(5).run()
     at.selectbox(key="es_token").select(2).run()  # "river"
     assert not at.exception
+    assert at.title[0].value == "Embedding shift · after layer 5"
     table = at.dataframe[0].value
-    np.testing.assert_allclose(table["layer 6 · after block 5"],
-                               cosine(trace.hidden_ltd[6, 2], probes[6]), atol=1e-6)  # fmt: skip
-    lines = _chart(at, "es_probe_lines")["data"]
-    assert [t["name"] for t in lines] == PROBES
+    raw = cosine(trace.hidden_ltd[6, 2], probes[6])  # the sidebar's layer 5 -> hidden state 6
+    np.testing.assert_allclose(table["raw cosine · after layer 5"], raw, atol=1e-6)
+    np.testing.assert_allclose(table["relative · after layer 5"], _relative(raw), atol=1e-6)
+    lines = _chart(at, "es_probe_lines")
+    assert [t["name"] for t in lines["data"]] == PROBES
     expected_lp = cosine(trace.hidden_ltd[:, 2][:, None], probes)
-    for j, t in enumerate(lines):
+    expected_lp = expected_lp - expected_lp.mean(axis=1, keepdims=True)
+    for j, t in enumerate(lines["data"]):
+        assert t["x"] == STATES
         np.testing.assert_allclose(array(t["y"]), expected_lp[:, j], atol=1e-6)
+    assert lines["layout"]["yaxis"]["title"]["text"] == "cosine − mean over the probes"
+    assert lines["layout"]["shapes"][0]["x0"] == 6  # the dotted line: after layer 5
     assert _chart(at, "es_plane")["layout"]["sliders"][0]["active"] == 6
     assert _param(at, "es_token") == "2" and _param(at, "layer") == "5"
 
@@ -94,11 +164,14 @@ def test_probes_from_the_url_with_bad_items_warn_and_are_dropped(model):
     assert not at.exception
     warnings = " ".join(w.value for w in at.warning)
     assert "empty" in warnings and "40 characters" in warnings and "repeated" in warnings
-    assert list(at.dataframe[0].value["probe"]) == ["Money"]
+    table = at.dataframe[0].value
+    assert list(table["probe"]) == ["Money"]
     trace = trace_sentence(model, RIVER)
     money = embed_words(model, ["Money"])
-    np.testing.assert_allclose(at.dataframe[0].value["static (layer 0)"],
+    np.testing.assert_allclose(table["raw cosine · embedding"],
                                cosine(trace.hidden_ltd[0, 5], money[0]), atol=1e-6)  # fmt: skip
+    np.testing.assert_array_equal(table["relative · embedding"], [0.0])  # one probe: always 0
+    assert "With one probe" in at.info[0].value
     assert at.selectbox(key="es_token").value == 5
 
 
@@ -137,10 +210,9 @@ def test_a_typed_sentence_gets_the_generic_probes_and_keeps_them_out_of_the_link
     assert list(table["probe"]) == list(DEFAULT_PROBES)
     token = at.selectbox(key="es_token").value
     trace = trace_sentence(model, typed)
-    np.testing.assert_allclose(table["static (layer 0)"],
-                               cosine(trace.hidden_ltd[0, token],
-                                      embed_words(model, list(DEFAULT_PROBES))[0]),
-                               atol=1e-6)  # fmt: skip
+    raw0 = cosine(trace.hidden_ltd[0, token], embed_words(model, list(DEFAULT_PROBES))[0])
+    np.testing.assert_allclose(table["raw cosine · embedding"], raw0, atol=1e-6)
+    np.testing.assert_allclose(table["relative · embedding"], _relative(raw0), atol=1e-6)
 
 
 def test_hidden_specials_leave_the_plane(river):

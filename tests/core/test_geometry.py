@@ -1,5 +1,6 @@
 """attention_core.geometry: PCA against NumPy's SVD and scikit-learn, cosine, words from word
-pieces, probe parsing, and probe embeddings against the engine's own forward pass."""
+pieces, probe parsing, probe embeddings against the engine's own forward pass, and a token's
+cosines with the probes relative to their mean, measured on the river and deposit "bank"."""
 
 import numpy as np
 import pytest
@@ -20,6 +21,8 @@ from attention_core import (
     word_positions,
     word_vectors,
 )
+from attention_core.geometry import probe_cosines, relative_cosines
+from ui.presets import BANK_PROBES
 
 RIVER = "The river bank was muddy"
 DEPOSIT = "I made a deposit at the bank"
@@ -161,3 +164,74 @@ def test_closest_token_skips_probe_words_and_specials(model):
     probes = embed_words(model, probe_words)
     assert closest_token(trace.tokens.tokens, trace.hidden_ltd[0], probes[0], probe_words) == 3
     assert closest_token(trace.tokens.tokens, trace.hidden_ltd[0], probes[0, :0], []) == 1
+
+
+@settings(max_examples=60, deadline=None)
+@given(arrays(np.float64, st.tuples(st.integers(1, 7), st.integers(1, 6)),
+              elements=st.floats(-1, 1, allow_nan=False)),
+       arrays(np.float64, 7, elements=st.floats(-1, 1, allow_nan=False)))  # fmt: skip
+def test_relative_cosines_ignore_a_shift_shared_by_every_probe(cos_lp, shift):
+    shifted = cos_lp + shift[: len(cos_lp), None]  # the same drift for every probe at a state
+    np.testing.assert_allclose(relative_cosines(shifted), relative_cosines(cos_lp), atol=1e-12)
+    np.testing.assert_allclose(relative_cosines(cos_lp).sum(axis=1), 0, atol=1e-12)
+    order = np.arange(cos_lp.shape[1])[::-1]  # the probes' order does not matter
+    np.testing.assert_allclose(relative_cosines(cos_lp[:, order]),
+                               relative_cosines(cos_lp)[:, order], atol=1e-12)  # fmt: skip
+
+
+def test_relative_cosines_of_one_probe_or_none():
+    np.testing.assert_array_equal(relative_cosines(np.array([[0.3], [0.7]])), [[0.0], [0.0]])
+    assert relative_cosines(np.zeros((7, 0))).shape == (7, 0)
+
+
+def test_probe_cosines_against_cosine_state_by_state(model):
+    trace = trace_sentence(model, RIVER)
+    probes = embed_words(model, list(BANK_PROBES))
+    result = probe_cosines(trace.hidden_ltd[:, 3], probes)
+    for state in range(7):
+        np.testing.assert_allclose(result.raw_lp[state], cosine(trace.hidden_ltd[state, 3],
+                                                                probes[state]))  # fmt: skip
+    np.testing.assert_allclose(result.mean_l, result.raw_lp.mean(axis=1))
+    np.testing.assert_allclose(result.relative_lp, result.raw_lp - result.mean_l[:, None])
+    np.testing.assert_allclose(result.change(3), result.relative_lp[3] - result.relative_lp[0])
+    assert not result.change(0).any()
+    empty = probe_cosines(trace.hidden_ltd[:, 3], probes[:, :0])
+    assert empty.raw_lp.shape == empty.relative_lp.shape == (7, 0)
+    np.testing.assert_array_equal(empty.mean_l, np.zeros(7))
+    with pytest.raises(ValueError, match=r"\(6, 384\) must be \[l, d\]"):
+        probe_cosines(trace.hidden_ltd[:6, 3], probes)
+
+
+def _sense_gap(model, sentence, position):
+    """Relative cosine of "bank" with the river probes minus the money probes, per state."""
+    trace = trace_sentence(model, sentence)
+    assert trace.tokens.tokens[position] == "bank"
+    probes = embed_words(model, list(BANK_PROBES))  # shore, stream | money, finance
+    result = probe_cosines(trace.hidden_ltd[:, position], probes)
+    return result, result.relative_lp[:, :2].mean(axis=1) - result.relative_lp[:, 2:].mean(axis=1)
+
+
+def test_raw_cosines_rise_together_so_they_mislead(model):
+    river, _ = _sense_gap(model, RIVER, 3)
+    # after layers 0-4 "bank" is nearer every probe than its embedding was, money included:
+    # the probes move too, so raw bars all grow whatever the context
+    assert (river.raw_lp[1:6] > river.raw_lp[0] + 0.05).all()
+    assert river.mean_l[3] - river.mean_l[0] > 0.1  # measured 0.232 -> 0.384 after layer 2
+
+
+def test_river_bank_moves_towards_shore_and_stream_relative_to_money(model):
+    _, river = _sense_gap(model, RIVER, 3)
+    _, deposit = _sense_gap(model, DEPOSIT, 7)
+    # the embeddings of "bank" differ only by position: the same gap, about -0.215
+    assert abs(river[0] - deposit[0]) < 0.01 and -0.25 < river[0] < -0.18
+    # after layers 0-4 river context pulls "bank" towards shore/stream, relative to
+    # money/finance (measured +0.08 to +0.14); after layer 5 it is back near the start (+0.007)
+    assert (river[1:6] - river[0] > 0.05).all()
+    assert abs(river[6] - river[0]) < 0.03
+    # money/finance stay nearer at every state: the shift is a lean, not a switch of sense
+    assert (river < -0.05).all()
+    # the deposit sentence leans the other way after layers 2-5 (measured -0.05 to -0.14)
+    assert (deposit[3:] - deposit[0] < -0.03).all()
+    # at every state after the embedding, the river sentence puts "bank" nearer shore/stream,
+    # relative to money/finance, than the deposit sentence does (measured 0.07 to 0.16)
+    assert (river[1:] - deposit[1:] > 0.05).all()

@@ -98,7 +98,7 @@ def _orthonormal(rng: np.random.Generator, d: int, e: int) -> F32:
     return np.pad(basis, ((0, 0), (0, e - basis.shape[1]))).astype(np.float32)
 
 
-def _low_rank(a_de: NDArray, b_de: NDArray, rank: int) -> tuple[F32, F32]:
+def _low_rank(a_de: NDArray[np.floating], b_de: NDArray[np.floating], rank: int) -> tuple[F32, F32]:
     """Factors (L, R), each [d, rank], with L·Rᵀ the best rank-``rank`` fit of a·bᵀ."""
     qa, ra = np.linalg.qr(a_de.astype(np.float64))
     qb, rb = np.linalg.qr(b_de.astype(np.float64))
@@ -116,7 +116,7 @@ def _pretrained(cfg: BlockConfig, model: Model) -> BlockWeights:
         raise ValueError(f"layer must be in [0, {mc.n_layers - 1}], got {cfg.layer}")
     pre = f"encoder.layer.{cfg.layer}.attention"
 
-    def heads(name: str) -> NDArray:  # [h·e, d] -> [h, d, e]
+    def heads(name: str) -> F32:  # [h·e, d] -> [h, d, e]
         w_hed = w[f"{pre}.self.{name}.weight"].reshape(mc.n_heads, mc.d_head, mc.d_model)
         return w_hed.transpose(0, 2, 1)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -66,7 +67,7 @@ def measure_cost(
     return tuple(points)
 
 
-def square_law(n_tokens: NDArray, values: NDArray) -> NDArray[np.float64]:
+def square_law(n_tokens: NDArray[Any], values: NDArray[Any]) -> NDArray[np.float64]:
     """The curve c·n² that passes through the last (largest) point: what pure n² growth would
     give at every n, for comparison with the measured ``values``."""
     n = np.asarray(n_tokens, dtype=np.float64)

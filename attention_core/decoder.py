@@ -87,7 +87,8 @@ def multi_head_attention(
     head_delta_hqd = z_hqe @ w_o_hed  # [h,q,e] @ [h,e,d] -> [h,q,d]
     delta_qd = head_delta_hqd.sum(axis=0) + w[f"{pre}.output.dense.bias"]
     return AttentionPass(
-        q_hqe, k_hke, v_hke, scores_hqk, steps.masked, steps.pattern, z_hqe, head_delta_hqd,
+        q_hqe, k_hke, v_hke, scores_hqk, steps.masked, steps.pattern,
+        z_hqe.astype(np.float32, copy=False), head_delta_hqd.astype(np.float32, copy=False),
         delta_qd, steps.allowed_qk,
     )  # fmt: skip
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import fields
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -20,9 +21,9 @@ _RENAMES = {
 }
 
 
-def trace_arrays(trace: Trace) -> dict[str, NDArray]:
+def trace_arrays(trace: Trace) -> dict[str, NDArray[Any]]:
     """Every array of the trace under its export key, plus tokens, ids, offsets and settings."""
-    out: dict[str, NDArray] = {
+    out: dict[str, NDArray[Any]] = {
         "tokens": np.asarray(trace.tokens.tokens, dtype=str),
         "input_ids": trace.tokens.input_ids_t,
         "offsets": trace.tokens.offsets_t2,
@@ -43,5 +44,5 @@ def trace_arrays(trace: Trace) -> dict[str, NDArray]:
 def save_npz(trace: Trace, path: str | Path) -> Path:
     """Write the trace to a compressed .npz; returns the path written."""
     path = Path(path)
-    np.savez_compressed(path, **trace_arrays(trace))
+    np.savez_compressed(path, **trace_arrays(trace))  # type: ignore[arg-type]  # numpy stub: **kwds
     return path

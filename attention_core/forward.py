@@ -21,7 +21,7 @@ F32 = NDArray[np.float32]
 
 
 def _is_position(p: object) -> bool:
-    return isinstance(p, int | np.integer) and not isinstance(p, bool) and p >= 0
+    return bool(isinstance(p, int | np.integer) and not isinstance(p, bool) and p >= 0)
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,7 @@ class WhatIf:
         items = list(self.hidden) if flat else [None]
         if not all(map(_is_position, items)):
             raise ValueError(f"hidden must be a tuple of token positions >= 0, got {self.hidden!r}")
-        object.__setattr__(self, "hidden", tuple(sorted({int(p) for p in items})))
+        object.__setattr__(self, "hidden", tuple(sorted({int(p) for p in items if p is not None})))
 
     def key_mask_k(self, n_tokens: int) -> NDArray[np.bool_] | None:
         """True for the keys every query may see, False for hidden ones; None if none is hidden.

@@ -11,7 +11,7 @@ the hidden word out of its mean, as sentence-transformers does.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -92,7 +92,7 @@ def _written(tokens: Tokens, positions: tuple[int, ...]) -> str:
     return tokens.text[start:end]
 
 
-def _probe_cosines(vectors_ld: F64, probes_lpd: NDArray | None, n_states: int) -> F64:
+def _probe_cosines(vectors_ld: F64, probes_lpd: NDArray[np.floating] | None, n_states: int) -> F64:
     if probes_lpd is None:
         return np.zeros((n_states, 0))
     probes = np.asarray(probes_lpd, np.float64)
@@ -107,7 +107,7 @@ def hide_word(
     text_or_tokens: str | Tokens,
     word_positions: Sequence[int],
     token: int | Sequence[int],
-    probes_lpd: NDArray | None = None,
+    probes_lpd: NDArray[np.floating] | None = None,
 ) -> WordEffect:
     """Compare ``token``'s vectors with the word at ``word_positions`` visible and hidden.
 
@@ -138,7 +138,7 @@ def hide_word(
     )  # fmt: skip
 
 
-def _runner(model: Model, text_or_tokens: str | Tokens):
+def _runner(model: Model, text_or_tokens: str | Tokens) -> Callable[[WhatIf], Trace]:
     """One pass under given switches: a text goes through trace_sentence (its sentence embedding
     follows sentence-transformers' window), ready tokens straight through run_model."""
     if isinstance(text_or_tokens, Tokens):

@@ -9,7 +9,7 @@ view's layer before the others. Raw float32 keeps the numbers exactly the engine
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -28,7 +28,7 @@ class Block:
     data: bytes  # little-endian float32, C order, shapes as documented in ``layer_block``
 
 
-def header(trace: Trace) -> dict:
+def header(trace: Trace) -> dict[str, Any]:
     """The sentence-level facts a view draws with, as JSON-ready values."""
     cfg = trace.config
     return {

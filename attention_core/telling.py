@@ -74,7 +74,7 @@ def content_t(tokens: Tokens) -> NDArray[np.bool_]:
     return out & ~tokens.special_t
 
 
-def neighbour_heads_lh(pattern_lhqk: NDArray) -> NDArray[np.bool_]:
+def neighbour_heads_lh(pattern_lhqk: NDArray[np.floating]) -> NDArray[np.bool_]:
     """[l, h] True for heads that give at least NEIGHBOUR_SHARE of every inner piece's attention
     to the piece before it, or of every inner piece's to the piece after it."""
     n = pattern_lhqk.shape[-1]
@@ -86,13 +86,16 @@ def neighbour_heads_lh(pattern_lhqk: NDArray) -> NDArray[np.bool_]:
     return (before >= NEIGHBOUR_SHARE) | (after >= NEIGHBOUR_SHARE)
 
 
-def _best(pattern_lhqk: NDArray, allowed_qk: NDArray[np.bool_], skip_lh: NDArray[np.bool_]):
+def _best(
+    pattern_lhqk: NDArray[np.floating], allowed_qk: NDArray[np.bool_], skip_lh: NDArray[np.bool_]
+) -> tuple[int, int, int, int] | None:
     """(layer, head, query, key) of the largest allowed weight, or None if nothing is allowed."""
     ok_lhqk = allowed_qk[None, None] & ~skip_lh[:, :, None, None]
     if not ok_lhqk.any():
         return None
     scores = np.where(ok_lhqk, pattern_lhqk, -1.0)
-    return tuple(int(i) for i in np.unravel_index(np.argmax(scores), scores.shape))
+    layer, head, query, key = (int(i) for i in np.unravel_index(np.argmax(scores), scores.shape))
+    return layer, head, query, key
 
 
 def _pairs(pieces_t: NDArray[np.bool_], word_t: NDArray[np.int64]) -> NDArray[np.bool_]:

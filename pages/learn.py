@@ -1,14 +1,74 @@
-"""Learn step by step: a guided tour from tokens to the encoder block, on the reader's sentence."""
+"""Learn step by step: a guided tour from tokens to the encoder block, on the reader's sentence.
+
+The steps live in ``ui.tour`` (one module each, in the registry's order); this page draws the
+navigation, the current step's heading and content, and its "explore further" link.
+"""
 
 import streamlit as st
 
-from ui import learn_steps, sidebar
-from ui.learn_text import INTRO
+from ui import sidebar, tour
+from ui.tour.common import keep_choices
 
 shared = sidebar.shared()
 trace = sidebar.require_trace(shared)
-learn_steps.keep_choices()
+keep_choices()
+titles = tour.titles()
+last = tour.N_STEPS
+
+
+def move(by: int) -> None:
+    st.session_state["step"] = min(last, max(1, st.session_state["step"] + by))
+
+
 st.title("Learn step by step")
-st.caption(INTRO)
-step = learn_steps.navigation()
-learn_steps.render(step, shared, trace)
+st.caption(
+    f"A guided walk through one transformer layer, on your own sentence (change it in the "
+    f"sidebar). Every number and chart below comes from running {trace.config.name} on that "
+    "sentence; each step ends with a link to the page that explores it in full."
+)
+number = st.session_state["step"]
+st.progress(number / last, text=f"Step {number} of {last}")
+c1, c2, c3 = st.columns([1, 4, 1], vertical_alignment="center")
+c1.button(
+    "Previous",
+    key="learn_prev",
+    on_click=move,
+    args=(-1,),
+    disabled=number == 1,
+    icon=":material/arrow_back:",
+    width="stretch",
+)
+c2.selectbox(
+    "Step",
+    range(1, last + 1),
+    key="step",
+    label_visibility="collapsed",
+    format_func=lambda k: f"{k}. {titles[k - 1]}",
+)
+c3.button(
+    "Next",
+    key="learn_next",
+    on_click=move,
+    args=(1,),
+    disabled=number == last,
+    icon=":material/arrow_forward:",
+    icon_position="right",
+    width="stretch",
+)
+
+step = tour.step(number)
+st.header(f"{number}. {step.TITLE}")
+step.render(shared, trace)
+st.divider()
+st.page_link(
+    f"pages/{step.PAGE}.py", label=f"Explore further: {step.LINK}", icon=":material/open_in_new:"
+)
+if number < last:
+    st.button(
+        f"Next: {titles[number]}",
+        key="learn_next_bottom",
+        on_click=move,
+        args=(1,),
+        icon=":material/arrow_forward:",
+        icon_position="right",
+    )

@@ -4,21 +4,18 @@ from __future__ import annotations
 
 import os
 
-import numpy as np
 import streamlit as st
-from numpy.typing import NDArray
 
 from attention_core import (
     CostPoint,
     DecoderTrace,
     Saturation,
     measure_cost,
-    multi_head_attention,
-    padded_input,
     run_decoder,
     saturation_curve,
     tokenize,
 )
+from attention_core.demos import Padding, SplitPoint, measure_split, padding_demo
 from ui.cache import get_model, get_trace
 from ui.presets import DEFAULT_SENTENCE
 
@@ -66,15 +63,21 @@ def decoder(model_name: str, source: str, target: str, layer: int) -> DecoderTra
 
 
 @st.cache_data(max_entries=16)
-def padded_patterns(
-    model_name: str, text: str, head: int
-) -> tuple[tuple[str, ...], NDArray[np.float32], NDArray[np.float32]]:
-    """First-layer pattern of ``head`` for the sentence plus [PAD] tokens: the padded tokens,
-    the pattern without the padding mask and with it."""
+def padding(model_name: str, text: str) -> tuple[tuple[str, ...], Padding]:
+    """Layer 0 on the sentence plus up to ``N_PAD`` [PAD] tokens, without and with the padding
+    mask: the padded tokens and the demonstration's numbers."""
     model = get_model(model_name)
-    tokens = get_trace(model_name, text).tokens
-    n_pad = min(N_PAD, model.config.n_positions - len(tokens))
-    x_td, key_mask_k = padded_input(model, tokens, n_pad)
-    free = multi_head_attention(model, 0, x_td, x_td).pattern_hqk[head]
-    masked = multi_head_attention(model, 0, x_td, x_td, key_mask_k=key_mask_k).pattern_hqk[head]
-    return (*tokens.tokens, *["[PAD]"] * n_pad), free, masked
+    trace = get_trace(model_name, text)
+    n_pad = min(N_PAD, model.config.n_positions - trace.n_tokens)
+    return (*trace.tokens.tokens, *["[PAD]"] * n_pad), padding_demo(model, trace, n_pad)
+
+
+@st.cache_data(max_entries=2, show_spinner="Timing attention and the dense layers (once)…")
+def split_points(model_name: str) -> tuple[SplitPoint, ...]:
+    """One layer's time split between attention and the dense layers at 16 to 512 tokens,
+    with the matrix library held to one thread (see ``cost_points``)."""
+    model = get_model(model_name)
+    if threadpool_limits is None:
+        return measure_split(model)
+    with threadpool_limits(limits=1, user_api="blas"):
+        return measure_split(model)

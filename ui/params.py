@@ -14,6 +14,7 @@ from typing import Any
 import streamlit as st
 
 from ui.presets import DEFAULT_PROBES, DEFAULT_SENTENCE
+from ui.tour import N_STEPS
 
 MAX_CHARS = 20_000  # longest text accepted from a box or a URL
 
@@ -91,7 +92,7 @@ PARAMS: dict[str, Param] = {
     "q": Param(0, _int_in(0, 511), "pattern"),
     "k": Param(0, _int_in(0, 511), "pattern"),
     # learn page
-    "step": Param(1, _int_in(1, 11), "learn"),
+    "step": Param(1, _int_in(1, N_STEPS), "learn"),  # 1-based, bounded by ui.tour's registry
     "learn_token": Param(-1, _int_in(-1, 511), "learn"),  # -1: the last real word
     "learn_src": Param("The river bank was muddy", _text, "learn"),
     "learn_tgt": Param("the shore of the stream was wet", _text, "learn"),

@@ -1,0 +1,142 @@
+"""Step: the encoder block (ΔE → LayerNorm → feed-forward → LayerNorm), and why blocks stack."""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from attention_core import Trace, cosine
+from attention_core.demos import drift
+from ui.cache import get_trace
+from ui.sidebar import Shared
+from ui.tour.common import BANK_A, BANK_B, NUM, chart, engineers, say, token
+from viz.embedding_shift import layer_name
+from viz.learn_strip import make_embedding_strip
+from viz.norm_bars import make_norm_bars
+
+TITLE = "The encoder block, and why blocks stack"
+PAGE, LINK = "embedding_shift", "Embedding shift"
+
+
+def text(cfg) -> str:
+    return (
+        "Attention is one half of an encoder block. In order: each head proposes a change; the "
+        "proposals are summed and the bias b_O added, giving ΔE; ΔE is added to the input "
+        "(E + ΔE, the residual connection); a LayerNorm rescales that sum to zero mean and unit "
+        "spread; a feed-forward network then processes each token on its own — "
+        f"{cfg.d_model} numbers to {cfg.d_ff:,}, GELU, back to {cfg.d_model} — and its output "
+        "is added and normalized the same way. The result is the block's output, the next "
+        f"block's input. Blocks (layers) count from 0 to {cfg.n_layers - 1}, like the sidebar; "
+        "hidden state 0 is the embedding and hidden state l comes out of layer l − 1."
+    )
+
+
+STACK = (
+    "Why stack blocks? One block lets each word gather from the others once. Stacked, a word "
+    "can use what its neighbours gathered in the block before — “bank” can lean on “river”, "
+    "which has already looked at “muddy” — so meaning builds up a little per block. Each "
+    "block turns the vector only part of the way, as the cosines below show."
+)
+
+
+def render(shared: Shared, trace: Trace) -> None:
+    cfg = trace.config
+    st.markdown(text(cfg))
+    layer = shared.layer
+    i = token(shared, trace)
+    x, delta = trace.hidden_ltd[layer, i], trace.delta_ltd[layer, i]
+    a, ffn = trace.attn_out_ltd[layer, i], trace.ffn_out_ltd[layer, i]
+    stages = {
+        "E (in)": x,
+        "ΔE = Σ_h ΔE_h + b_O": delta,
+        "E + ΔE": x + delta,
+        "a = LayerNorm(E + ΔE)": a,
+        "feed-forward FFN(a)": ffn,
+        "a + FFN(a)": a + ffn,
+        f"LayerNorm(a + FFN(a)) = {layer_name(layer + 1)}": trace.hidden_ltd[layer + 1, i],
+    }
+    labels, vectors = list(stages), np.stack(list(stages.values()))
+    fig = make_norm_bars(
+        np.linalg.norm(vectors, axis=-1),
+        labels,
+        y_title="‖vector‖",
+        title=f"token {i} through layer {layer}",
+    )
+    chart(
+        fig,
+        "learn_block_norms",
+        "How to read this: the size of the chosen token's vector at each sub-step of this "
+        "layer, in order. Each LayerNorm pulls the size back to about the same value.",
+    )
+    chart(
+        make_embedding_strip(vectors, labels, token_axis=False),
+        "learn_block_strips",
+        f"How to read this: the same vectors, dimension by dimension (the {cfg.d_ff:,}-wide "
+        "GELU layer is left out).",
+    )
+    s = (x + delta).astype(np.float64)
+    st.latex(
+        rf"\mathrm{{LN}}(x) = \gamma \odot \frac{{x - \mu}}{{\sigma}} + \beta:\quad "
+        rf"\mu = {s.mean():.4f},\ \sigma = {s.std():.4f}"
+        rf"\ \text{{for }} E_{{{i}}} + \Delta E_{{{i}}}"
+    )
+    g, d, f = trace.ffn_hidden_ltf[layer, i], cfg.d_model, cfg.d_ff
+    st.latex(
+        rf"\mathrm{{FFN}}(a) = W_2\,\mathrm{{GELU}}(W_1 a + b_1) + b_2:\quad {d} \to {f} \to {d},"
+        rf"\quad {int((g > 0).sum())} \text{{ of }} {f} \text{{ GELU outputs}} > 0"
+    )
+    st.markdown(STACK)
+    _bank_drift(shared, cfg.n_layers)
+    st.markdown(f"Following {say(i, trace)} of your sentence through all {cfg.n_layers} blocks:")
+    h, dr = trace.hidden_ltd[:, i], drift(trace, i)
+    st.dataframe(
+        {
+            "hidden state": [layer_name(s) for s in range(len(h))],
+            "‖h‖": np.linalg.norm(h, axis=-1),
+            "cos with the state before": [1.0, *dr.step_cos_l],
+            "cos with the static vector": dr.static_cos_s,
+        },
+        key="learn_stack",
+        hide_index=True,
+        column_config={
+            c: NUM for c in ("‖h‖", "cos with the state before", "cos with the static vector")
+        },
+    )
+    st.caption(
+        "How to read this: the chosen token through the stack. Cosine with the state before "
+        "shows how much that layer turned the vector; cosine with the static vector (its row "
+        "of the lookup table) how far it has come from it."
+    )
+    with engineers():
+        st.markdown(
+            f"Rows: `trace.hidden_ltd[:, {i}]` (state s = `layer_name(s)`); the sub-steps are "
+            f"`trace.delta_ltd`, `trace.attn_out_ltd`, `trace.ffn_out_ltd` at layer {layer}; "
+            "cosines: `attention_core.demos.drift(trace, token)`."
+        )
+
+
+def _bank_drift(shared: Shared, n_layers: int) -> None:
+    """“bank” by the river and at the deposit, block by block."""
+    a, b = get_trace(shared.model, BANK_A), get_trace(shared.model, BANK_B)
+    ia, ib = a.tokens.tokens.index("bank"), b.tokens.tokens.index("bank")
+    da, db = drift(a, ia), drift(b, ib)
+    apart = [float(cosine(a.hidden_ltd[s, ia], b.hidden_ltd[s, ib])) for s in range(n_layers + 1)]
+    st.dataframe(
+        {
+            "layer": list(range(n_layers)),
+            "A: cos(in, out)": da.step_cos_l,
+            "B: cos(in, out)": db.step_cos_l,
+            "A: cos with static": da.static_cos_s[1:],
+            "A vs B after the layer": apart[1:],
+        },
+        key="learn_bank_drift",
+        hide_index=True,
+        column_config={c: NUM for c in ("A: cos(in, out)", "B: cos(in, out)",
+                                        "A: cos with static", "A vs B after the layer")},
+    )  # fmt: skip
+    st.caption(
+        f"“bank” in A = “{BANK_A}” and B = “{BANK_B}”. cos(in, out): how little each layer "
+        "turns the vector (1 = not at all); A vs B: how far the two “bank”s have parted after "
+        f"each layer (they start at {apart[0]:.4f} in the embedding, where only the position "
+        "differs)."
+    )

@@ -1,0 +1,61 @@
+"""What the tour's steps share: the token selector, chart placement, the engineers' expander."""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from attention_core import Trace, default_token
+from ui import safe
+from ui.sidebar import Shared
+
+CHART = {"displaylogo": False}
+NUM = st.column_config.NumberColumn(format="%.4f")
+BANK_A, BANK_B = "The river bank was muddy", "I made a deposit at the bank"
+LAYER_HEAD = ("layer", "head")  # the explorer's controls in the tour: the switches stay off
+KEPT = ("learn_token", "learn_src", "learn_tgt")  # choices that survive steps without the widget
+
+
+def view(shared: Shared, trace: Trace) -> tuple[np.ndarray, list[str]]:
+    """Positions shown (the sidebar may hide [CLS]/[SEP]) and their tokens."""
+    keep = shared.visible(trace)
+    keep = keep if keep.size else np.arange(trace.n_tokens)
+    return keep, [trace.tokens.tokens[i] for i in keep]
+
+
+def chart(fig, key: str, caption: str, where=st) -> None:
+    where.plotly_chart(fig, key=key, config=CHART)
+    where.caption(caption)
+
+
+def token(shared: Shared, trace: Trace) -> int:
+    """The token whose numbers a step spells out (URL ``learn_token``; −1 = last real word)."""
+    keep, tokens = view(shared, trace)[0], trace.tokens.tokens
+    stale = st.session_state.get("_learn_text") not in (None, shared.text)
+    if stale or st.session_state.get("learn_token", -1) not in keep:
+        st.session_state["learn_token"] = default_token(tokens, trace.tokens.special_t)
+    st.session_state["_learn_text"] = shared.text
+    return st.columns([1, 2])[0].selectbox(
+        "Token to follow",
+        keep.tolist(),
+        key="learn_token",
+        format_func=lambda i: f"{i}: {tokens[i]}",
+    )
+
+
+def say(i: int, trace: Trace) -> str:
+    """“token 3 “bank”” for Markdown, the token escaped."""
+    return f"token {i} {safe.token(trace.tokens.tokens[i])}"
+
+
+def engineers():
+    """The closed section for code names and float-precision checks."""
+    return st.expander("For engineers", expanded=False, icon=":material/code:")
+
+
+def keep_choices() -> None:
+    """Re-store the tour's widget values, which Streamlit forgets on steps that do not draw
+    their widget, so a token or sentence chosen in one step is still there in the next."""
+    for key in KEPT:
+        if key in st.session_state:
+            st.session_state[key] = st.session_state[key]

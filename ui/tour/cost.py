@@ -1,0 +1,113 @@
+"""Step: what a longer context costs: time split between attention and the dense layers,
+and the n² memory of the patterns."""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from attention_core import Trace, attention_bytes
+from attention_core.demos import crossover_tokens
+from ui import learn_cache
+from ui.sidebar import Shared
+from ui.tour.common import chart, engineers
+from viz.learn_cost import make_cost_curve
+from viz.learn_split import make_cost_split
+
+TITLE = "Context size and cost"
+PAGE, LINK = "pattern", "Attention pattern"
+MS = st.column_config.NumberColumn(format="%.2f")
+
+
+def text(cfg) -> str:
+    cross = crossover_tokens(cfg)
+    return (
+        "Every layer and head computes one score for every pair of tokens: n² of them. Double "
+        "the length and the score and pattern matrices take four times the memory. Time is "
+        "another matter: per token, a layer also runs its dense layers (the Q, K, V and output "
+        "projections and the feed-forward), whose work grows like n. Counting multiply-adds, "
+        f"attention costs 2·n²·d and the dense layers 4·n·d² + 2·n·d·d_ff, so for MiniLM "
+        f"(d = {cfg.d_model}, d_ff = {cfg.d_ff:,}) attention only catches up at "
+        f"n = 2d + d_ff = {cross:,} tokens — beyond the {cfg.n_positions} positions the model "
+        "can read. Below, this app's engine is timed on this machine (once per server; the time "
+        "depends on the length, not on the words)."
+    )
+
+
+def render(shared: Shared, trace: Trace) -> None:
+    cfg = trace.config
+    st.markdown(text(cfg))
+    split = learn_cache.split_points(shared.model)
+    ns = np.array([p.n_tokens for p in split])
+    att, dense = np.array([p.attention_s for p in split]), np.array([p.dense_s for p in split])
+    chart(
+        make_cost_split(ns, att, dense),
+        "learn_cost_split",
+        "How to read this: one layer timed at each length, its time split into attention "
+        "(Q·Kᵀ, softmax, pattern·V over all heads) and the dense layers. Hover for milliseconds.",
+    )
+    share = att / (att + dense)
+    st.markdown(
+        f"Measured: attention takes **{share[0]:.0%}** of a layer's time at {ns[0]} tokens and "
+        f"**{share[-1]:.0%}** at {ns[-1]}; the dense layers take the rest. "
+        + (
+            "At every length MiniLM can read, the dense layers take most of the time."
+            if share.max() < 0.5
+            else "On this machine attention takes the larger part at some lengths: besides its "
+            "multiply-adds it computes n² exponentials and moves n² numbers through memory."
+        )
+    )
+    points, load, cpus, one_thread = learn_cache.cost_points(shared.model)
+    ns = np.array([p.n_tokens for p in points])
+    secs = np.array([p.seconds for p in points])
+    nbytes = np.array([p.attention_bytes for p in points])
+    chart(
+        make_cost_curve(ns, secs, nbytes),
+        "learn_cost",
+        "How to read this: log-log axes, so n² is a straight line of slope 2 (dashed). Memory "
+        "for the scores and patterns sits exactly on it. The whole forward pass's time is "
+        "measured: compare its slope with the dashed line rather than assume it.",
+    )
+    slope = float(np.polyfit(np.log(ns[-3:]), np.log(secs[-3:]), 1)[0])
+    st.markdown(
+        f"Measured slope of the forward time over the last three lengths: **{slope:.2f}** "
+        "(1 would be linear growth, 2 quadratic)."
+    )
+    st.dataframe(
+        {
+            "tokens n": ns,
+            "forward pass (ms)": secs * 1e3,
+            "scores + pattern (MB)": nbytes / 1e6,
+            "memory ÷ first row": nbytes / nbytes[0],
+            "(n ÷ first n)²": (ns / ns[0]) ** 2,
+        },
+        key="learn_cost_table",
+        hide_index=True,
+        column_config={
+            "forward pass (ms)": st.column_config.NumberColumn(format="%.1f"),
+            "scores + pattern (MB)": st.column_config.NumberColumn(format="%.3f"),
+        },
+    )
+    st.caption(
+        f"Measured while this machine's 1-minute load average was {load:.1f} on {cpus} cores"
+        + (", with the matrix library held to one thread" if one_thread else "")
+        + ": other programs running at the same time slow some passes down."
+    )
+    n = trace.n_tokens
+    own = attention_bytes(n, cfg.n_layers, cfg.n_heads)
+    st.latex(
+        rf"2 \times {cfg.n_layers} \times {cfg.n_heads} \times {n}^2 \times 4\ \text{{bytes}} = "
+        rf"{own:,}\ \text{{bytes}}".replace(",", "{,}")
+    )
+    st.markdown(
+        f"Your sentence: **{n} tokens**, whose scores and patterns take **{own:,} bytes** "
+        f"({cfg.n_layers} layers × {cfg.n_heads} heads × 2 matrices of {n}×{n} numbers of "
+        "4 bytes)."
+    )
+    with engineers():
+        st.markdown(
+            "Split: `attention_core.demos.measure_split` (layer 0's weights, random inputs, "
+            "best of 3); whole pass: `attention_core.measure_cost`. Bytes: "
+            "`trace.scores_lhqk.nbytes + trace.pattern_lhqk.nbytes` = "
+            f"{trace.scores_lhqk.nbytes + trace.pattern_lhqk.nbytes:,}."
+        )

@@ -1,0 +1,108 @@
+"""Step: many heads at once: their proposals add up to ΔE, and where idle heads park weight."""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from attention_core import Trace, output_bias
+from attention_core.demos import special_share
+from ui import explore
+from ui.cache import get_model
+from ui.sidebar import Shared
+from ui.tour.common import chart, engineers, token
+from viz.norm_bars import make_norm_bars
+
+TITLE = "Many heads at once"
+PAGE, LINK = "all_heads", "All heads"
+N_SIDE_BY_SIDE = 4  # heads drawn next to each other
+
+
+def text(cfg) -> str:
+    return (
+        f"A layer runs {cfg.n_heads} heads side by side, each with its own W_Q, W_K and W_V, so "
+        "each looks for something different: the next word, the previous word, the sentence "
+        "markers, a related word. Each head proposes its own update ΔE_h for every token; the "
+        f"layer adds the {cfg.n_heads} proposals and one bias b_O to get ΔE."
+    )
+
+
+PARKING = (
+    "Why do so many heads put weight on [CLS] and [SEP]? Softmax must hand out a total of 1 in "
+    "every row, even when nothing in the sentence is what the head looks for. The markers are "
+    "in every sentence and their value vectors add little to a word, so they are a safe place "
+    "to park that weight: attending there works like doing nothing."
+)
+
+
+def render(shared: Shared, trace: Trace) -> None:
+    cfg = trace.config
+    st.markdown(text(cfg))
+    layer, head, n_heads = shared.layer, shared.head, cfg.n_heads
+    i = token(shared, trace)
+    cells = [col for _ in range(N_SIDE_BY_SIDE // 2) for col in st.columns(2)]
+    for slot, col in enumerate(cells):
+        with col:  # each its own head, fixed: no control or key changes it
+            explore.shared_only(trace, shared.model, shared.text, f"learn_heads_{slot}",
+                                stages=("pattern",), switches={"head": (head + slot) % n_heads},
+                                controls=())  # fmt: skip
+    st.caption(
+        f"How to read this: {N_SIDE_BY_SIDE} heads of the same layer on the same sentence, "
+        "starting at the sidebar's head; same colour scale, different habits."
+    )
+    proposals = trace.head_delta_hd(layer, i)
+    fig = make_norm_bars(
+        np.linalg.norm(proposals, axis=-1),
+        [f"head {h}" for h in range(n_heads)],
+        highlight=head,
+        y_title="‖ΔE_h‖",
+        title=f"proposals for token {i}",
+    )
+    chart(
+        fig,
+        "learn_head_norms",
+        "How to read this: the size of each head's proposed update for the chosen token (the "
+        "sidebar's head in orange). The layer's ΔE is their sum plus b_O.",
+    )
+    total = proposals.astype(np.float64).sum(axis=0) + output_bias(get_model(shared.model), layer)
+    delta = trace.delta_ltd[layer, i]
+    st.latex(
+        rf"\Delta E_{{{i}}} = \sum_{{h=0}}^{{{n_heads - 1}}} \Delta E^{{(h)}}_{{{i}}} + b_O:"
+        rf"\quad \Big\|\sum_h \Delta E^{{(h)}}_{{{i}}} + b_O\Big\| = {np.linalg.norm(total):.4f},"
+        rf"\quad \|\Delta E_{{{i}}}\| = {np.linalg.norm(delta):.4f}"
+    )
+    _parking(trace, layer, head)
+    with engineers():
+        st.metric(
+            "largest difference, Σ_h ΔE_h + b_O vs. the layer's ΔE",
+            f"{float(np.abs(total - delta).max()):.1e}",
+        )
+        st.markdown(
+            f"Proposals: `trace.head_delta_hd({layer}, {i})` (z_h · W_O,h); ΔE: "
+            f"`trace.delta_ltd[{layer}, {i}]`; the share on the markers: "
+            f"`attention_core.demos.special_share(trace, {layer})`."
+        )
+
+
+def _parking(trace: Trace, layer: int, head: int) -> None:
+    st.markdown(PARKING)
+    share = special_share(trace, layer)
+    even = 2 / trace.n_tokens
+    chart(
+        make_norm_bars(
+            share,
+            [f"head {h}" for h in range(len(share))],
+            highlight=head,
+            y_title="weight on [CLS] + [SEP]",
+            title=f"layer {layer}: weight on the markers",
+        ),
+        "learn_special",
+        "How to read this: for each head of this layer, the weight a word of your sentence "
+        "gives [CLS] and [SEP] together, averaged over the words (the sidebar's head in orange).",
+    )
+    st.markdown(
+        f"Measured on your sentence: the heads of layer {layer} give the two markers "
+        f"**{share.mean():.0%}** of a word's attention on average (head {head}: "
+        f"**{share[head]:.0%}**; most: head {int(share.argmax())}, **{share.max():.0%}**). "
+        f"An even spread over the {trace.n_tokens} tokens would give them **{even:.0%}**."
+    )

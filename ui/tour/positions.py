@@ -1,0 +1,81 @@
+"""Step: positional information, learned (MiniLM) next to the original sine waves."""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from attention_core import Trace, cosine, default_token, sinusoidal_positions
+from ui.cache import get_trace
+from ui.sidebar import Shared
+from ui.tour.common import BANK_A, BANK_B, chart, engineers
+from viz.learn_positions import make_positions
+
+TITLE = "Positional information"
+PAGE, LINK = "build_head", "Build your own head"
+
+
+def text(cfg) -> str:
+    return (
+        "Attention itself treats its input as a set: shuffle the words and each would get the "
+        "same update. To make order visible, a vector that depends only on the position is "
+        f"added to every token's embedding. MiniLM learned its {cfg.n_positions} position "
+        "vectors during training; the original transformer used fixed sine and cosine waves of "
+        "different wavelengths instead (the ones the build-your-own-head page adds). The sum, "
+        "normalized by a LayerNorm, is hidden state 0 (“embedding”): the input of layer 0."
+    )
+
+
+def render(shared: Shared, trace: Trace) -> None:
+    st.markdown(text(trace.config))
+    n, d = trace.n_tokens, trace.config.d_model
+    sinus = sinusoidal_positions(n, d)
+    c1, c2 = st.columns(2)
+    chart(
+        make_positions(trace.position_td, title="MiniLM: learned position vectors"),
+        "learn_pos_learned",
+        "How to read this: row p is the vector added at position p (0 is [CLS]); columns are "
+        "dimensions. Neighbouring rows look alike, far-apart rows less so.",
+        c1,
+    )
+    chart(
+        make_positions(sinus, title="sinusoidal encoding"),
+        "learn_pos_sin",
+        "How to read this: the fixed encoding. Early dimensions oscillate fast (they tell close "
+        "positions apart), later ones slowly (they tell far-apart positions apart).",
+        c2,
+    )
+    st.latex(
+        rf"PE_{{(p,\,2i)}} = \sin\!\left(\frac{{p}}{{10000^{{2i/{d}}}}}\right),\quad "
+        rf"PE_{{(p,\,2i+1)}} = \cos\!\left(\frac{{p}}{{10000^{{2i/{d}}}}}\right),\quad "
+        rf"PE_{{(1,\,0)}} = \sin(1) = {sinus[1, 0]:.4f}"
+    )
+    far = n - 1
+    near_l, far_l = (float(cosine(trace.position_td[1], trace.position_td[j])) for j in (2, far))
+    near_s, far_s = (float(cosine(sinus[1], sinus[j])) for j in (2, far))
+    st.markdown(
+        f"Neighbours look alike, distant positions less: cosine of positions 1 and 2 is "
+        f"**{near_l:.4f}** (learned) / **{near_s:.4f}** (sinusoidal); of positions 1 and {far}, "
+        f"**{far_l:.4f}** / **{far_s:.4f}**."
+    )
+    i = default_token(trace.tokens.tokens, trace.tokens.special_t)
+    w, p, t = trace.word_td[i], trace.position_td[i], trace.token_type_td[i]
+    st.latex(
+        rf"x_{{{i}}} = \mathrm{{LayerNorm}}(w_{{{i}}} + p_{{{i}}} + t):\quad "
+        rf"\|w_{{{i}}}\| = {np.linalg.norm(w):.4f},\ \|p_{{{i}}}\| = {np.linalg.norm(p):.4f},\ "
+        rf"\|t\| = {np.linalg.norm(t):.4f}"
+    )
+    a, b = get_trace(shared.model, BANK_A), get_trace(shared.model, BANK_B)
+    ia, ib = a.tokens.tokens.index("bank"), b.tokens.tokens.index("bank")
+    moved = float(cosine(a.embed_sum_td[ia], b.embed_sum_td[ib]))
+    st.markdown(
+        f"With positions added, “bank” at position {ia} of “{BANK_A}” and at position {ib} of "
+        f"“{BANK_B}” no longer share a vector: cosine **{moved:.4f}** (it was 1 in step 1)."
+    )
+    with engineers():
+        st.markdown(
+            "`trace.position_td` holds the learned rows (`embeddings.position_embeddings`), "
+            "`trace.token_type_td` the segment vector t, `trace.embed_sum_td` the sum before "
+            "LayerNorm and `trace.hidden_ltd[0]` after it; the sine waves are "
+            "`attention_core.sinusoidal_positions(n, d)`."
+        )

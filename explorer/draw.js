@@ -25,13 +25,17 @@ function lut(stops, at) {
 }
 const SCALES = { weights: lut(CIVIDIS), signed: lut(DIVERGING, DIVERGING_AT) };
 
-// The value range a stage is coloured over: weights 0..1; signed stages ±max|finite| shown.
-function colourRange(values, cells, signed) {
+// The value range a stage is coloured over: weights 0..1; signed stages ±max|finite| over
+// the shown rows × cols (token ids).
+function colourRange(values, n, rows, cols, signed) {
   if (!signed) return [0, 1];
   let big = 0;
-  for (const i of cells) {
-    const v = values[i];
-    if (v !== -Infinity && Math.abs(v) > big) big = Math.abs(v);
+  for (const r of rows) {
+    const row = r * n;
+    for (const c of cols) {
+      const v = values[row + c];
+      if (v !== -Infinity && (v > big || -v > big)) big = Math.abs(v);
+    }
   }
   return [-(big || 1), big || 1];
 }
@@ -43,7 +47,8 @@ function paint(canvas, values, n, rows, cols, transpose, range, scale, blank) {
   if (canvas.width !== w) canvas.width = w;
   if (canvas.height !== h) canvas.height = h;
   const ctx = canvas.getContext("2d");
-  const img = ctx.createImageData(w, h);
+  let img = canvas.__img;  // one ImageData per canvas, reused while its size holds
+  if (!img || img.width !== w || img.height !== h) img = canvas.__img = ctx.createImageData(w, h);
   const px = img.data;
   const [lo, hi] = range;
   const span = hi - lo || 1;

@@ -17,12 +17,14 @@ function headScores(block, head, n) {
 }
 
 // All four stages of one head: Float64Arrays of n×n, row = query, column = key.
-// Masked entries are -Infinity in `masked` and exactly 0 in `pattern`.
-function computeStages(scores, n, dk, sw) {
+// Masked entries are -Infinity in `masked` and exactly 0 in `pattern`. `reuse` (the previous
+// result for the same n) lends its arrays: at 512 tokens each is 2 MB, made on every switch.
+function computeStages(scores, n, dk, sw, reuse) {
   const div = divisor(dk, sw.scale, sw.temperature);
-  const scaled = new Float64Array(n * n);
-  const masked = new Float64Array(n * n);
-  const pattern = new Float64Array(n * n);
+  const fits = reuse && reuse.pattern.length === n * n;
+  const scaled = fits ? reuse.scaled : new Float64Array(n * n);
+  const masked = fits ? reuse.masked : new Float64Array(n * n);
+  const pattern = fits ? reuse.pattern : new Float64Array(n * n);
   const big = 3.4028234663852886e38;
   for (let q = 0; q < n; q++) {
     const row = q * n;

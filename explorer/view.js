@@ -57,13 +57,29 @@ function isTyping(event) {
 const CLEANUPS = (globalThis.__attentionCleanups ||= new WeakMap());
 
 export default function (args) {
-  CLEANUPS.get(args.parentElement)?.();
+  const previous = CLEANUPS.get(args.parentElement);
+  if (previous && isEcho(args, previous.data)) return previous.remove;
+  previous?.cleanup();
   const cleanup = args.data.mode === "grid" ? renderGrid(args) : renderView(args);
-  CLEANUPS.set(args.parentElement, cleanup);
-  return () => {
-    if (CLEANUPS.get(args.parentElement) === cleanup) CLEANUPS.delete(args.parentElement);
+  const entry = { data: args.data, cleanup };
+  entry.remove = () => {
+    if (CLEANUPS.get(args.parentElement) === entry) CLEANUPS.delete(args.parentElement);
     cleanup();
   };
+  CLEANUPS.set(args.parentElement, entry);
+  return entry.remove;
+}
+
+// The server's rerun after a tell sends the view back: the same sentence, and the view this
+// browser itself reported. Nothing to redraw (and redrawing would drop the keyboard focus).
+function isEcho({ data, key }, before) {
+  if (data.mode === "grid" || before.mode === "grid") return false;
+  const { view, ...rest } = data, { view: _, ...was } = before;
+  const st = VIEWS.get(key);
+  if (!st || JSON.stringify(rest) !== JSON.stringify(was)) return false;
+  const echoed = JSON.stringify(view) === st.told;
+  if (echoed) st.given = st.told;
+  return echoed;
 }
 
 function renderView({ data, parentElement, setStateValue, key }) {
@@ -116,7 +132,7 @@ function renderView({ data, parentElement, setStateValue, key }) {
   fill(root.querySelector('[data-name="layer"]'), header.n_layers);
   fill(root.querySelector('[data-name="head"]'), header.n_heads);
 
-  let tellTimer = 0, alive = true, stages = null, shown = null;
+  let tellTimer = 0, alive = true, stages = null, shown = null, blank = null;
 
   function visible() {
     const keep = [];
@@ -166,13 +182,11 @@ function renderView({ data, parentElement, setStateValue, key }) {
     const dispRows = view.transpose ? cols : rows, dispCols = view.transpose ? rows : cols;
     shown = { keep, rows: dispRows, cols: dispCols };
     const size = panelSize();
-    const blank = themeRgb(root, "--st-secondary-background-color", "#f0f2f6");
-    const cells = [];
-    for (const r of rows) for (const c of cols) cells.push(r * n + c);
+    blank ||= themeRgb(root, "--st-secondary-background-color", "#f0f2f6");
     const range = {};
     for (const [i, stage] of drawnStages.entries()) {
       const fig = panels[i], values = stages[stage];
-      range[stage] = colourRange(values, cells, stage !== "pattern");
+      range[stage] = colourRange(values, n, rows, cols, stage !== "pattern");
       const map = fig.querySelector(".ax-map");
       map.style.width = map.style.height = `${size}px`;
       paint(map, values, n, dispRows, dispCols, view.transpose, range[stage],
@@ -235,7 +249,7 @@ function renderView({ data, parentElement, setStateValue, key }) {
     }
     $(".ax-status").textContent = "";
     const sw = { scale: view.scale, temperature: Number(view.temp), causal: view.causal };
-    stages = computeStages(headScores(scores, view.head, n), n, dk, sw);
+    stages = computeStages(headScores(scores, view.head, n), n, dk, sw, stages);
     stages.key = `${view.layer}:${view.head}`;
     drawPanels();
     drawCell();
@@ -321,6 +335,7 @@ function renderView({ data, parentElement, setStateValue, key }) {
   }
 
   function set(changes) {
+    clearTimeout(tellTimer);  // the server hears of a view only once it is drawn
     Object.assign(view, changes);
     view.layer = Math.max(0, Math.min(header.n_layers - 1, view.layer));
     view.head = Math.max(0, Math.min(header.n_heads - 1, view.head));

@@ -53,6 +53,7 @@ def test_good_request_returns_the_engines_bytes(client, trace, layer, part):
     assert response.status_code == 200, response.text
     assert response.headers["content-type"] == "application/octet-stream"
     assert response.headers["cache-control"] == "no-store"
+    assert response.headers["content-encoding"] == "identity"  # kept out of gzip: raw float32
     assert response.content == layer_block(trace, layer, part).data
     if part == "scores":
         got = np.frombuffer(response.content, "<f4").reshape(trace.scores_lhqk[layer].shape)

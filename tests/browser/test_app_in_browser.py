@@ -75,7 +75,7 @@ def test_fresh_server_deep_link_renders_the_page(browser):
 
 
 def test_type_a_sentence_move_a_slider_and_read_the_labels(app_url, page):
-    page.goto(f"{app_url}/pattern")
+    page.goto(f"{app_url}/pattern?layer=2&head=0")
     explorer_labels(page)
     type_sentence(page, "Dirty quantum plumbing leaks")
     expected = ["[CLS]", "dirty", "quantum", "plumbing", "leaks", "[SEP]"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -12,21 +13,44 @@ from attention_core import (
     attention_bytes,
     attention_steps,
     cosine,
+    output_bias,
     row_entropy_bits,
     run_decoder,
     tokenize,
     trace_sentence,
 )
+from attention_core.demos import (
+    crossover_tokens,
+    drift,
+    padding_demo,
+    query_from_weights,
+    repeated_word,
+    scale_effect,
+    special_share,
+)
 from tests.app.conftest import open_page
 from tests.figdata import array, spec
-from ui.learn_steps import BANK_A, BANK_B, STEPS
-from ui.learn_text import N_STEPS, TITLES
+from ui import tour
 from ui.presets import PRESETS
+from ui.tour.common import BANK_A, BANK_B
+from viz.embedding_shift import layer_name
+
+N_STEPS = tour.N_STEPS
+TITLES = tour.titles()
+STEP = {name: k for k, name in enumerate(tour.ORDER, start=1)}  # step number by module name
 
 SENTENCE = "the cat saw the dog near the bank"  # "the" repeats; "bank" is token 8
 LAYER, HEAD, TOKEN = 2, 5, 8
-HEADS = tuple(f"learn_heads_{slot}" for slot in range(4))  # step 8: four heads side by side
-EXPLORERS = {4: ("learn_scores",), 5: ("learn_masked",), 6: ("learn_pattern",), 8: HEADS}
+HEADS = tuple(f"learn_heads_{slot}" for slot in range(4))  # four heads side by side
+EXPLORERS = {
+    STEP["scores"]: ("learn_scores",),
+    STEP["softmax"]: ("learn_pattern",),
+    STEP["scaling"]: ("learn_scaled",),
+    STEP["masking"]: ("learn_masked",),
+    STEP["heads"]: HEADS,
+}
+CODE_NAME = re.compile(r"`|\btrace\.|\battention_core\b|\b[a-z]{2,}_[a-z_]+\b")
+LEARNER = {"Markdown", "Caption", "Info", "Warning", "Success"}
 OFF = {"causal": False, "scale": True, "temp": 1.0, "transpose": False, "q": -1, "k": -1}
 VIEW = {"layer": LAYER, "head": HEAD, "hide_special": False} | OFF  # the sidebar's, switches off
 
@@ -81,6 +105,30 @@ def _explorer(at, key: str, trace, text: str = SENTENCE) -> dict:
     return data
 
 
+def _learner_text(node) -> list[str]:
+    """Words a learner reads (Markdown, captions, notes, metric labels, table columns), outside
+    the closed "For engineers" expanders."""
+    name = type(node).__name__
+    if name == "Expander":
+        return []
+    if name in LEARNER:
+        return [node.value]
+    if name == "Metric":
+        return [node.label]
+    if name == "Dataframe":
+        return [str(c) for c in node.value.columns]
+    return [t for child in getattr(node, "children", {}).values() for t in _learner_text(child)]
+
+
+def _engineers(at) -> str:
+    """Everything written inside the "For engineers" expanders."""
+    texts = []
+    for box in at.expander:
+        texts += [c.value for c in box.children.values() if hasattr(c, "value")]
+        texts += [c.label for c in box.children.values() if type(c).__name__ == "Metric"]
+    return " ".join(str(t) for t in texts)
+
+
 def _words(at) -> str:
     return " ".join([m.value for m in at.markdown] + [x.value for x in at.latex])
 
@@ -102,88 +150,79 @@ def test_every_step_renders_on_a_custom_sentence(step):
     assert at.get("plotly_chart") or at.dataframe or explorers, "every step has a live figure"
     assert at.latex, "every step has a formula"
     link = at.get("page_link")[0].proto
-    assert link.page == STEPS[step - 1][1] and link.label.startswith("Explore further")
+    assert link.page == tour.step(step).PAGE and link.label.startswith("Explore further")
     assert at.button(key="learn_prev").disabled == (step == 1)
     assert at.button(key="learn_next").disabled == (step == N_STEPS)
+    # learners read words: code names only in the closed "For engineers" expander
+    assert [box.label for box in at.expander] == ["For engineers"]
+    assert not at.expander[0].proto.expanded
+    learner = _learner_text(at.main)
+    assert learner and not [t for t in learner if CODE_NAME.search(t)]
+    assert CODE_NAME.search(_engineers(at))
 
 
-def test_step1_same_word_same_static_vector(model, trace):
-    at = _open(1)
+def test_step_order_softmax_before_the_steps_that_lean_on_it():
+    assert STEP["scores"] < STEP["softmax"] < STEP["scaling"] < STEP["masking"]
+    assert tour.ORDER[0] == "tokens" and tour.ORDER[-1] == "cost"
+    assert len(set(TITLES)) == N_STEPS
+    with pytest.raises(ValueError, match="step must be"):
+        tour.step(N_STEPS + 1)
+
+
+def test_step_tokens_same_word_same_static_vector(model, trace):
+    at = _open(STEP["tokens"])
     a, b = trace_sentence(model, BANK_A), trace_sentence(model, BANK_B)
     ia, ib = a.tokens.tokens.index("bank"), b.tokens.tokens.index("bank")
     assert _metric(at, "“bank”: cosine of the static") == "1.0000"
     after = cosine(a.hidden_ltd[-1, ia], b.hidden_ltd[-1, ib])
-    assert _metric(at, "“bank”: cosine after") == f"{after:.4f}"
+    assert _metric(at, "“bank”: cosine after all 6 layers") == f"{after:.4f}"
     assert after < 0.99  # the contextual vectors really differ
+    twin = repeated_word(trace)
     text = _words(at)
     assert "positions 1 and 4: static cosine **1.0000**" in text  # "the" repeats in SENTENCE
+    assert f"after the 6 layers **{twin.context_cos:.4f}**" in text
     assert f"{cosine(trace.hidden_ltd[-1, 1], trace.hidden_ltd[-1, 4]):.4f}" in text
+    assert "vocabulary of 30,522" in text and "384 numbers" in text  # from the config
     np.testing.assert_array_equal(_z(at, 0), trace.word_td)
 
 
-def test_step2_positions_are_the_models_and_the_sine_waves(trace):
-    at = _open(2)
+def test_step_positions_are_the_models_and_the_sine_waves(trace):
+    at = _open(STEP["positions"])
     np.testing.assert_allclose(_z(at, 0), trace.position_td, atol=1e-7)
     assert f"= {np.sin(1.0):.4f}" in _words(at)
     assert _z(at, 1)[0, 1] == pytest.approx(1.0)  # cos(0) in the first position's dimension 1
+    assert "its 512 position vectors" in _words(at)
+    assert "hidden state 0 (“embedding”): the input of layer 0" in _words(at)
 
 
-def test_step3_query_recomputed_from_weights_matches_the_pass(trace):
-    at = _open(3, learn_token=str(TOKEN))
+def test_step_queries_recomputed_from_weights_matches_the_pass(model, trace):
+    at = _open(STEP["queries"], learn_token=str(TOKEN))
     q = trace.q_lhqe[LAYER, HEAD]
     np.testing.assert_allclose(_z(at, 0), q[:, :8], atol=1e-6)
     np.testing.assert_allclose(_z(at, 1), trace.k_lhke[LAYER, HEAD][:, :8], atol=1e-6)
-    value = f"{q[TOKEN, 0]:.4f}"
+    rec = query_from_weights(model, LAYER, HEAD, trace.hidden_ltd[LAYER, TOKEN])
+    value = f"{rec.q_e[0]:.4f}"
+    assert value == f"{q[TOKEN, 0]:.4f}"
     assert f"= {value}" in " ".join(x.value for x in at.latex)
     assert f"q = **{value}**" in _words(at)
+    assert f"({rec.b_e[0]:.3f}) = {value}" in _words(at)
+    assert "trace.q_lhqe" in _engineers(at)
 
 
-def test_step4_scaling_numbers_and_saturation(trace):
-    at = _open(4, learn_token=str(TOKEN))
-    scaled = attention_steps(trace.scores_lhqk[LAYER, HEAD], 32)
-    raw = attention_steps(trace.scores_lhqk[LAYER, HEAD], 32, scale=False)
+def test_step_scores_are_the_raw_dot_products(trace):
+    at = _open(STEP["scores"], learn_token=str(TOKEN))
     data = _explorer(at, "learn_scores", trace)
-    assert data["stages"] == ["scores", "scaled"] and data["controls"] == ["layer", "head"]
+    assert data["stages"] == ["scores"] and data["controls"] == ["layer", "head"]
     assert data["view"] == VIEW
-    assert (
-        _metric(at, "mean row entropy, ÷√d_k") == f"{row_entropy_bits(scaled.pattern).mean():.3f}"
-    )
-    assert _metric(at, "… without scaling (bits)") == f"{row_entropy_bits(raw.pattern).mean():.3f}"
-    assert _metric(at, "mean largest weight, ÷√d_k") == f"{scaled.pattern.max(axis=1).mean():.3f}"
-    largest = [m.value for m in at.metric if m.label == "… without scaling"]
-    assert largest == [f"{raw.pattern.max(axis=1).mean():.3f}"]
-    j = int(np.argmax(scaled.pattern[TOKEN]))
-    assert f"= {scaled.scores[TOKEN, j]:.4f}" in _words(at)
-    assert f"{scaled.scaled[TOKEN, j]:.4f}" in _words(at)
-    saturation = spec(_chart(at, "learn_saturation"))["data"]
-    assert {t["name"] for t in saturation} == {"with ÷√d_k", "without scaling"}
-
-
-def test_step5_causal_and_padding_masks(trace):
-    at = _open(5, learn_token="3")
-    data = _explorer(at, "learn_masked", trace)  # the browser sets −∞ above the diagonal
-    assert data["stages"] == ["masked", "pattern"] and data["controls"] == ["layer", "head"]
-    assert data["view"] == VIEW | {"causal": True}
-    n = trace.n_tokens
-    causal = attention_steps(trace.scores_lhqk[LAYER, HEAD], 32, causal=True).pattern
-    assert np.all(causal[np.triu_indices(n, 1)] == 0)
-    np.testing.assert_allclose(causal.sum(axis=1), 1.0, atol=1e-5)
-    later = trace.pattern_lhqk[LAYER, HEAD, 3, 4:].sum()
+    row = trace.scores_lhqk[LAYER, HEAD, TOKEN]
+    j, low = int(np.argmax(row)), int(np.argmin(row))
     text = _words(at)
-    assert f"gave **{later:.4f}** of its attention to later tokens; with it, **0.0000**" in text
-    assert "Largest weight above the diagonal: **0.0000**" in text
-    assert rf"{later:.4f} \to 0.0000" in text and r"a_{3,j} = 1.0000" in text
-    padded = _z(at, "learn_pad_masked")
-    assert padded.shape == (n + 3, n + 3)
-    assert np.all(padded[:n, n:] == 0)
-    np.testing.assert_allclose(padded[:n, :n], trace.pattern_lhqk[0, HEAD], atol=1e-6)
-    assert _metric(at, "weight on [PAD], with the mask") == "0.0000"
-    assert float(_metric(at, "weight on [PAD], no mask")) > 0
-    assert float(_metric(at, "largest change")) < 1e-6
+    assert f"= {row[j]:.4f}" in text
+    assert f"(**{row[j]:.2f}**)" in text and f"(**{row[low]:.2f}**)" in text
 
 
-def test_step6_rows_sum_to_one_and_top_keys_match(trace):
-    at = _open(6, learn_token=str(TOKEN))
+def test_step_softmax_rows_sum_to_one_top_keys_and_shift(trace):
+    at = _open(STEP["softmax"], learn_token=str(TOKEN))
     pattern = trace.pattern_lhqk[LAYER, HEAD]
     data = _explorer(at, "learn_pattern", trace)
     assert data["stages"] == ["pattern"] and data["controls"] == ["layer", "head"]
@@ -197,54 +236,142 @@ def test_step6_rows_sum_to_one_and_top_keys_match(trace):
     ).all()
     best = int(np.argmax(pattern[TOKEN]))
     assert table["1st"][TOKEN] == f"{best}: {trace.tokens.tokens[best]}"
-    assert f"= {pattern[TOKEN, best]:.4f}" in _words(at)
+    text = _words(at)
+    assert f"= {pattern[TOKEN, best]:.4f}" in text
+    assert r"c = 10 \Rightarrow \max_j |\Delta a_{8,j}| = 0.0000" in text
+    assert "adding the same number to every score of a row" in text
+    assert "√d_k = √32 ≈ 5.66" in text
 
 
-def test_step7_weighted_sum_and_update(trace):
-    at = _open(7, learn_token=str(TOKEN))
+def test_step_scaling_spread_gradient_and_saturation(trace):
+    at = _open(STEP["scaling"], learn_token=str(TOKEN))
+    scores = trace.scores_lhqk[LAYER, HEAD]
+    scaled = attention_steps(scores, 32)
+    raw = attention_steps(scores, 32, scale=False)
+    data = _explorer(at, "learn_scaled", trace)
+    assert data["stages"] == ["scores", "scaled"] and data["controls"] == ["layer", "head"]
+    assert data["view"] == VIEW
+    assert (
+        _metric(at, "mean row entropy, ÷√d_k") == f"{row_entropy_bits(scaled.pattern).mean():.3f}"
+    )
+    assert _metric(at, "… without scaling (bits)") == f"{row_entropy_bits(raw.pattern).mean():.3f}"
+    assert _metric(at, "mean largest weight, ÷√d_k") == f"{scaled.pattern.max(axis=1).mean():.3f}"
+    largest = [m.value for m in at.metric if m.label == "… without scaling"]
+    assert largest == [f"{raw.pattern.max(axis=1).mean():.3f}"]
+    j = int(np.argmax(scaled.pattern[TOKEN]))
+    text = _words(at)
+    assert f"= {scaled.scores[TOKEN, j]:.4f}" in text
+    assert f"{scaled.scaled[TOKEN, j]:.4f}" in text
+    eff = scale_effect(scores, 32)
+    assert f"spread by **{eff.spread_raw:.2f}**" in text
+    assert f"by **{eff.spread_scaled:.2f}**" in text
+    assert f"**{eff.grad_scaled:.3f}** per row with" in text
+    assert f"**{eff.grad_raw:.3f}** without" in text
+    assert "its average stays near 0" in text and "grows like √d_k" in text
+    assert "passes almost no gradient" in text
+    saturation = spec(_chart(at, "learn_saturation"))["data"]
+    assert {t["name"] for t in saturation} == {"with ÷√d_k", "without scaling"}
+
+
+def test_step_masking_causal_and_padding(model, trace):
+    at = _open(STEP["masking"], learn_token="3")
+    data = _explorer(at, "learn_masked", trace)  # the browser sets −∞ above the diagonal
+    assert data["stages"] == ["masked", "pattern"] and data["controls"] == ["layer", "head"]
+    assert data["view"] == VIEW | {"causal": True}
+    n = trace.n_tokens
+    causal = attention_steps(trace.scores_lhqk[LAYER, HEAD], 32, causal=True).pattern
+    assert np.all(causal[np.triu_indices(n, 1)] == 0)
+    np.testing.assert_allclose(causal.sum(axis=1), 1.0, atol=1e-5)
+    later = trace.pattern_lhqk[LAYER, HEAD, 3, 4:].sum()
+    text = _words(at)
+    assert f"gave **{later:.4f}** of its attention to later tokens; with it, **0.0000**" in text
+    assert "Largest weight above the diagonal: **0.0000**" in text
+    assert rf"{later:.4f} \to 0.0000" in text and r"a_{3,j} = 1.0000" in text
+    pad = padding_demo(model, trace, 3)
+    padded = _z(at, "learn_pad_masked")
+    assert padded.shape == (n + 3, n + 3)
+    assert np.all(padded[:n, n:] == 0)
+    np.testing.assert_allclose(padded, pad.masked_hqk[HEAD], atol=1e-7)
+    np.testing.assert_allclose(_z(at, "learn_pad_free"), pad.free_hqk[HEAD], atol=1e-7)
+    np.testing.assert_allclose(padded[:n, :n], trace.pattern_lhqk[0, HEAD], atol=1e-6)
+    assert _metric(at, "weight on [PAD], with the mask") == "0.0000"
+    leak = _metric(at, "weight on [PAD], no mask")
+    assert leak == f"{pad.leak_hq[HEAD].mean():.4f}" and float(leak) > 0
+    assert float(_metric(at, "largest change")) < 1e-6
+    assert "largest change" in _engineers(at) and "key_mask_k" in _engineers(at)
+
+
+def test_step_values_weighted_sum_and_update(trace):
+    at = _open(STEP["values"], learn_token=str(TOKEN))
     bars = array(spec(at.get("plotly_chart")[0])["data"][0]["y"])
     np.testing.assert_allclose(bars, trace.pattern_lhqk[LAYER, HEAD, TOKEN], atol=1e-6)
     text = _words(at)
     assert f"\\|z_{{{TOKEN}}}\\| = {np.linalg.norm(trace.z_lhqe[LAYER, HEAD, TOKEN]):.4f}" in text
     assert f"= {np.linalg.norm(trace.delta_ltd[LAYER, TOKEN]):.4f}" in text
+    assert "a LayerNorm rescales that sum, the block's feed-forward network adds" in text
     strips = _z(at, 1)
     e = trace.hidden_ltd[LAYER, TOKEN]
     np.testing.assert_allclose(strips, [e, trace.delta_ltd[LAYER, TOKEN],
                                         e + trace.delta_ltd[LAYER, TOKEN]], atol=1e-5)  # fmt: skip
 
 
-def test_step8_heads_side_by_side_and_their_sum(trace):
-    at = _open(8, learn_token=str(TOKEN))
+def test_step_heads_side_by_side_their_sum_and_the_markers(model, trace):
+    at = _open(STEP["heads"], learn_token=str(TOKEN))
     for slot, key in enumerate(HEADS):  # each its own head, fixed: no controls
         data = _explorer(at, key, trace)
         assert data["stages"] == ["pattern"] and data["controls"] == []
         assert data["view"] == VIEW | {"head": (HEAD + slot) % 12}
     assert [_explorers(at)[key]["view"]["head"] for key in HEADS] == [5, 6, 7, 8]
-    wrapped = open_page("learn", s=SENTENCE, step="8", layer=str(LAYER), head="10")
+    wrapped = open_page("learn", s=SENTENCE, step=str(STEP["heads"]), layer=str(LAYER), head="10")
     assert [_explorers(wrapped)[key]["view"]["head"] for key in HEADS] == [10, 11, 0, 1]
     norms = array(spec(_chart(at, "learn_head_norms"))["data"][0]["y"])
     np.testing.assert_allclose(
         norms, np.linalg.norm(trace.head_delta_lhtd[LAYER, :, TOKEN], axis=-1), rtol=1e-5
     )
+    total = trace.head_delta_lhtd[LAYER, :, TOKEN].sum(0) + output_bias(model, LAYER)
+    assert f"= {np.linalg.norm(total):.4f}" in _words(at)
     assert float(_metric(at, "largest difference")) < 1e-5
+    share = special_share(trace, LAYER)
+    np.testing.assert_allclose(array(spec(_chart(at, "learn_special"))["data"][0]["y"]), share,
+                               rtol=1e-5)  # fmt: skip
+    text = _words(at)
+    assert f"**{share.mean():.0%}** of a word's attention" in text
+    assert f"(head {HEAD}: **{share[HEAD]:.0%}**" in text
+    assert "safe place to park" in text and f"**{2 / trace.n_tokens:.0%}**" in text
 
 
-def test_step9_one_token_through_the_block(trace):
-    at = _open(9, learn_token=str(TOKEN))
-    norms = array(spec(at.get("plotly_chart")[0])["data"][0]["y"])
+def test_step_block_each_labelled_stage_and_the_drift(model, trace):
+    at = _open(STEP["block"], learn_token=str(TOKEN))
+    bars = spec(_chart(at, "learn_block_norms"))["data"][0]
     h, d = trace.hidden_ltd[:, TOKEN], trace.delta_ltd[LAYER, TOKEN]
     a, f = trace.attn_out_ltd[LAYER, TOKEN], trace.ffn_out_ltd[LAYER, TOKEN]
-    expected = [h[LAYER], h[LAYER] + d, a, f, a + f, h[LAYER + 1]]
-    np.testing.assert_allclose(norms, np.linalg.norm(expected, axis=-1), rtol=1e-5)
-    stack = at.dataframe[0].value
+    expected = [h[LAYER], d, h[LAYER] + d, a, f, a + f, h[LAYER + 1]]
+    np.testing.assert_allclose(array(bars["y"]), np.linalg.norm(expected, axis=-1), rtol=1e-5)
+    assert list(bars["x"]) == [
+        "E (in)", "ΔE = Σ_h ΔE_h + b_O", "E + ΔE", "a = LayerNorm(E + ΔE)",
+        "feed-forward FFN(a)", "a + FFN(a)", f"LayerNorm(a + FFN(a)) = after layer {LAYER}",
+    ]  # fmt: skip
+    bank, stack = (df.value for df in at.dataframe)  # "bank" by river and deposit, then yours
+    assert list(stack["hidden state"]) == [layer_name(s) for s in range(7)]
+    assert list(stack["hidden state"])[:2] == ["embedding", "after layer 0"]
     np.testing.assert_allclose(stack["‖h‖"], np.linalg.norm(h, axis=-1), rtol=1e-5)
+    dr = drift(trace, TOKEN)
+    np.testing.assert_allclose(stack["cos with the state before"], [1.0, *dr.step_cos_l], 1e-6)
+    np.testing.assert_allclose(stack["cos with the static vector"], dr.static_cos_s, rtol=1e-6)
+    ta, tb = trace_sentence(model, BANK_A), trace_sentence(model, BANK_B)
+    ia, ib = ta.tokens.tokens.index("bank"), tb.tokens.tokens.index("bank")
+    np.testing.assert_allclose(bank["A: cos(in, out)"], drift(ta, ia).step_cos_l, rtol=1e-6)
+    np.testing.assert_allclose(bank["B: cos(in, out)"], drift(tb, ib).step_cos_l, rtol=1e-6)
+    apart = [cosine(ta.hidden_ltd[s, ia], tb.hidden_ltd[s, ib]) for s in range(1, 7)]
+    np.testing.assert_allclose(bank["A vs B after the layer"], apart, rtol=1e-5)
     active = int((trace.ffn_hidden_ltf[LAYER, TOKEN] > 0).sum())
     assert f"{active} \\text{{ of }} 1536" in _words(at)
+    assert "Why stack blocks?" in _words(at)
 
 
-def test_step10_custom_source_and_target(model):
+def test_step_decoder_custom_source_and_target_illustrative(model):
     src, tgt = "Jane visits Africa", "she travels to a far continent"
-    at = _open(10, learn_src=src, learn_tgt=tgt)
+    at = _open(STEP["decoder"], learn_src=src, learn_tgt=tgt)
     dec = run_decoder(model, tokenize(model, src), tokenize(model, tgt), LAYER)
     self_p, cross_p = _z(at, 0), _z(at, 1)
     m, n = len(dec.target), len(dec.source)
@@ -256,15 +383,22 @@ def test_step10_custom_source_and_target(model):
     assert _metric(at, "cross-attention row sums, smallest") == "1.000000"
     table = at.dataframe[0].value
     assert list(table["target token"]) == [f"{i}: {t}" for i, t in enumerate(dec.target.tokens)]
-    assert "encoder only" in at.info[0].value
+    assert "looks most at (source, illustrative)" in table.columns
+    for key in ("learn_dec_self", "learn_dec_cross"):  # the charts are tagged
+        assert "(illustrative)" in spec(_chart(at, key))["layout"]["title"]["text"]
+    info = at.info[0].value
+    assert "encoder only" in info and f"reuses one encoder layer's weights (layer {LAYER}" in info
+    assert "both the masked self-attention and the cross-attention" in info
+    link = at.get("page_link")[0].proto
+    assert link.page == "build_head" and "causal mask" in link.label
     at.text_input(key="learn_tgt").input("a river").run()
     assert not at.exception
     assert _z(at, 1).shape == (len(tokenize(model, "a river")), n)
     assert at.query_params["learn_tgt"] in (["a river"], "a river")
 
 
-def test_step11_cost_grows_with_length(trace):
-    at = _open(11)
+def test_step_cost_split_crossover_and_memory(model, trace):
+    at = _open(STEP["cost"])
     table = at.dataframe[0].value
     assert list(table["tokens n"]) == list(COST_SIZES)
     expected = [attention_bytes(n, 6, 12) / 1e6 for n in COST_SIZES]
@@ -275,9 +409,18 @@ def test_step11_cost_grows_with_length(trace):
     assert np.all(times > 0) and times[-1] > times[0]
     own = attention_bytes(trace.n_tokens, 6, 12)
     assert own == trace.scores_lhqk.nbytes + trace.pattern_lhqk.nbytes
-    assert f"**{own:,} bytes**" in _words(at)
-    curve = spec(at.get("plotly_chart")[0])["data"]
+    text = _words(at)
+    assert f"**{own:,} bytes**" in text
+    assert crossover_tokens(model.config) == 2304 and "n = 2d + d_ff = 2,304 tokens" in text
+    assert "beyond the 512 positions" in text and "bends towards" not in text
+    curve = spec(_chart(at, "learn_cost"))["data"]
     np.testing.assert_allclose(array(curve[2]["y"]), expected)
+    split = spec(_chart(at, "learn_cost_split"))["data"]
+    assert [t["name"] for t in split] == ["attention", "dense layers"]
+    att = array(split[0]["y"])
+    np.testing.assert_allclose(att + array(split[1]["y"]), 100.0)
+    assert f"**{att[0] / 100:.0%}** of a layer's time at 16 tokens" in text
+    assert f"**{att[-1] / 100:.0%}** at 512" in text
 
 
 def test_navigation_buttons_selector_and_url():
@@ -291,11 +434,17 @@ def test_navigation_buttons_selector_and_url():
     assert at.header[0].value.startswith("2. ")
     at.selectbox(key="step").select(9).run()
     assert at.header[0].value == f"9. {TITLES[8]}"
-    assert at.get("progress")[0].proto.text == "Step 9 of 11"
+    assert at.get("progress")[0].proto.text == f"Step 9 of {N_STEPS}"
+
+
+def test_readme_softmax_link_opens_the_softmax_step():
+    at = open_page("learn", s="The river bank was muddy", step=str(STEP["softmax"]))
+    assert not at.exception
+    assert at.header[0].value == f"{STEP['softmax']}. Softmax: who looks at whom"
 
 
 def test_token_choice_survives_steps_without_the_selector():
-    at = _open(7, learn_token="3")
+    at = _open(STEP["values"], learn_token="3")
     at.selectbox(key="step").select(1).run()  # step 1 has no token selector
     at.button(key="learn_next").click().run()
     at.button(key="learn_next").click().run()  # step 3
@@ -311,8 +460,12 @@ def test_a_preset_walks_through_every_step(preset):
         assert at.header[0].value == f"{step}. {TITLES[step - 1]}"
 
 
-@pytest.mark.parametrize(("preset", "step"), zip(PRESETS, (1, 3, 4, 5, 6, 8), strict=True))
-def test_presets_render(model, preset, step):
+PRESET_STEPS = ("tokens", "queries", "scores", "masking", "softmax", "heads")
+
+
+@pytest.mark.parametrize(("preset", "name"), zip(PRESETS, PRESET_STEPS, strict=True))
+def test_presets_render(model, preset, name):
+    step = STEP[name]
     at = _open(step, s=preset)
     trace = trace_sentence(model, preset)
     tokens = trace.tokens.tokens
@@ -323,18 +476,18 @@ def test_presets_render(model, preset, step):
             assert _explorer(at, key, trace, text=preset)["header"]["tokens"] == list(tokens)
     else:
         assert spec(_chart(at, 0))["layout"]["yaxis"]["ticktext"] == escaped
-    if step == 5:  # the padding demo is still Plotly: the sentence, then three [PAD]s
+    if name == "masking":  # the padding demo is still Plotly: the sentence, then three [PAD]s
         ticks = spec(_chart(at, "learn_pad_masked"))["layout"]["yaxis"]["ticktext"]
         assert ticks == [*escaped, "[PAD]", "[PAD]", "[PAD]"]
 
 
 def test_hidden_special_tokens_and_a_bad_step_in_the_url(trace):
-    at = _open(6, hide_special="1")
+    at = _open(STEP["softmax"], hide_special="1")
     assert _explorer(at, "learn_pattern", trace)["view"]["hide_special"] is True
     queries = list(at.dataframe[0].value["query"])
     assert queries == [f"{i}: {t}" for i, t in enumerate(trace.tokens.tokens)][1:-1]
     assert "[CLS]" not in " ".join(queries) and len(queries) == trace.n_tokens - 2
-    at = open_page("learn", s=SENTENCE, step="12")
+    at = open_page("learn", s=SENTENCE, step=str(N_STEPS + 1))
     assert not at.exception
     assert at.header[0].value.startswith("1. ")
     assert any("step" in w.value for w in at.sidebar.warning)

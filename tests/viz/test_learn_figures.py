@@ -12,6 +12,7 @@ from viz.learn_cost import make_cost_curve
 from viz.learn_cross import make_cross_pattern
 from viz.learn_matrix import make_small_matrix
 from viz.learn_positions import make_positions
+from viz.learn_split import make_cost_split
 from viz.learn_strip import make_embedding_strip, robust_range
 
 SENTENCE = "the <b>bold</b> bank & the bank"
@@ -115,3 +116,20 @@ def test_cost_curve_shows_measurements_next_to_n_squared():
     assert "tokens" in time_measured.hovertemplate and "ms" in time_measured.hovertemplate
     with pytest.raises(ValueError, match="sizes"):
         make_cost_curve(n, seconds[:2], nbytes)
+
+
+def test_cost_split_stacks_attention_and_dense_shares_to_100():
+    n = np.array([16, 64, 512])
+    attention, dense = np.array([0.001, 0.004, 0.05]), np.array([0.003, 0.008, 0.1])
+    fig = make_cost_split(n, attention, dense)
+    assert len(fig.data) == 2 and all(isinstance(t, go.Bar) for t in fig.data)
+    att, den = fig.data
+    assert (att.name, den.name) == ("attention", "dense layers")
+    np.testing.assert_allclose(array(att.y), 100 * attention / (attention + dense))
+    np.testing.assert_allclose(array(att.y) + array(den.y), 100.0)
+    np.testing.assert_allclose(array(att.customdata), attention * 1e3)
+    assert list(att.x) == ["16", "64", "512"] and fig.layout.barmode == "stack"
+    assert "ms" in att.hovertemplate and "tokens" in att.hovertemplate
+    assert fig.layout.yaxis.range == (0, 100)
+    with pytest.raises(ValueError, match="sizes"):
+        make_cost_split(n, attention[:2], dense)

@@ -133,23 +133,30 @@ def test_click_a_head_in_the_grid_to_open_it(app_url, page):
 
 
 def test_walk_the_whole_learn_tour(app_url, page):
-    from ui.learn_text import N_STEPS, TITLES
+    from ui.tour import N_STEPS, titles
 
+    names = titles()
     page.goto(f"{app_url}/learn?s=The+river+bank+was+muddy")
     wait_idle(page)
     for step in range(1, N_STEPS + 1):
-        heading = page.get_by_role("heading", name=f"{step}. {TITLES[step - 1]}")
+        heading = page.get_by_role("heading", name=f"{step}. {names[step - 1]}")
         heading.wait_for(timeout=60_000)
         wait_idle(page)
         progress = page.locator('[data-testid="stProgress"]')
         assert f"Step {step} of {N_STEPS}" in progress.inner_text(timeout=10_000)
-        drawn = page.locator(".js-plotly-plot .main-svg, [data-testid='stDataFrame']")
+        drawn = page.locator(
+            ".js-plotly-plot .main-svg, [data-testid='stDataFrame'], .ax[data-drawn]"
+        )  # a Plotly chart, a table or a drawn attention explorer
         try:  # the run is over, but the browser may still be loading the chart library
             drawn.first.wait_for(timeout=30_000)
         except PlaywrightTimeout:
-            pytest.fail(f"step {step} shows no chart or table")
-        assert page.locator('[data-testid="stSidebarNav"] a').count() == 8
+            pytest.fail(f"step {step} shows no chart, table or explorer")
+        nav = page.locator('[data-testid="stSidebarNav"] a', has_text="Learn step by step")
+        assert nav.count() == 1  # the sidebar's page list stays on screen on every step
         assert page.get_by_role("link", name=re.compile("Explore further")).count() == 1
+        engineers = page.locator('[data-testid="stExpander"] details')  # closed, one per step
+        engineers.first.wait_for(state="attached", timeout=30_000)
+        assert engineers.count() == 1 and engineers.get_attribute("open") is None
         assert_no_error_box(page)
         next_button = page.locator(".st-key-learn_next button")  # the top "Next"
         if step < N_STEPS:

@@ -33,17 +33,32 @@ def text(cfg) -> str:
 
 STACK = (
     "Why stack blocks? One block lets each word gather from the others once. Stacked, a word "
-    "can use what its neighbours gathered in the block before — “bank” can lean on “river”, "
-    "which has already looked at “muddy” — so meaning builds up a little per block. Each "
-    "block turns the vector only part of the way, as the cosines below show."
+    "can use what its neighbours gathered in the block before — in “The river bank was "
+    "muddy”, “bank” can read “river” after “river” has already read its own neighbours — so "
+    "meaning builds up a little per block. Each block turns the vector only part of the way, "
+    "as the cosines below show."
 )
 
 
 def render(shared: Shared, trace: Trace) -> None:
     cfg = trace.config
     st.markdown(text(cfg))
-    layer = shared.layer
     i = token(shared, trace)
+    _chain(trace, shared.layer, i)
+    st.markdown(STACK)
+    _bank_drift(shared, cfg.n_layers)
+    _stack(trace, i)
+    with engineers():
+        st.markdown(
+            f"Rows: `trace.hidden_ltd[:, {i}]` (state s = `layer_name(s)`); the sub-steps are "
+            f"`trace.delta_ltd`, `trace.attn_out_ltd`, `trace.ffn_out_ltd` at layer "
+            f"{shared.layer}; cosines: `attention_core.demos.drift(trace, token)`."
+        )
+
+
+def _chain(trace: Trace, layer: int, i: int) -> None:
+    """Token ``i`` through layer ``layer``, each sub-step labelled, with its LayerNorm and FFN."""
+    cfg = trace.config
     x, delta = trace.hidden_ltd[layer, i], trace.delta_ltd[layer, i]
     a, ffn = trace.attn_out_ltd[layer, i], trace.ffn_out_ltd[layer, i]
     stages = {
@@ -85,9 +100,13 @@ def render(shared: Shared, trace: Trace) -> None:
         rf"\mathrm{{FFN}}(a) = W_2\,\mathrm{{GELU}}(W_1 a + b_1) + b_2:\quad {d} \to {f} \to {d},"
         rf"\quad {int((g > 0).sum())} \text{{ of }} {f} \text{{ GELU outputs}} > 0"
     )
-    st.markdown(STACK)
-    _bank_drift(shared, cfg.n_layers)
-    st.markdown(f"Following {say(i, trace)} of your sentence through all {cfg.n_layers} blocks:")
+
+
+def _stack(trace: Trace, i: int) -> None:
+    """The chosen token's hidden states: size, turn per layer, distance from its static vector."""
+    st.markdown(
+        f"Following {say(i, trace)} of your sentence through all {trace.config.n_layers} blocks:"
+    )
     h, dr = trace.hidden_ltd[:, i], drift(trace, i)
     st.dataframe(
         {
@@ -107,12 +126,6 @@ def render(shared: Shared, trace: Trace) -> None:
         "shows how much that layer turned the vector; cosine with the static vector (its row "
         "of the lookup table) how far it has come from it."
     )
-    with engineers():
-        st.markdown(
-            f"Rows: `trace.hidden_ltd[:, {i}]` (state s = `layer_name(s)`); the sub-steps are "
-            f"`trace.delta_ltd`, `trace.attn_out_ltd`, `trace.ffn_out_ltd` at layer {layer}; "
-            "cosines: `attention_core.demos.drift(trace, token)`."
-        )
 
 
 def _bank_drift(shared: Shared, n_layers: int) -> None:
@@ -134,6 +147,12 @@ def _bank_drift(shared: Shared, n_layers: int) -> None:
         column_config={c: NUM for c in ("A: cos(in, out)", "B: cos(in, out)",
                                         "A: cos with static", "A vs B after the layer")},
     )  # fmt: skip
+    st.markdown(
+        f"Measured: each layer turns “bank” in A by a cosine between **{da.step_cos_l.min():.4f}**"
+        f" and **{da.step_cos_l.max():.4f}** (1 = not at all); its cosine with its static vector "
+        f"falls from **{da.static_cos_s[0]:.4f}** (embedding) to **{da.static_cos_s[-1]:.4f}** "
+        f"({layer_name(n_layers)}), and the two “bank”s end at **{apart[-1]:.4f}**."
+    )
     st.caption(
         f"“bank” in A = “{BANK_A}” and B = “{BANK_B}”. cos(in, out): how little each layer "
         "turns the vector (1 = not at all); A vs B: how far the two “bank”s have parted after "

@@ -35,8 +35,14 @@ def text(cfg) -> str:
 
 
 def render(shared: Shared, trace: Trace) -> None:
-    cfg = trace.config
-    st.markdown(text(cfg))
+    st.markdown(text(trace.config))
+    _split(shared)
+    _whole_pass(shared)
+    _memory(trace)
+
+
+def _split(shared: Shared) -> None:
+    """One layer's measured time: attention against the dense layers."""
     split = learn_cache.split_points(shared.model)
     ns = np.array([p.n_tokens for p in split])
     att, dense = np.array([p.attention_s for p in split]), np.array([p.dense_s for p in split])
@@ -57,6 +63,10 @@ def render(shared: Shared, trace: Trace) -> None:
             "multiply-adds it computes n² exponentials and moves n² numbers through memory."
         )
     )
+
+
+def _whole_pass(shared: Shared) -> None:
+    """The whole forward pass timed, and the memory of its scores and patterns, per length."""
     points, load, cpus, one_thread = learn_cache.cost_points(shared.model)
     ns = np.array([p.n_tokens for p in points])
     secs = np.array([p.seconds for p in points])
@@ -93,7 +103,11 @@ def render(shared: Shared, trace: Trace) -> None:
         + (", with the matrix library held to one thread" if one_thread else "")
         + ": other programs running at the same time slow some passes down."
     )
-    n = trace.n_tokens
+
+
+def _memory(trace: Trace) -> None:
+    """What the reader's own sentence holds: n² numbers per layer, head and matrix."""
+    cfg, n = trace.config, trace.n_tokens
     own = attention_bytes(n, cfg.n_layers, cfg.n_heads)
     st.latex(
         rf"2 \times {cfg.n_layers} \times {cfg.n_heads} \times {n}^2 \times 4\ \text{{bytes}} = "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from attention_core import Trace
+from attention_core import DecoderTrace, Trace
 from ui import learn_cache
 from ui.sidebar import Shared
 from ui.tour.common import NUM, chart, engineers
@@ -50,7 +50,20 @@ def render(shared: Shared, trace: Trace) -> None:
         if toks.n_cut:
             st.warning(f"The {name} was cut to {len(toks)} tokens for this demonstration.")
     st.markdown(STEPS)
-    tgt, src = dec.target.tokens, dec.source.tokens
+    _charts(dec, head)
+    _numbers(dec, head, e)
+    with engineers():
+        st.markdown(
+            f"`attention_core.run_decoder(model, source, target, {layer})`: "
+            "`multi_head_attention(model, layer, target, target, causal=True)`, then "
+            "`multi_head_attention(model, layer, mid, memory)` with `memory` the source's "
+            "`hidden_ltd[-1]`; both use the same layer's weights and LayerNorms."
+        )
+
+
+def _charts(dec: DecoderTrace, head: int) -> None:
+    """The masked self-attention and the cross-attention of one head, both tagged."""
+    tgt, src, layer = dec.target.tokens, dec.source.tokens, dec.layer
     self_p, cross_p = dec.self_attn.pattern_hqk[head], dec.cross.pattern_hqk[head]
     where = f"layer {layer}'s weights, head {head} ({TAG})"
     c1, c2 = st.columns(2)
@@ -69,6 +82,12 @@ def render(shared: Shared, trace: Trace) -> None:
         "be square.",
         c2,
     )
+
+
+def _numbers(dec: DecoderTrace, head: int, e: int) -> None:
+    """Shapes, the causal mask's zeros, row sums and what each target token looks at most."""
+    tgt, src, layer = dec.target.tokens, dec.source.tokens, dec.layer
+    self_p, cross_p = dec.self_attn.pattern_hqk[head], dec.cross.pattern_hqk[head]
     m, n = len(tgt), len(src)
     st.latex(
         rf"\mathrm{{softmax}}\!\left(\frac{{Q_{{\text{{tgt}}}} K_{{\text{{src}}}}^{{\top}}}}"
@@ -98,10 +117,3 @@ def render(shared: Shared, trace: Trace) -> None:
         f"Illustrative: borrowed weights, not a trained decoder's. Layer {layer}'s W_Q, W_K, "
         "W_V and W_O serve both kinds of attention."
     )
-    with engineers():
-        st.markdown(
-            f"`attention_core.run_decoder(model, source, target, {layer})`: "
-            "`multi_head_attention(model, layer, target, target, causal=True)`, then "
-            "`multi_head_attention(model, layer, mid, memory)` with `memory` the source's "
-            "`hidden_ltd[-1]`; both use the same layer's weights and LayerNorms."
-        )

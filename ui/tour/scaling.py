@@ -43,8 +43,7 @@ def render(shared: Shared, trace: Trace) -> None:
         "How to read this: rows are queries, columns keys. Left the raw dot products, right the "
         f"same divided by √{e} ≈ {np.sqrt(e):.2f}: same shape, smaller range."
     )
-    scores = trace.scores_lhqk[layer, head]
-    steps, raw = attention_steps(scores, e), attention_steps(scores, e, scale=False)
+    steps = attention_steps(trace.scores_lhqk[layer, head], e)
     j = int(np.argmax(steps.pattern[i]))
     cell = cell_arithmetic(trace.q_lhqe[layer, head], trace.k_lhke[layer, head], steps, i, j)
     st.latex(
@@ -53,6 +52,20 @@ def render(shared: Shared, trace: Trace) -> None:
         rf" = {cell.scaled:.4f}"
     )
     st.markdown(f"Query: {say(i, trace)}; key: {say(j, trace)}, the one it weights most.")
+    _this_head(trace, layer, head)
+    _saturation(shared, trace)
+    with engineers():
+        st.markdown(
+            "Gradient size: the Frobenius norm of softmax's Jacobian diag(a) − a·aᵀ per row, "
+            "averaged (`attention_core.demos.scale_effect`); spread: `scores.std(axis=-1)`. "
+            "Random widths: `attention_core.demos.dot_spread` (4,096 pairs each)."
+        )
+
+
+def _this_head(trace: Trace, layer: int, head: int) -> None:
+    """The sidebar's head with and without ÷√d_k: spread, gradient, entropy, largest weight."""
+    e, scores = trace.config.d_head, trace.scores_lhqk[layer, head]
+    steps, raw = attention_steps(scores, e), attention_steps(scores, e, scale=False)
     eff = scale_effect(scores, e)
     st.markdown(
         f"**This head on your sentence** (layer {layer}, head {head}): the scores of a row "
@@ -69,6 +82,11 @@ def render(shared: Shared, trace: Trace) -> None:
     st.caption(
         f"An even spread over {trace.n_tokens} tokens would be {np.log2(trace.n_tokens):.3f} bits."
     )
+
+
+def _saturation(shared: Shared, trace: Trace) -> None:
+    """Random heads of growing width on the reader's tokens, with and without ÷√d_k."""
+    e = trace.config.d_head
     st.markdown(
         "The effect grows with the width d_k. Below, random heads (queries and keys with spread "
         "1, so q·k has spread √d_k) are run on your sentence's tokens for widths 1 to "
@@ -87,9 +105,3 @@ def render(shared: Shared, trace: Trace) -> None:
         rf"\ \text{{(scaled)}}\quad\text{{vs}}\quad {sat.max_unscaled[-1]:.3f}"
         rf"\ \text{{(unscaled)}}"
     )
-    with engineers():
-        st.markdown(
-            "Gradient size: the Frobenius norm of softmax's Jacobian diag(a) − a·aᵀ per row, "
-            "averaged (`attention_core.demos.scale_effect`); spread: `scores.std(axis=-1)`. "
-            "Random widths: `attention_core.demos.dot_spread` (4,096 pairs each)."
-        )

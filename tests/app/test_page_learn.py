@@ -337,7 +337,9 @@ def test_step_heads_side_by_side_their_sum_and_the_markers(model, trace):
     text = _words(at)
     assert f"**{share.mean():.0%}** of a word's attention" in text
     assert f"(head {HEAD}: **{share[HEAD]:.0%}**" in text
-    assert "safe place to park" in text and f"**{2 / trace.n_tokens:.0%}**" in text
+    assert (
+        "park that weight there, as a “no-op”" in text and f"**{2 / trace.n_tokens:.0%}**" in text
+    )
 
 
 def test_step_block_each_labelled_stage_and_the_drift(model, trace):
@@ -364,6 +366,9 @@ def test_step_block_each_labelled_stage_and_the_drift(model, trace):
     np.testing.assert_allclose(bank["B: cos(in, out)"], drift(tb, ib).step_cos_l, rtol=1e-6)
     apart = [cosine(ta.hidden_ltd[s, ia], tb.hidden_ltd[s, ib]) for s in range(1, 7)]
     np.testing.assert_allclose(bank["A vs B after the layer"], apart, rtol=1e-5)
+    static = drift(ta, ia).static_cos_s
+    assert f"falls from **{static[0]:.4f}** (embedding) to **{static[-1]:.4f}**" in _words(at)
+    assert f"end at **{apart[-1]:.4f}**" in _words(at)
     active = int((trace.ffn_hidden_ltf[LAYER, TOKEN] > 0).sum())
     assert f"{active} \\text{{ of }} 1536" in _words(at)
     assert "Why stack blocks?" in _words(at)

@@ -14,6 +14,10 @@ import streamlit as st
 from ui import params, sidebar
 from ui.cache import opening_view
 
+# Pages whose attention explorer holds layer, head and [CLS]/[SEP] (and reports them in a
+# fragment rerun): the sidebar names them instead of drawing sliders that would go stale.
+EXPLORER_PAGES = frozenset({"pattern"})
+
 
 def frame(page: str) -> None:
     """Read the URL (first run only), set defaults, draw the sidebar, write the URL."""
@@ -23,7 +27,7 @@ def frame(page: str) -> None:
     params.init_from_url()
     params.defaults(page)
     open_on_telling_view()
-    sidebar.render()
+    sidebar.render(view_in_page=page in EXPLORER_PAGES)
     params.write_url(page)
 
 

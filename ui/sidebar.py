@@ -14,6 +14,7 @@ from ui.cache import MODELS, get_trace, model_error
 from ui.presets import PRESETS, curated
 
 CUSTOM = "(your own sentence)"
+VIEW_OWNED = ("layer", "head", "hide_special")  # what a page's explorer may hold instead
 NOTHING_READABLE = (
     "The model reads no word in this text: it holds only invisible or control characters. "
     "Type a sentence (or pick an example)."
@@ -48,8 +49,10 @@ def _use_preset() -> None:
         st.session_state["q"], st.session_state["k"] = preset.token, preset.key
 
 
-def render() -> None:
-    """Draw the shared controls (their values land in session state)."""
+def render(view_in_page: bool = False) -> None:
+    """Draw the shared controls (their values land in session state). ``view_in_page``: the
+    page's attention explorer holds layer, head and [CLS]/[SEP], so the sidebar only names them
+    (a slider there would show a stale value after the explorer's quiet updates)."""
     params.defaults()
     sb = st.sidebar
     sb.selectbox("Model", list(MODELS), key="model", help="Models are chosen from a fixed list.")
@@ -62,9 +65,17 @@ def render() -> None:
             help="Press Enter or Run. Up to 512 tokens are used; longer text is cut.",
         )  # fmt: skip
         st.form_submit_button("Run", type="primary")
-    sb.slider("Layer", 0, 5, key="layer", help="Which of the 6 encoder blocks (0 = first).")
-    sb.slider("Head", 0, 11, key="head", help="Which of the 12 attention heads in that layer.")
-    sb.toggle("Hide [CLS] / [SEP]", key="hide_special", help="Hide the two special tokens.")
+    if view_in_page:  # the page's explorer holds them, and redraws them without a rerun
+        for name in VIEW_OWNED:  # kept as plain state while their widgets are not drawn
+            st.session_state[name] = st.session_state[name]
+        sb.caption(
+            "Layer, head and [CLS]/[SEP]: choose them in the view on this page (← → change "
+            "the head, ↑ ↓ the layer after a click on it)."
+        )
+    else:
+        sb.slider("Layer", 0, 5, key="layer", help="Which of the 6 encoder blocks (0 = first).")
+        sb.slider("Head", 0, 11, key="head", help="Which of the 12 attention heads in that layer.")
+        sb.toggle("Hide [CLS] / [SEP]", key="hide_special", help="Hide the two special tokens.")
     for warning in st.session_state.get("_url_warnings", []):
         sb.warning(safe.md(warning))  # quotes what the link said: keep it literal
 

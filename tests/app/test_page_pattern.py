@@ -49,13 +49,18 @@ def test_a_cell_outside_a_shorter_sentence_falls_back_inside_it():
     assert (view["q"], view["k"]) == (2, 2)  # [CLS] hi [SEP]
 
 
-def test_sidebar_changes_reach_the_explorer():
-    at = open_page("pattern", s=SENTENCE)
+def test_the_head_chosen_on_another_page_reaches_the_explorer():
+    at = open_page("values", s=SENTENCE, layer="2")
     at.sidebar.slider(key="head").set_value(9).run()
     at.sidebar.toggle(key="hide_special").set_value(True).run()
+    at.switch_page("pages/pattern.py").run()
     assert not at.exception
     view = _explorer(at)["view"]
-    assert view["head"] == 9 and view["hide_special"] is True
+    assert (view["layer"], view["head"], view["hide_special"]) == (2, 9, True)
+    # Here the explorer holds layer, head and [CLS]/[SEP]: the sidebar names them, no sliders
+    # (they would go stale while the explorer updates the session in a fragment rerun).
+    assert not at.sidebar.slider and not at.sidebar.toggle
+    assert "in the view on this page" in " ".join(c.value for c in at.sidebar.caption)
 
 
 def test_the_number_table_follows_the_switches(trace):

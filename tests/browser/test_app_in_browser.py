@@ -80,10 +80,14 @@ def test_type_a_sentence_move_a_slider_and_read_the_labels(app_url, page):
     type_sentence(page, "Dirty quantum plumbing leaks")
     expected = ["[CLS]", "dirty", "quantum", "plumbing", "leaks", "[SEP]"]
     assert wait_for_explorer_labels(page, lambda got: got == expected) == expected
-    head = page.get_by_role("slider", name="Head")  # the sidebar's: the explorer follows it
+    # The sidebar's Head slider on another page; the explorer follows it back here.
+    page.locator('[data-testid="stSidebarNav"] a', has_text="Value updates").click()
+    head = page.get_by_role("slider", name="Head")
+    head.wait_for(timeout=30_000)
     head.focus()
     head.press("ArrowRight")
     wait_idle(page)
+    page.locator('[data-testid="stSidebarNav"] a', has_text="Attention pattern").click()
     page.locator(".ax-title", has_text="layer 2, head 1").wait_for(timeout=30_000)
     assert re.search(r"head=1", page.url)
     assert "s=Dirty+quantum+plumbing+leaks" in page.url

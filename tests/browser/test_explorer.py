@@ -222,6 +222,16 @@ def sidebar_slider(page, name: str) -> str:
     return value
 
 
+def on_the_values_page(page) -> str:
+    """Go to the Value updates page through the sidebar, as a person would, and return its title:
+    the session's layer and head there are what the explorer told the server. (On the pattern
+    page the explorer holds them, and the sidebar draws no sliders for them.)"""
+    page.locator('[data-testid="stSidebarNav"] a', has_text="Value updates").click()
+    title = page.locator("h1", has_text="Value updates ΔE")
+    title.wait_for(timeout=WAIT_MS)
+    return title.inner_text()
+
+
 def query_of(page) -> dict:
     return {k: v[0] for k, v in parse_qs(urlparse(page.evaluate("location.href")).query).items()}
 
@@ -347,9 +357,7 @@ def test_keys_step_head_and_layer_and_a_reload_reproduces_the_view(app_url, ax_p
         assert page.evaluate(scroll) == scrolled
     assert page.evaluate(scroll) == scrolled
 
-    # The server was told: the sidebar's sliders follow, and the URL carries the view.
-    assert sidebar_slider(page, "Head") == "1"
-    assert sidebar_slider(page, "Layer") == "3"
+    # The server was told (checked on another page below), and the URL carries the view.
     url = query_of(page)
     assert {k: url.get(k) for k in ("layer", "head", "causal", "scale", "temp")} == {
         "layer": "3", "head": "1", "causal": "1", "scale": "0", "temp": "0.35",
@@ -368,6 +376,9 @@ def test_keys_step_head_and_layer_and_a_reload_reproduces_the_view(app_url, ax_p
     assert not root.locator("[data-name=scale]").is_checked()
     assert root.locator("[data-name=temp]").input_value() == "0.35"
     assert root.locator(".ax-temp").text_content() == "0.35"
+    # The other pages follow the chosen head: the session heard of it.
+    assert on_the_values_page(page).endswith("layer 3, head 1")
+    assert sidebar_slider(page, "Layer") == "3" and sidebar_slider(page, "Head") == "1"
 
 
 def test_no_websocket_frame_between_a_key_and_the_redraw(app_url, ax_page):
@@ -439,9 +450,10 @@ def test_hide_cls_and_sep(app_url, ax_page, trace):
     q, k, value, _ = hover(page, "pattern", 0, 0)
     assert (q, k) == (1, 1)
     assert close(value, float(trace.steps(0, 1).pattern[1, 1]))
+    assert query_of(page)["hide_special"] == "1"
+    on_the_values_page(page)  # the session heard of it: the sidebar there shows it on
     sidebar = page.locator('[data-testid="stSidebar"]')
     assert sidebar.get_by_role("switch", name="Hide [CLS] / [SEP]").is_checked()
-    assert query_of(page)["hide_special"] == "1"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -628,7 +640,8 @@ def test_one_key_press_steps_one_head_after_a_rerun(app_url, ax_page):
     with told(page):
         page.keyboard.press("ArrowRight")
         assert state(page)["view"]["head"] == 2
-    assert sidebar_slider(page, "Head") == "2"
+    assert query_of(page)["head"] == "2"
+    assert on_the_values_page(page).endswith("layer 2, head 2")
 
 
 def test_a_first_click_picks_the_cell_under_the_pointer_without_scrolling(app_url, ax_page):

@@ -25,104 +25,6 @@ from attention_core.block import (
     run_block,
     sinusoidal_positions,
 )
-from attention_core.explain import CellArithmetic, HeadSummary, cell_arithmetic, summarize_heads
-from attention_core.fallback import fallback_embeddings, split_pieces
-from attention_core.forward import Trace, WhatIf, run_model, trace_sentence
-from attention_core.functional import (
-    AttentionSteps,
-    attention_steps,
-    causal_mask,
-    gelu,
-    layer_norm,
-    softmax,
-)
-from attention_core.geometry import (
-    Pca,
-    closest_token,
-    cosine,
-    embed_words,
-    fit_pca,
-    fit_shift_plane,
-    parse_probes,
-    shared_words,
-    split_words,
-    word_positions,
-    word_vectors,
-)
-from attention_core.model import (
-    DEFAULT_MODEL_NAME,
-    Model,
-    ModelConfig,
-    ModelLoadError,
-    default_model_path,
-    load_model,
-)
-from attention_core.saturation import DK_GRID, Saturation, row_entropy_bits, saturation_curve
-from attention_core.tokens import Tokens, tokenize
-from attention_core.values import (
-    ValueUpdate,
-    default_token,
-    largest_terms,
-    output_bias,
-    update_steps,
-    value_update,
-)
-
-__all__ = [
-    "DEFAULT_MODEL_NAME",
-    "DK_GRID",
-    "AttentionSteps",
-    "BlockConfig",
-    "BlockTrace",
-    "BlockWeights",
-    "CellArithmetic",
-    "HeadSummary",
-    "Model",
-    "ModelConfig",
-    "ModelLoadError",
-    "Pca",
-    "Saturation",
-    "Tokens",
-    "Trace",
-    "ValueUpdate",
-    "WhatIf",
-    "attention_steps",
-    "causal_mask",
-    "cell_arithmetic",
-    "closest_token",
-    "cosine",
-    "default_model_path",
-    "default_token",
-    "embed_words",
-    "fallback_embeddings",
-    "fit_pca",
-    "fit_shift_plane",
-    "gelu",
-    "largest_terms",
-    "layer_norm",
-    "load_model",
-    "make_block_weights",
-    "output_bias",
-    "parse_probes",
-    "row_entropy_bits",
-    "run_block",
-    "run_model",
-    "saturation_curve",
-    "shared_words",
-    "sinusoidal_positions",
-    "softmax",
-    "split_pieces",
-    "split_words",
-    "summarize_heads",
-    "tokenize",
-    "trace_sentence",
-    "update_steps",
-    "value_update",
-    "word_positions",
-    "word_vectors",
-]
-
-# learn page: decoder demonstration and context-size cost
 from attention_core.cost import (
     COST_SIZES,
     CostPoint,
@@ -138,29 +40,77 @@ from attention_core.decoder import (
     padded_input,
     run_decoder,
 )
+from attention_core.explain import CellArithmetic, HeadSummary, cell_arithmetic, summarize_heads
+from attention_core.fallback import fallback_embeddings, split_pieces
+from attention_core.forward import Trace, WhatIf, run_model, trace_sentence
+from attention_core.functional import (
+    AttentionSteps,
+    attention_steps,
+    causal_mask,
+    gelu,
+    layer_norm,
+    softmax,
+)
+from attention_core.geometry import (
+    Pca,
+    ProbeCosines,
+    closest_token,
+    cosine,
+    embed_words,
+    fit_pca,
+    fit_shift_plane,
+    parse_probes,
+    probe_cosines,
+    relative_cosines,
+    shared_words,
+    split_words,
+    word_positions,
+    word_vectors,
+)
+from attention_core.knockout import WordEffect, hide_word, word_pieces
+from attention_core.model import (
+    DEFAULT_MODEL_NAME,
+    Model,
+    ModelConfig,
+    ModelLoadError,
+    default_model_path,
+    load_model,
+)
+from attention_core.pack import Block, block_nbytes, header, layer_block
+from attention_core.saturation import DK_GRID, Saturation, row_entropy_bits, saturation_curve
+from attention_core.telling import TellingHead, telling_head
+from attention_core.tokens import Tokens, tokenize
+from attention_core.values import (
+    ValueUpdate,
+    default_token,
+    largest_terms,
+    output_bias,
+    update_steps,
+    value_update,
+)
 
-__all__ += [
-    "COST_SIZES",
-    "AttentionPass",
-    "CostPoint",
-    "DecoderTrace",
-    "attention_bytes",
-    "measure_cost",
-    "multi_head_attention",
-    "padded_input",
-    "run_decoder",
-    "square_law",
-    "tokens_of_length",
-]
-
-# what did that word do: the pass with a word hidden; the most telling head
-from attention_core.knockout import WordEffect, hide_word, word_pieces  # noqa: E402
-from attention_core.telling import TellingHead, telling_head  # noqa: E402
-
-__all__ += [
-    "TellingHead",
-    "WordEffect",
-    "hide_word",
-    "telling_head",
-    "word_pieces",
-]
+# The public names, grouped by concept (the imports above are sorted by module).
+__all__ = [  # noqa: RUF022 - grouped by concept, not alphabetically
+    # loading
+    "DEFAULT_MODEL_NAME", "Model", "ModelConfig", "ModelLoadError", "default_model_path",
+    "load_model", "Tokens", "tokenize",
+    # the forward pass
+    "Trace", "WhatIf", "run_model", "trace_sentence", "AttentionSteps", "attention_steps",
+    "causal_mask", "gelu", "layer_norm", "softmax",
+    # explanations
+    "CellArithmetic", "HeadSummary", "cell_arithmetic", "summarize_heads", "WordEffect",
+    "hide_word", "word_pieces", "TellingHead", "telling_head", "ValueUpdate", "default_token",
+    "largest_terms", "output_bias", "update_steps", "value_update",
+    # geometry
+    "Pca", "ProbeCosines", "closest_token", "cosine", "embed_words", "fit_pca",
+    "fit_shift_plane", "parse_probes", "probe_cosines", "relative_cosines", "shared_words",
+    "split_words", "word_positions", "word_vectors",
+    # teaching demonstrations
+    "BlockConfig", "BlockTrace", "BlockWeights", "make_block_weights", "run_block",
+    "sinusoidal_positions", "COST_SIZES", "CostPoint", "attention_bytes", "measure_cost",
+    "square_law", "tokens_of_length", "AttentionPass", "DecoderTrace", "multi_head_attention",
+    "padded_input", "run_decoder", "fallback_embeddings", "split_pieces", "DK_GRID",
+    "Saturation", "row_entropy_bits", "saturation_curve",
+    # browser packing
+    "Block", "block_nbytes", "header", "layer_block",
+]  # fmt: skip

@@ -71,7 +71,7 @@ word = st.selectbox(
 )
 pos_a, pos_b = word_positions(a.tokens.tokens, b.tokens.tokens, word)
 cos_l = cosine(word_vectors(a.hidden_ltd, pos_a), word_vectors(b.hidden_ltd, pos_b))  # [l]
-after = layer + 1  # hidden state after the sidebar's block
+after = layer + 1  # hidden state index of "after layer {layer}"
 
 w = safe.token(word)
 fig = make_layer_similarity({f"{word}: A vs B": cos_l}, mark_layer=after)
@@ -79,18 +79,18 @@ left, right = st.columns([3, 1])
 left.plotly_chart(fig, key="cmp_similarity", config={"displaylogo": False})
 where = f"position {', '.join(map(str, pos_a))} in A and {', '.join(map(str, pos_b))} in B"
 layer0 = (
-    f"At layer 0 (static embeddings) the cosine is {cos_l[0]:.4f}: the word embedding is the "
+    f"In the embeddings (before any layer) the cosine is {cos_l[0]:.4f}: the word embedding is the "
     f"same in both, and the only difference is that the word sits at {where}, so different "
     "position embeddings were added before the LayerNorm."
     if pos_a != pos_b
-    else f"At layer 0 the cosine is {cos_l[0]:.4f}: same word at the same position ({where}), "
-    "so the static vectors are identical."
+    else f"In the embeddings the cosine is {cos_l[0]:.4f}: same word at the same position "
+    f"({where}), so the static vectors are identical."
 )
 left.caption(
     f"How to read this: cosine similarity between {w} in sentence A and {w} in sentence B "
-    f"(mean over its word pieces), after each block. {layer0} Every change after layer 0 comes "
-    f"from context: attention mixing in the other words. The dotted line is layer {after}, the "
-    f"output of the sidebar's block {layer}."
+    f"(mean over its word pieces), after each layer. {layer0} Every change after that comes "
+    f"from context: attention mixing in the other words. The dotted line is after layer {layer}, "
+    f"the sidebar's layer."
 )
 labels = [layer_name(i) for i in range(len(cos_l))]
 right.dataframe({"layer": labels, "cosine": cos_l}, key="cmp_table", hide_index=True)

@@ -2,8 +2,9 @@
 
     .venv/bin/python -m scripts.screenshots [--out docs/screenshots]
 
-Starts `streamlit run` on a free loopback port, opens each page on a preset sentence, waits for
-its charts, and writes one PNG per page.
+Starts `streamlit run server.py` on a free loopback port, opens each page on a preset sentence,
+waits for its charts and attention explorers, and writes one PNG per page, one per tour step
+(docs/screenshots/tour/) and the pattern page in the dark theme.
 """
 
 from __future__ import annotations
@@ -16,17 +17,56 @@ from playwright.sync_api import sync_playwright
 
 from scripts.live_app import ROOT, launch_chromium, streamlit_server, wait_idle
 
-# (file name, url_path, URL parameters, how many charts to wait for)
+# (file name, url_path, URL parameters, Plotly charts and attention explorers to wait for)
 SHOTS = [
-    ("home", "", {"s": "The river bank was muddy"}, 0),
-    ("learn", "learn", {"s": "The river bank was muddy", "step": "6"}, 1),
-    ("pattern", "pattern", {"s": "I made a deposit at the bank", "layer": "2", "head": "0"}, 4),
-    ("all_heads", "all_heads", {"s": "The river bank was muddy"}, 1),
-    ("values", "values", {"s": "dirty quantum plumbing", "layer": "0", "head": "3"}, 1),
-    ("embedding_shift", "embedding_shift", {"s": "The river bank was muddy", "layer": "5"}, 1),
-    ("build_head", "build_head", {"s": "the fluffy blue creature roamed the verdant forest"}, 1),
-    ("compare", "compare", {"layer": "4"}, 2),
+    ("home", "", {"s": "The river bank was muddy"}, 0, 1),
+    ("learn", "learn", {"s": "The river bank was muddy", "step": "5"}, 0, 1),
+    (
+        "pattern",
+        "pattern",
+        {"s": "I made a deposit at the bank", "layer": "5", "head": "7", "q": "7", "k": "4"},
+        0,
+        1,
+    ),
+    ("all_heads", "all_heads", {"s": "The river bank was muddy"}, 0, 1),
+    ("values", "values", {"s": "dirty quantum plumbing", "layer": "0", "head": "3"}, 3, 0),
+    ("embedding_shift", "embedding_shift", {"s": "The river bank was muddy", "layer": "5"}, 1, 0),
+    ("hide_word", "hide_word", {"s": "The river bank was muddy"}, 1, 0),
+    ("build_head", "build_head", {"s": "the fluffy blue creature roamed the verdant forest"}, 2, 4),
+    ("compare", "compare", {"layer": "4"}, 1, 2),
 ]
+DARK = ("pattern_dark", "pattern", {"s": "The river bank was muddy", "layer": "1", "head": "9"})
+
+
+def tour_shots() -> list[tuple[str, str, dict[str, str], int, int]]:
+    """Every step of the guided tour on the river-bank sentence (charts: whatever it draws)."""
+    from ui.tour import N_STEPS
+
+    return [(f"tour/step_{k:02d}", "learn", {"s": "The river bank was muddy", "step": str(k)},
+             0, 0) for k in range(1, N_STEPS + 1)]  # fmt: skip
+
+
+def shoot(page, url: str, out: Path, shot: tuple) -> None:
+    name, path, query, charts, views = shot
+    page.goto(f"{url}/{path}?{urlencode(query)}")
+    page.wait_for_function(  # the sidebar drawn, no lazy widget still a placeholder
+        "document.querySelector('[data-testid=\"stSidebar\"]')"
+        " && !document.querySelector('[data-testid=\"stSkeleton\"]')",
+        timeout=90_000,
+    )
+    wait_idle(page, 90_000)
+    if charts:
+        page.wait_for_function(
+            "n => document.querySelectorAll('.js-plotly-plot .main-svg').length >= n",
+            arg=charts, timeout=90_000,
+        )  # fmt: skip
+    for i in range(views):  # each explorer has drawn (pierces its shadow root)
+        page.locator(".ax[data-drawn]").nth(i).wait_for(timeout=90_000)
+    page.wait_for_timeout(800)  # let Plotly finish its transitions
+    path_out = out / f"{name}.png"
+    path_out.parent.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(path_out), full_page=name.startswith("tour/"))
+    print(f"{name}: {path_out}")
 
 
 def main() -> None:
@@ -37,26 +77,14 @@ def main() -> None:
     args = parser.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    size = {"width": args.width, "height": args.height}
     with streamlit_server() as url, sync_playwright() as pw:
         browser = launch_chromium(pw)
-        page = browser.new_page(viewport={"width": args.width, "height": args.height})
-        for name, path, query, charts in SHOTS:
-            page.goto(f"{url}/{path}?{urlencode(query)}")
-            if charts:
-                page.wait_for_function(
-                    "n => document.querySelectorAll('.js-plotly-plot .main-svg').length >= n",
-                    arg=charts,
-                    timeout=90_000,
-                )
-            page.wait_for_function(  # the sidebar drawn, no lazy widget still a placeholder
-                'document.querySelector(\'[data-testid="stSidebar"] input[type="text"]\')'
-                " && !document.querySelector('[data-testid=\"stSkeleton\"]')",
-                timeout=90_000,
-            )
-            wait_idle(page, 90_000)
-            page.wait_for_timeout(800)  # let Plotly finish its transitions
-            page.screenshot(path=str(out / f"{name}.png"))
-            print(f"{name}: {out / f'{name}.png'}")
+        page = browser.new_page(viewport=size)
+        for shot in [*SHOTS, *tour_shots()]:
+            shoot(page, url, out, shot)
+        dark = browser.new_page(viewport=size, color_scheme="dark")
+        shoot(dark, url, out, (*DARK, 0, 1))
         browser.close()
 
 

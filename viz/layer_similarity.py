@@ -1,5 +1,6 @@
-"""Cosine similarity layer by layer (0 = static embedding, L = after L blocks), one line per
-series: a token against each probe word, or one word against the same word in another sentence."""
+"""Cosine similarity per hidden state (the embedding, then after each layer, layers counted from
+0), one line per series: a token against each probe word, or one word against the same word in
+another sentence."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import plotly.graph_objects as go
 from numpy.typing import NDArray
 
 from viz.common import base_layout, escape
+from viz.embedding_shift import layer_name
 
 # Okabe-Ito, colour-blind safe, in a fixed order so a probe keeps its colour across charts
 COLOURS = ("#E69F00", "#56B4E9", "#009E73", "#CC79A7", "#0072B2", "#D55E00", "#F0E442",
@@ -34,11 +36,12 @@ def make_layer_similarity(
         fig.add_trace(go.Scatter(
             x=np.arange(len(values)), y=np.asarray(values, np.float64), mode="lines+markers",
             name=label, line={"color": COLOURS[i % len(COLOURS)], "width": 2},
-            hovertemplate=f"{label}<br>layer %{{x}}: cosine %{{y:.4f}}<extra></extra>",
+            customdata=[layer_name(i) for i in range(len(values))],
+            hovertemplate=f"{label}<br>%{{customdata}}: cosine %{{y:.4f}}<extra></extra>",
         ))  # fmt: skip
     n = lengths.pop() if lengths else 0
-    fig.update_xaxes(title_text="layer (0 = static embedding, L = after L blocks)",
-                     tickmode="array", tickvals=list(range(n)))  # fmt: skip
+    fig.update_xaxes(title_text="hidden state", tickmode="array", tickvals=list(range(n)),
+                     ticktext=[layer_name(i) for i in range(n)])  # fmt: skip
     fig.update_yaxes(title_text="cosine similarity")
     if mark_layer is not None:
         fig.add_vline(x=mark_layer, line={"dash": "dot", "width": 1, "color": "gray"})

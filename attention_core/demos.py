@@ -9,6 +9,7 @@ token's vector turns per block, and where the time of a layer goes (attention vs
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -194,7 +195,7 @@ class SplitPoint:
         return self.attention_s / (self.attention_s + self.dense_s)
 
 
-def _best_of(repeats: int, work) -> float:
+def _best_of(repeats: int, work: Callable[[], object]) -> float:
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
@@ -217,11 +218,11 @@ def measure_split(
             for m in ("query", "key", "value")
         )
 
-        def attention(q=q, k=k, v=v) -> None:
+        def attention(q: F32 = q, k: F32 = k, v: F32 = v) -> None:
             steps = attention_steps(q @ k.transpose(0, 2, 1), cfg.d_head)  # [h,q,e]@[h,e,k]
             _ = steps.pattern @ v  # [h,q,k] @ [h,k,e] -> [h,q,e]
 
-        def dense(x_td=x_td) -> None:
+        def dense(x_td: F32 = x_td) -> None:
             for m in ("query", "key", "value"):
                 _linear(x_td, w, f"{pre}.attention.self.{m}")
             _linear(x_td, w, f"{pre}.attention.output.dense")

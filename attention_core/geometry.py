@@ -32,12 +32,12 @@ class Pca:
     explained_variance_c: F64  # variance of the fitted rows along each direction
     explained_ratio_c: F64  # that variance as a share of the total variance
 
-    def transform(self, x_nd: NDArray) -> F64:
+    def transform(self, x_nd: NDArray[np.floating]) -> F64:
         """Coordinates of the rows of ``x_nd`` (any leading shape, last axis d) in the basis."""
         return (np.asarray(x_nd, np.float64) - self.mean_d) @ self.components_cd.T  # [..,d]@[d,c]
 
 
-def fit_pca(x_nd: NDArray, n_components: int = 2) -> Pca:
+def fit_pca(x_nd: NDArray[np.floating], n_components: int = 2) -> Pca:
     """PCA of the rows of ``x_nd`` by SVD of the centred matrix (sklearn's convention, with the
     sign of each component fixed so its largest loading is positive)."""
     x = np.asarray(x_nd, np.float64)
@@ -57,7 +57,7 @@ def fit_pca(x_nd: NDArray, n_components: int = 2) -> Pca:
     return Pca(mean_d, components, variance[:n_components], ratio)
 
 
-def cosine(a_nd: NDArray, b_nd: NDArray) -> F64:
+def cosine(a_nd: NDArray[np.floating], b_nd: NDArray[np.floating]) -> F64:
     """Cosine similarity along the last axis, broadcasting the rest; 0 where a vector is zero."""
     a, b = np.asarray(a_nd, np.float64), np.asarray(b_nd, np.float64)
     norms = np.linalg.norm(a, axis=-1) * np.linalg.norm(b, axis=-1)
@@ -98,7 +98,9 @@ def word_positions(
     return found[0], found[1]
 
 
-def word_vectors(hidden_ltd: NDArray, positions: Sequence[int]) -> F64:
+def word_vectors(
+    hidden_ltd: NDArray[np.floating], positions: Sequence[int] | NDArray[np.integer]
+) -> F64:
     """One word's vector at every layer: the mean over its pieces, [l, t, d] -> [l, d]."""
     index = np.asarray(positions, dtype=np.int64).reshape(-1)
     if index.size == 0:
@@ -158,7 +160,7 @@ def embed_words(model: Model, probes: Sequence[str]) -> F64:
 
 
 def fit_shift_plane(
-    hidden_ltd: NDArray, keep_t: NDArray[np.int64], probes_lpd: NDArray
+    hidden_ltd: NDArray[np.floating], keep_t: NDArray[np.int64], probes_lpd: NDArray[np.floating]
 ) -> tuple[Pca, F64, F64]:
     """One 2-D PCA plane for a sentence: fitted once on the kept tokens' vectors at every hidden
     state together with the probes' vectors at every state, so the axes stay put from state to
@@ -172,7 +174,10 @@ def fit_shift_plane(
 
 
 def closest_token(
-    tokens: Sequence[str], vectors_td: NDArray, probes_pd: NDArray, probe_words: Sequence[str]
+    tokens: Sequence[str],
+    vectors_td: NDArray[np.floating],
+    probes_pd: NDArray[np.floating],
+    probe_words: Sequence[str],
 ) -> int:
     """A token worth following by default: the word piece whose vector is, on average, most
     similar to the probes', leaving out [CLS]/[SEP], punctuation and the probe words themselves
@@ -205,7 +210,7 @@ class ProbeCosines:
         return self.relative_lp[state] - self.relative_lp[0]
 
 
-def relative_cosines(cos_lp: NDArray) -> F64:
+def relative_cosines(cos_lp: NDArray[np.floating]) -> F64:
     """Each cosine minus the mean over the probes (the last axis). Adding the same number to every
     probe's cosine at a state leaves the result unchanged; with one probe it is 0."""
     cos = np.asarray(cos_lp, np.float64)
@@ -214,7 +219,7 @@ def relative_cosines(cos_lp: NDArray) -> F64:
     return cos - cos.mean(axis=-1, keepdims=True)
 
 
-def probe_cosines(token_ld: NDArray, probes_lpd: NDArray) -> ProbeCosines:
+def probe_cosines(token_ld: NDArray[np.floating], probes_lpd: NDArray[np.floating]) -> ProbeCosines:
     """Compare one token (its vector at every state, [l, d]) with the probes ([l, p, d], e.g. from
     ``embed_words``) state by state; with no probes every array has p = 0 and the mean is 0."""
     token, probes = np.asarray(token_ld, np.float64), np.asarray(probes_lpd, np.float64)

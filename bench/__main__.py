@@ -8,6 +8,7 @@ import sys
 BENCHMARKS = {
     "core": "bench.core",  # the NumPy engine: forward pass and attention steps
     "app": "bench.app",  # the running app in Chromium, against the targets, and BertViz
+    "soak": "bench.soak",  # server memory over many sentences through every page
 }
 
 

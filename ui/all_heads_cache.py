@@ -15,6 +15,7 @@ from ui.cache import get_trace
 from viz.head_grid import head_metrics
 
 
+# Worst case 32 × ~4 kB (a few [6, 12] float arrays) = 128 kB.
 @st.cache_data(max_entries=32, show_spinner=False)
 def head_figures(model: str, text: str) -> dict[str, NDArray]:
     """Summary figures of every head by label, each [l, h], over the full pattern."""

@@ -39,6 +39,7 @@ class BlockView:
     delta_max: float  # max |ΔE| entry, for scale
 
 
+# Worst case 16 × 0.75 MB (512 tokens × 384 float32 and their strings) = 12 MB.
 @st.cache_data(max_entries=16, show_spinner=False)
 def block_input(
     model: str, text: str, hide_special: bool, use_model: bool
@@ -59,7 +60,9 @@ def block_input(
     return tokens, (unit_rows(x_td) * np.sqrt(x_td.shape[1])).astype(np.float32)
 
 
-@st.cache_data(max_entries=16, show_spinner="Running your block…")
+# Worst case 4 × 24 MB (12 heads × 512² float32 scores and patterns, pickled) = 96 MB; every
+# slider move is a new entry, so few are kept.
+@st.cache_data(max_entries=4, show_spinner="Running your block…")
 def block_view(
     model: str, text: str, hide_special: bool, use_model: bool, cfg: BlockConfig
 ) -> BlockView:
@@ -81,6 +84,7 @@ def block_view(
     )
 
 
+# Worst case 16 × ~2 kB (a few curves over ~10 values of d_k) = 32 kB.
 @st.cache_data(max_entries=16, show_spinner="Measuring softmax saturation…")
 def saturation(
     model: str, text: str, hide_special: bool, use_model: bool, seeds: tuple[int, ...]

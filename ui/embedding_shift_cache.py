@@ -14,6 +14,7 @@ from attention_core import embed_words
 from ui.cache import get_model
 
 
+# Worst case 512 × 21.5 kB (7 × 384 float64) = 11 MB.
 @st.cache_data(max_entries=512, show_spinner=False)
 def _probe(model: str, word: str) -> NDArray[np.float64]:
     return embed_words(get_model(model), [word])[:, 0]  # [l,1,d] -> [l,d]

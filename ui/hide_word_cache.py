@@ -63,6 +63,8 @@ class EffectNumbers:
         return float(np.sqrt(max(2.0 - 2.0 * self.sentence_cosine, 0.0)))
 
 
+# Worst case 64 × ~10 kB (per-layer numbers; 7 × probes cosines) = 640 kB. The two traces
+# hide_word computes (up to ~460 MB at 512 tokens) are freed when it returns: never cached.
 @st.cache_data(max_entries=64, show_spinner="Running the sentence with the word hidden…")
 def word_effect(
     model: str, text: str, word_positions: tuple[int, ...], token: int, probes: tuple[str, ...]

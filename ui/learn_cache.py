@@ -28,12 +28,14 @@ DECODER_MAX_TOKENS = 64  # longest source or target the decoder demonstration re
 N_PAD = 3  # [PAD] tokens appended in the padding example
 
 
+# Worst case 16 × ~2 kB = 32 kB.
 @st.cache_data(max_entries=16, show_spinner="Measuring softmax saturation for d_k = 1…384…")
 def saturation(model_name: str, text: str) -> Saturation:
     """Random heads of growing d_k on the sentence's first-layer input."""
     return saturation_curve(get_trace(model_name, text).hidden_ltd[0])
 
 
+# Worst case 2 × < 1 kB (a handful of timings).
 @st.cache_data(max_entries=2, show_spinner="Timing the engine at 16 to 512 tokens (once)…")
 def cost_points(model_name: str) -> tuple[tuple[CostPoint, ...], float, int, bool]:
     """One timed forward pass per length, the machine's 1-minute load average and core count,
@@ -52,7 +54,8 @@ def cost_points(model_name: str) -> tuple[tuple[CostPoint, ...], float, int, boo
     return points, os.getloadavg()[0], os.cpu_count() or 1, threadpool_limits is not None
 
 
-@st.cache_data(max_entries=16, show_spinner="Running the decoder demonstration…")
+# Worst case 8 × 4.7 MB (64-token source and target, every layer's patterns) = 38 MB.
+@st.cache_data(max_entries=8, show_spinner="Running the decoder demonstration…")
 def decoder(model_name: str, source: str, target: str, layer: int) -> DecoderTrace:
     """Masked self-attention on ``target`` and cross-attention into ``source``, with the
     borrowed weights of ``layer``; both texts cut to ``DECODER_MAX_TOKENS``."""
@@ -62,7 +65,8 @@ def decoder(model_name: str, source: str, target: str, layer: int) -> DecoderTra
     return run_decoder(model, src, tgt, layer)
 
 
-@st.cache_data(max_entries=16)
+# Worst case 4 × 24 MB (layer 0's 12 × 512² scores and patterns, pickled) = 96 MB.
+@st.cache_data(max_entries=4)
 def padding(model_name: str, text: str) -> tuple[tuple[str, ...], Padding]:
     """Layer 0 on the sentence plus up to ``N_PAD`` [PAD] tokens, without and with the padding
     mask: the padded tokens and the demonstration's numbers."""
@@ -72,6 +76,7 @@ def padding(model_name: str, text: str) -> tuple[tuple[str, ...], Padding]:
     return (*trace.tokens.tokens, *["[PAD]"] * n_pad), padding_demo(model, trace, n_pad)
 
 
+# Worst case 2 × < 1 kB.
 @st.cache_data(max_entries=2, show_spinner="Timing attention and the dense layers (once)…")
 def split_points(model_name: str) -> tuple[SplitPoint, ...]:
     """One layer's time split between attention and the dense layers at 16 to 512 tokens,

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from attention_core import trace_sentence
-from ui.cache import TraceStore, nbytes
+from ui.cache import Superseded, TraceStore, nbytes
 
 
 @pytest.fixture(scope="module")
@@ -73,3 +73,174 @@ def test_sessions_asking_for_one_sentence_at_once_compute_it_once(model):
     assert all(r is results[0] for r in results)
     np.testing.assert_array_equal(results[0].pattern_lhqk, trace_sentence(
         model, "dirty quantum plumbing").pattern_lhqk)  # fmt: skip
+
+
+# Bounded concurrency and superseded requests (issue 14). Fake computes: threads and events,
+# every wait bounded.
+WAIT_S = 10
+
+
+def _fake(trace, started=None, release=None, log=None, name=None):
+    def compute():
+        if log is not None:
+            log.append(name)
+        if started is not None:
+            started.set()
+        if release is not None:
+            assert release.wait(WAIT_S)
+        return trace
+
+    return compute
+
+
+def _run(target, results, key):
+    def body():
+        try:
+            results[key] = target()
+        except Exception as err:
+            results[key] = err
+
+    thread = threading.Thread(target=body, daemon=True)
+    thread.start()
+    return thread
+
+
+def _wait_until(predicate):
+    deadline = time.monotonic() + WAIT_S
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+
+
+def test_at_most_slots_computations_run_at_once(traces):
+    store = TraceStore(budget=2**30, slots=2)
+    release = threading.Event()
+    results, threads = {}, []
+    for i in range(5):
+        threads.append(
+            _run(lambda i=i: store.get(i, _fake(traces[10], release=release)), results, i)
+        )
+    _wait_until(lambda: store.running == 2)
+    time.sleep(0.1)  # the other three stay waiting
+    assert store.running == 2 and not results
+    release.set()
+    for t in threads:
+        t.join(WAIT_S)
+    assert store.peak_running == 2 and store.running == 0
+    assert all(results[i] is traces[10] for i in range(5))
+    assert store._computing == {} and store._latest == {}
+
+
+def test_the_default_number_of_slots_is_the_number_of_cores():
+    import os
+
+    assert TraceStore(budget=1).slots == (os.cpu_count() or 1)
+
+
+def test_a_sessions_newer_sentence_drops_its_older_waiting_one(traces):
+    store = TraceStore(budget=2**30, slots=1)
+    busy_started, release_busy = threading.Event(), threading.Event()
+    log, results = [], {}
+    busy = _run(
+        lambda: store.get(
+            "busy", _fake(traces[10], busy_started, release_busy, log, "busy"), session="other"
+        ),
+        results,
+        "busy",
+    )
+    assert busy_started.wait(WAIT_S)
+    old = _run(
+        lambda: store.get("old", _fake(traces[10], log=log, name="old"), session="s"),
+        results,
+        "old",
+    )
+    _wait_until(lambda: "old" in store._computing)
+    new = _run(
+        lambda: store.get("new", _fake(traces[60], log=log, name="new"), session="s"),
+        results,
+        "new",
+    )
+    old.join(WAIT_S)  # dropped at once, while the slot is still busy
+    assert isinstance(results["old"], Superseded) and "new" not in results
+    release_busy.set()
+    busy.join(WAIT_S)
+    new.join(WAIT_S)
+    assert results["new"] is traces[60] and log == ["busy", "new"]  # "old" never computed
+    assert len(store) == 2 and store._computing == {} and store._latest == {}
+
+
+def test_a_superseded_key_another_session_wants_is_still_computed(traces):
+    store = TraceStore(budget=2**30, slots=1)
+    started, release = threading.Event(), threading.Event()
+    results = {}
+    busy = _run(lambda: store.get("busy", _fake(traces[10], started, release)), results, "b")
+    assert started.wait(WAIT_S)
+    a = _run(lambda: store.get("k", _fake(traces[60]), session="a"), results, "a")
+    b = _run(lambda: store.get("k", _fake(traces[60]), session="b"), results, "b2")
+    _wait_until(lambda: store._computing.get("k", [None, 0])[1] == 2)
+    # session a moves on; session b still wants "k"
+    c = _run(lambda: store.get("other", _fake(traces[120]), session="a"), results, "c")
+    release.set()
+    for t in (busy, a, b, c):
+        t.join(WAIT_S)
+    assert results["b2"] is traces[60] and results["c"] is traces[120]
+    assert isinstance(results["a"], Superseded) or results["a"] is traces[60]
+    assert store._computing == {} and store._latest == {}
+
+
+def test_wanted_false_drops_a_waiting_request_and_a_failing_compute_leaks_nothing(traces):
+    store = TraceStore(budget=2**30, slots=1)
+    started, release = threading.Event(), threading.Event()
+    results = {}
+    busy = _run(lambda: store.get("busy", _fake(traces[10], started, release)), results, "b")
+    assert started.wait(WAIT_S)
+    rerun_requested = threading.Event()
+    waiting = _run(
+        lambda: store.get(
+            "k", _fake(traces[60]), session="s", wanted=lambda: not rerun_requested.is_set()
+        ),
+        results,
+        "k",
+    )
+    time.sleep(0.1)
+    assert "k" not in results
+    rerun_requested.set()
+    waiting.join(WAIT_S)
+    assert isinstance(results["k"], Superseded)
+    release.set()
+    busy.join(WAIT_S)
+
+    def boom():
+        raise RuntimeError("no model")
+
+    with pytest.raises(RuntimeError):
+        store.get("fails", boom, session="s")
+    assert store.running == 0 and store._computing == {} and store._latest == {}
+
+
+def test_two_threads_on_the_real_model_never_exceed_one_slot(model):
+    store = TraceStore(budget=2**30, slots=1)
+    inside, peak, lock = [0], [0], threading.Lock()
+
+    def compute(text):
+        def run():
+            with lock:
+                inside[0] += 1
+                peak[0] = max(peak[0], inside[0])
+            try:
+                return trace_sentence(model, text)
+            finally:
+                with lock:
+                    inside[0] -= 1
+
+        return run
+
+    texts = [" ".join(["river bank"] * 60), " ".join(["money bank"] * 60)]
+    results = {}
+    threads = [_run(lambda t=t: store.get(t, compute(t)), results, t) for t in texts]
+    for t in threads:
+        t.join(120)
+    assert peak[0] == 1 and store.peak_running == 1
+    for text in texts:
+        np.testing.assert_array_equal(results[text].pattern_lhqk,
+                                      trace_sentence(model, text).pattern_lhqk)  # fmt: skip

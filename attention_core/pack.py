@@ -12,11 +12,13 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
+from numpy.typing import NDArray
 
 from attention_core.forward import Trace
 
-Part = Literal["scores", "qk"]
-PARTS: tuple[Part, ...] = ("scores", "qk")
+Part = Literal["scores", "qk", "thumbs", "thumbs_visible"]
+PARTS: tuple[Part, ...] = ("scores", "qk", "thumbs", "thumbs_visible")
+MAX_TILE = 48  # a thumbnail is at most this many pixels a side; longer sentences are pooled
 
 
 @dataclass(frozen=True)
@@ -46,7 +48,9 @@ def _le_f32(array: np.ndarray) -> bytes:
 
 
 def layer_block(trace: Trace, layer: int, part: Part) -> Block:
-    """One layer's raw scores Q·Kᵀ ([h, q, k]) or its queries then keys ([h, t, e] twice)."""
+    """One layer's raw scores Q·Kᵀ ([h, q, k]), its queries then keys ([h, t, e] twice), or its
+    heads' patterns pooled to thumbnails ([h, s, s], s ≤ MAX_TILE; "thumbs_visible" without the
+    [CLS]/[SEP] rows and columns) for the all-heads grid of a long sentence."""
     n_layers = trace.config.n_layers
     if not 0 <= layer < n_layers:
         raise ValueError(f"layer {layer} is outside 0..{n_layers - 1}")
@@ -54,10 +58,44 @@ def layer_block(trace: Trace, layer: int, part: Part) -> Block:
         return Block(layer, part, _le_f32(trace.scores_lhqk[layer]))
     if part == "qk":
         return Block(layer, part, _le_f32(trace.q_lhqe[layer]) + _le_f32(trace.k_lhke[layer]))
+    if part in ("thumbs", "thumbs_visible"):
+        keep = visible_tokens(trace.tokens.special_t, part == "thumbs_visible")
+        pattern_hqk = trace.pattern_lhqk[layer][:, keep][:, :, keep]  # [h,t,t] -> [h,kept,kept]
+        return Block(layer, part, _le_f32(pool_blocks(pattern_hqk)[0]))
     raise ValueError(f"part must be one of {', '.join(PARTS)}, got {part!r}")
 
 
 def block_nbytes(n_tokens: int, n_heads: int, d_head: int, part: Part) -> int:
-    """Bytes of one layer's block, without building it (for byte budgets and checks)."""
+    """Bytes of one layer's block, without building it (for byte budgets and checks); for the
+    thumbnails ``n_tokens`` counts the tokens kept."""
+    if part in ("thumbs", "thumbs_visible"):
+        side = -(-n_tokens // -(-n_tokens // MAX_TILE))
+        return 4 * n_heads * side * side
     per_head = n_tokens * n_tokens if part == "scores" else 2 * n_tokens * d_head
     return 4 * n_heads * per_head
+
+
+def visible_tokens(special_t: NDArray[np.bool_], hide_special: bool) -> NDArray[np.int64]:
+    """Positions drawn: all, or all but [CLS]/[SEP] when hidden (unless nothing else is left)."""
+    keep = np.flatnonzero(~special_t) if hide_special else np.arange(special_t.size)
+    return keep if keep.size else np.arange(special_t.size)
+
+
+def pool_blocks(
+    pattern_lhqk: NDArray[np.floating], max_size: int = MAX_TILE
+) -> tuple[NDArray[np.float32], int]:
+    """Shrink the last two axes to at most ``max_size`` pixels: f×f blocks of tokens (the last
+    block may be smaller), f = ceil(n / max_size). Query rows are averaged and key columns summed,
+    so a pixel is the weight a block of queries gives a block of keys, and each thumbnail row
+    still sums to 1 like a pattern row (a plain mean would fade every head to near 0 as the
+    sentence grows). Returns (thumbs, f)."""
+    n = pattern_lhqk.shape[-1]
+    if pattern_lhqk.shape[-2] != n or n == 0:
+        raise ValueError(f"expected square non-empty patterns, got shape {pattern_lhqk.shape}")
+    factor = -(-n // max_size)
+    if factor == 1:
+        return np.asarray(pattern_lhqk, dtype=np.float32), 1
+    starts = np.arange(0, n, factor)
+    rows = np.diff(np.append(starts, n)).astype(np.float32)
+    summed = np.add.reduceat(np.add.reduceat(pattern_lhqk, starts, axis=-1), starts, axis=-2)
+    return (summed / rows[:, None]).astype(np.float32), factor

@@ -1,9 +1,11 @@
-// Every head at once: one small pattern per head, drawn from the same layer blocks as the full
-// view (the trained model's setting: scaled by √d_k, no mask, temperature 1). Long sentences are
-// pooled into blocks of tokens as the engine's viz.head_grid.pool_blocks does: query rows
-// averaged, key columns summed, so a thumbnail row still sums to 1.
+// Every head at once: one small pattern per head (the trained model's setting: scaled by √d_k,
+// no mask, temperature 1). Up to GRID_FROM_SCORES tokens it is drawn from the same layer blocks as
+// the full view (prefetched there anyway); longer sentences fetch the engine's thumbnails,
+// pooled by attention_core.pack.pool_blocks (query rows averaged, key columns summed, so a
+// thumbnail row still sums to 1): 72 × 48² floats instead of every layer's n² scores.
 
 const MAX_TILE = 48;
+const GRID_FROM_SCORES = 128;
 
 function pooledPattern(scores, head, n, dk, keep) {
   const st = computeStages(headScores(scores, head, n), n, dk,
@@ -54,18 +56,24 @@ function renderGrid({ data, parentElement, setTriggerValue }) {
   }
   let alive = true, drawnLayers = 0;
   const layers = [...new Set(data.rows.map((r) => r.layer))];
+  const fromScores = n <= GRID_FROM_SCORES;
+  const part = fromScores ? "scores" : data.hide_special ? "thumbs_visible" : "thumbs";
+  const m = keep.length, side = Math.ceil(m / Math.ceil(m / MAX_TILE));
+  const thumb = (block, head) => fromScores
+    ? pooledPattern(block, head, n, header.d_head, keep).values
+    : block.subarray(head * side * side, (head + 1) * side * side);
   const drawLayer = (layer) => {
     if (!alive) return;
-    const scores = peekBlock(src, layer, "scores", () => drawLayer(layer));
-    if (!scores) return;
-    if (scores.error) {
+    const block = peekBlock(src, layer, part, () => drawLayer(layer));
+    if (!block) return;
+    if (block.error) {
       root.querySelector(".ax-status").textContent = `Could not load layer ${layer}: `
-        + `${scores.error}`;
+        + `${block.error}`;
       return;
     }
     for (const row of data.rows.filter((r) => r.layer === layer)) {
       for (const head of row.heads) {
-        const { values, side } = pooledPattern(scores, head, n, header.d_head, keep);
+        const values = thumb(block, head);
         const idx = [...Array(side).keys()];
         paint(tiles.get(`${layer}:${head}`), values, side, idx, idx, false, [0, 1],
           SCALES.weights, [0, 0, 0]);

@@ -6,9 +6,10 @@ import numpy as np
 import streamlit as st
 
 import explorer
+from attention_core.pack import MAX_TILE
 from ui import params, router, sidebar
 from ui.all_heads_cache import head_figures
-from viz.head_grid import MAX_TILE, METRICS, list_heads, order_heads
+from viz.head_grid import METRICS, list_heads, order_heads
 
 
 def _open(layer: int, head: int) -> None:

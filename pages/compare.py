@@ -42,8 +42,13 @@ for name, col in zip("AB", st.columns(2), strict=True):
                 f"Sentence {name} has {trace.n_tokens + trace.tokens.n_cut} tokens; the model "
                 f"reads at most {trace.n_tokens}, so the last {trace.tokens.n_cut} were cut."
             )
-        explore.shared_only(
-            trace, shared.model, text, f"cmp_pattern_{name.lower()}", stages=("pattern",)
+        explore.shared_only(  # the same head side by side: only layer and head to change
+            trace,
+            shared.model,
+            text,
+            f"cmp_pattern_{name.lower()}",
+            stages=("pattern",),
+            controls=("layer", "head"),
         )
         st.caption(
             "How to read this: row = the attending token (query), column = the token it reads "

@@ -27,14 +27,26 @@ def _take(key: str, fields: Sequence[str]) -> Callable[[], None]:
             if name in reported:
                 with contextlib.suppress(ValueError):
                     st.session_state[name] = params.accept(name, reported[name])
+        st.session_state[f"_{key}_told"] = reported
 
     return take
+
+
+def _given(key: str, view: dict[str, Any]) -> dict[str, Any]:
+    """The view to hand the browser: after the browser reported ``view`` itself, the view it was
+    last handed, so the explorer's data (and the message carrying it, its script included) stays
+    the same and nothing is sent again or redrawn; otherwise ``view``, remembered."""
+    given = st.session_state.get(f"_{key}_given")
+    if given is not None and st.session_state.get(f"_{key}_told") == view:
+        return dict(given)
+    st.session_state[f"_{key}_given"] = view
+    return view
 
 
 def full(trace: Trace, model: str, text: str, key: str) -> Any:
     """The explorer with every control, its whole view kept in the session and the URL."""
     fields = explorer.VIEW_FIELDS
-    view = {name: st.session_state[name] for name in fields}
+    view = _given(key, {name: st.session_state[name] for name in fields})
     defaults = {name: params.PARAMS[name].default for name in fields}
     return explorer.mount(trace, model, text, view, defaults, _take(key, fields), key=key)
 
@@ -53,6 +65,7 @@ def shared_only(
     only the sidebar's layer, head and [CLS]/[SEP] setting are shared with the session (and
     not even those with ``tell=False``: a view that must not move the sidebar)."""
     view = {name: st.session_state[name] for name in SHARED_FIELDS} | OFF | (switches or {})
+    view = _given(key, view) if tell else view
     defaults = {name: params.PARAMS[name].default for name in SHARED_FIELDS}
     return explorer.mount(
         trace, model, text, view, defaults, _take(key, SHARED_FIELDS), key=key, stages=stages,

@@ -1,6 +1,5 @@
-"""The All heads page's arithmetic: which heads to show in which order, their summary figures,
-and pooling long patterns into thumbnails (the browser's explorer/grid.js pools the same way).
-"""
+"""The All heads page's arithmetic: which heads to show in which order, and their summary
+figures. (Long patterns are pooled into thumbnails by attention_core.pack.pool_blocks.)"""
 
 from __future__ import annotations
 
@@ -19,30 +18,11 @@ METRICS = {
     "diagonal": ("share on itself (diagonal)", "diagonal_share_lh"),
     "max": ("largest weight in a row", "max_weight_lh"),
 }
-MAX_TILE = 48  # a thumbnail is at most this many pixels a side; longer sentences are averaged
 
 
 def head_metrics(summary: HeadSummary) -> dict[str, NDArray]:
     """The summary figures by display label, each [l, h], in METRICS order."""
     return {label: getattr(summary, name) for label, name in METRICS.values()}
-
-
-def pool_blocks(pattern_lhqk: NDArray, max_size: int = MAX_TILE) -> tuple[NDArray, int]:
-    """Shrink the last two axes to at most ``max_size`` pixels: f×f blocks of tokens (the last
-    block may be smaller), f = ceil(n / max_size). Query rows are averaged and key columns summed,
-    so a pixel is the weight a block of queries gives a block of keys, and each thumbnail row
-    still sums to 1 like a pattern row (a plain mean would fade every head to near 0 as the
-    sentence grows). Returns (thumbs, f)."""
-    n = pattern_lhqk.shape[-1]
-    if pattern_lhqk.shape[-2] != n or n == 0:
-        raise ValueError(f"expected square non-empty patterns, got shape {pattern_lhqk.shape}")
-    factor = -(-n // max_size)
-    if factor == 1:
-        return np.asarray(pattern_lhqk, dtype=np.float32), 1
-    starts = np.arange(0, n, factor)
-    rows = np.diff(np.append(starts, n)).astype(np.float32)
-    summed = np.add.reduceat(np.add.reduceat(pattern_lhqk, starts, axis=-1), starts, axis=-2)
-    return (summed / rows[:, None]).astype(np.float32), factor
 
 
 def order_heads(

@@ -11,7 +11,13 @@ import numpy as np
 import pytest
 
 from attention_core import trace_sentence
-from attention_core.pack import PARTS, block_nbytes, header, layer_block
+from attention_core.pack import (
+    MAX_TILE,
+    block_nbytes,
+    header,
+    layer_block,
+    visible_tokens,
+)
 
 SENTENCE = "The river bank was muddy after the rain"
 
@@ -86,10 +92,16 @@ def test_block_scores_reproduce_q_dot_k(trace):
 
 
 @pytest.mark.parametrize("n_tokens", [1, 3, 12, 512])
-@pytest.mark.parametrize("part", PARTS)
+@pytest.mark.parametrize("part", ["scores", "qk"])
 def test_block_nbytes_formula(n_tokens, part):
     per_head = n_tokens * n_tokens if part == "scores" else 2 * n_tokens * 32
     assert block_nbytes(n_tokens, 12, 32, part) == 4 * 12 * per_head
+
+
+@pytest.mark.parametrize(("n_tokens", "side"), [(1, 1), (48, 48), (49, 25), (160, 40), (512, 47)])
+def test_thumbnail_bytes_formula(n_tokens, side):
+    for part in ("thumbs", "thumbs_visible"):
+        assert block_nbytes(n_tokens, 12, 32, part) == 4 * 12 * side * side
 
 
 @pytest.mark.parametrize("layer", [-1, 6, 99])
@@ -103,3 +115,28 @@ def test_bad_part_raises_naming_it(trace, part):
     with pytest.raises(ValueError, match=re.escape(repr(part))) as err:
         layer_block(trace, 0, part)  # type: ignore[arg-type]
     assert "scores" in str(err.value) and "qk" in str(err.value)
+
+
+@pytest.mark.parametrize("part", ["thumbs", "thumbs_visible"])
+def test_thumbnails_are_the_pooled_patterns_and_rows_still_sum_to_one(model, part):
+    long = " ".join(["the river bank was muddy after the rain"] * 20)  # 162 tokens: pooled 4×4
+    trace = trace_sentence(model, long)
+    keep = visible_tokens(trace.tokens.special_t, part == "thumbs_visible")
+    assert keep.size == trace.n_tokens - (2 if part == "thumbs_visible" else 0)
+    block = layer_block(trace, 3, part)
+    side = -(-keep.size // -(-keep.size // MAX_TILE))
+    thumbs = np.frombuffer(block.data, "<f4").reshape(12, side, side)
+    assert len(block.data) == block_nbytes(keep.size, 12, 32, part)
+    # a plain loop over blocks of f tokens: rows averaged, columns summed
+    f = -(-keep.size // MAX_TILE)
+    pattern = trace.pattern_lhqk[3][:, keep][:, :, keep].astype(np.float64)
+    for h in (0, 7):
+        for r in range(side):
+            for c in (0, side - 1):
+                rows = pattern[h, r * f : (r + 1) * f, c * f : (c + 1) * f]
+                assert thumbs[h, r, c] == pytest.approx(rows.sum(axis=1).mean(), abs=1e-6)
+    sums = thumbs.sum(axis=-1)
+    if part == "thumbs":
+        np.testing.assert_allclose(sums, 1.0, atol=1e-5)
+    else:  # [CLS]/[SEP] columns left out: a row keeps what it gave the other tokens
+        assert (sums < 1).all() and (sums > 0).all()

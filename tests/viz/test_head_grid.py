@@ -5,11 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from attention_core.pack import MAX_TILE, pool_blocks
 from viz.head_grid import (
-    MAX_TILE,
     list_heads,
     order_heads,
-    pool_blocks,
 )
 
 L, H = 6, 12

@@ -7,7 +7,7 @@ import streamlit as st
 
 import explorer
 from attention_core.pack import MAX_TILE
-from ui import params, router, sidebar
+from ui import params, router
 from ui.all_heads_cache import head_figures
 from viz.head_grid import METRICS, list_heads, order_heads
 
@@ -25,10 +25,10 @@ def _open_from_grid() -> None:
         _open(params.accept("layer", layer), params.accept("head", head))
 
 
-shared = sidebar.shared()
+shared = router.shared()
 if st.session_state.pop("_ah_open", False):
     st.switch_page("pages/pattern.py")
-trace = sidebar.require_trace(shared)
+trace = router.require_trace(shared)
 st.title("All heads")
 st.caption(
     "Every attention head of every layer at once, each drawn as a small pattern. Heads in the "

@@ -8,7 +8,7 @@ import explorer
 from attention_core import BlockConfig
 from attention_core.fallback import MAX_PIECES, split_pieces
 from attention_core.saturation import N_SEEDS
-from ui import downloads, safe, sidebar
+from ui import downloads, router, safe
 from ui.build_head_cache import block_input, block_view, saturation
 from ui.cache import model_error
 from viz.dk_saturation import make_dk_saturation
@@ -18,7 +18,7 @@ SOURCES = {"random": "random", "similarity": "similarity (W_Q = W_K)", "pretrain
 COMBINE = {"sum": "sum of per-head ΔE", "concat": "concat, then W_O"}
 PLOT = {"displaylogo": False}
 
-shared = sidebar.shared()
+shared = router.shared()
 st.title("Build your own head")
 st.caption(
     "An attention block you configure: how many heads, how wide each head's queries and keys "
@@ -28,7 +28,7 @@ st.caption(
 error = model_error(shared.model)
 use_model = error is None
 if use_model:
-    sidebar.require_trace(shared)  # the empty-text and truncation messages
+    router.require_trace(shared)  # the empty-text and truncation messages
 elif not split_pieces(shared.text):  # nothing but whitespace
     st.info("Type a sentence in the sidebar (or pick an example) to build a head on it.")
     st.stop()

@@ -4,12 +4,12 @@ contextual vectors compared layer by layer."""
 import streamlit as st
 
 from attention_core import cosine, shared_words, word_positions, word_vectors
-from ui import downloads, explore, params, safe, sidebar
+from ui import downloads, explore, params, router, safe
 from ui.cache import get_trace, model_error
 from viz.embedding_shift import layer_name
 from viz.layer_similarity import make_layer_similarity
 
-shared = sidebar.shared()
+shared = router.shared()
 layer, head = shared.layer, shared.head
 st.title(f"Compare two sentences · layer {layer}, head {head}")
 st.caption(

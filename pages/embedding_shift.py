@@ -5,7 +5,7 @@ import streamlit as st
 
 from attention_core import closest_token, fit_shift_plane, parse_probes
 from attention_core.geometry import probe_cosines
-from ui import downloads, params, safe, sidebar
+from ui import downloads, params, router, safe
 from ui.embedding_shift_cache import probe_vectors
 from ui.presets import probes_for
 from viz.embedding_shift import layer_name, make_embedding_shift, name_states
@@ -15,8 +15,8 @@ from viz.token_trajectory import make_token_trajectory
 
 NUM = st.column_config.NumberColumn(format="%+.4f")
 
-shared = sidebar.shared()
-trace = sidebar.require_trace(shared)
+shared = router.shared()
+trace = router.require_trace(shared)
 tokens, hidden = trace.tokens.tokens, trace.hidden_ltd
 state = shared.layer + 1  # the hidden state the sidebar's layer hands on
 now, last = layer_name(state), layer_name(len(hidden) - 1)  # "after layer 2", "after layer 5"

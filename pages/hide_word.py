@@ -5,7 +5,7 @@ import numpy as np
 import streamlit as st
 
 from attention_core import parse_probes
-from ui import params, safe, sidebar
+from ui import params, router, safe
 from ui.embedding_shift_cache import probe_vectors
 from ui.hide_word_cache import default_base, default_view, word_effect, words_of
 from ui.presets import probes_for
@@ -16,8 +16,8 @@ from viz.word_effect_probes import make_word_effect_probes
 NUM = st.column_config.NumberColumn(format="%.4f")
 CONFIG = {"displaylogo": False}
 
-shared = sidebar.shared()
-trace = sidebar.require_trace(shared)
+shared = router.shared()
+trace = router.require_trace(shared)
 tokens, after = trace.tokens.tokens, shared.layer + 1
 st.title("What did that word do?")
 st.caption(

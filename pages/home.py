@@ -2,11 +2,11 @@
 
 import streamlit as st
 
-from ui import explore, safe, sidebar
+from ui import explore, router, safe
 from ui.cache import get_telling_head, get_trace, model_error
 from ui.presets import curated
 
-shared = sidebar.shared()
+shared = router.shared()
 
 st.title("Attention, step by step")
 error = model_error(shared.model)

@@ -6,11 +6,11 @@ navigation, the current step's heading and content, and its "explore further" li
 
 import streamlit as st
 
-from ui import sidebar, tour
+from ui import router, tour
 from ui.tour.common import keep_choices
 
-shared = sidebar.shared()
-trace = sidebar.require_trace(shared)
+shared = router.shared()
+trace = router.require_trace(shared)
 keep_choices()
 titles = tour.titles()
 last = tour.N_STEPS

@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from attention_core import Trace, attention_steps
-from ui import downloads, explore, params, sidebar
+from ui import downloads, explore, params, router
 from ui.cache import get_trace
 from viz.pattern_heatmap import STAGE_TITLES
 
@@ -17,8 +17,8 @@ TABLE_MAX = 64  # a bigger table is only built and sent when asked for
 KEY = "pattern_explorer"
 
 
-shared = sidebar.shared()
-trace = sidebar.require_trace(shared)  # messages and a stop when there is nothing to show
+shared = router.shared()
+trace = router.require_trace(shared)  # messages and a stop when there is nothing to show
 st.title("Attention pattern")
 st.caption(
     "Each token asks a question (its query) and every token offers an answer (its key). "
@@ -32,7 +32,7 @@ for name, fallback in (("q", min(3, n - 1)), ("k", min(2, n - 1))):
 
 
 @st.fragment
-def view_and_numbers(shared: sidebar.Shared) -> None:
+def view_and_numbers(shared: router.Shared) -> None:
     """The explorer and the number table. A fragment: when the browser reports a new view, only
     this reruns (the explorer's data is the same, so nothing is redrawn); the sidebar names the
     layer and head instead of drawing sliders. It takes the sentence, not its trace, and looks

@@ -4,7 +4,7 @@ import numpy as np
 import streamlit as st
 
 from attention_core import default_token, largest_terms, output_bias, update_steps, value_update
-from ui import downloads, safe, sidebar
+from ui import downloads, router, safe
 from ui.cache import get_model
 from viz.norm_bars import make_norm_bars
 from viz.value_update import make_value_update
@@ -13,8 +13,8 @@ SHOWN = 8  # dimensions of a vector shown in the tables
 SUB = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
 NUM = st.column_config.NumberColumn(format="%.4f")
 
-shared = sidebar.shared()
-trace = sidebar.require_trace(shared)
+shared = router.shared()
+trace = router.require_trace(shared)
 layer, head = shared.layer, shared.head
 tokens, n = trace.tokens.tokens, trace.n_tokens
 st.title(f"Value updates ΔE · layer {layer}, head {head}")

@@ -3,20 +3,46 @@
 app.py calls ``frame`` for the page st.navigation picked. While a ``pages/`` folder exists,
 Streamlit runs a page the legacy way (without app.py) until some run has called
 st.navigation: a fresh server's first deep link such as /pattern, and AppTest runs after a
-switch_page. ``sidebar.shared()`` notices such a run, switches the server to st.navigation
+switch_page. ``shared()`` notices such a run, switches the server to st.navigation
 routing and reruns, this time through app.py.
 """
 
 from __future__ import annotations
 
-import streamlit as st
+from dataclasses import dataclass
 
+import numpy as np
+import streamlit as st
+from numpy.typing import NDArray
+
+from attention_core import Trace
 from ui import params, sidebar
-from ui.cache import opening_view
+from ui.cache import get_trace, model_error, opening_view
 
 # Pages whose attention explorer holds layer, head and [CLS]/[SEP] (and reports them in a
 # fragment rerun): the sidebar names them instead of drawing sliders that would go stale.
 EXPLORER_PAGES = frozenset({"pattern"})
+
+NOTHING_READABLE = (
+    "The model reads no word in this text: it holds only invisible or control characters. "
+    "Type a sentence (or pick an example)."
+)
+
+
+@dataclass(frozen=True)
+class Shared:
+    """The settings every page reads."""
+
+    text: str
+    model: str
+    layer: int
+    head: int
+    hide_special: bool
+
+    def visible(self, trace: Trace) -> NDArray[np.int64]:
+        """Token positions to draw: all of them, or all but [CLS]/[SEP] when hidden."""
+        keep = ~trace.tokens.special_t if self.hide_special else np.ones(trace.n_tokens, bool)
+        return np.flatnonzero(keep)
 
 
 def frame(page: str) -> None:
@@ -65,3 +91,37 @@ def keep_shared_settings() -> None:
     for name, param in params.PARAMS.items():
         if param.page is None:
             st.session_state[name] = st.session_state[name]
+
+
+def shared() -> Shared:
+    """The shared settings; every page calls this first (it also makes sure the run is framed)."""
+    ensure_framed()
+    return Shared(
+        text=st.session_state["s"],
+        model=st.session_state["model"],
+        layer=st.session_state["layer"],
+        head=st.session_state["head"],
+        hide_special=st.session_state["hide_special"],
+    )
+
+
+def require_trace(shared: Shared) -> Trace:
+    """The trace of the shared sentence, or a clear message and a stopped page."""
+    error = model_error(shared.model)
+    if error:
+        st.error(f"The model could not be loaded. {error}")
+        st.stop()
+    if not shared.text.strip():
+        st.info("Type a sentence in the sidebar (or pick an example) to see its attention.")
+        st.stop()
+    with st.spinner("Running the model on your sentence…"):
+        trace = get_trace(shared.model, shared.text)
+    if trace.tokens.special_t.all():
+        st.info(NOTHING_READABLE)
+        st.stop()
+    if trace.tokens.n_cut:
+        st.warning(
+            f"Your text has {trace.n_tokens + trace.tokens.n_cut} tokens; the model reads at most "
+            f"{trace.n_tokens}, so the last {trace.tokens.n_cut} were cut."
+        )
+    return trace

@@ -1,40 +1,17 @@
-"""The sidebar every page shares: sentence, presets, layer and head, the [CLS]/[SEP] switch."""
+"""The sidebar every page shares: sentence, presets, layer and head, the [CLS]/[SEP] switch.
+
+A leaf: it reads session state and draws; ui.router frames each page around it."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-import numpy as np
 import streamlit as st
-from numpy.typing import NDArray
 
-from attention_core import Trace
 from ui import params, safe
-from ui.cache import MODELS, get_trace, model_error
+from ui.cache import MODELS
 from ui.presets import PRESETS, curated
 
 CUSTOM = "(your own sentence)"
 VIEW_OWNED = ("layer", "head", "hide_special")  # what a page's explorer may hold instead
-NOTHING_READABLE = (
-    "The model reads no word in this text: it holds only invisible or control characters. "
-    "Type a sentence (or pick an example)."
-)
-
-
-@dataclass(frozen=True)
-class Shared:
-    """The settings every page reads."""
-
-    text: str
-    model: str
-    layer: int
-    head: int
-    hide_special: bool
-
-    def visible(self, trace: Trace) -> NDArray[np.int64]:
-        """Token positions to draw: all of them, or all but [CLS]/[SEP] when hidden."""
-        keep = ~trace.tokens.special_t if self.hide_special else np.ones(trace.n_tokens, bool)
-        return np.flatnonzero(keep)
 
 
 def _use_preset() -> None:
@@ -52,8 +29,8 @@ def _use_preset() -> None:
 def render(view_in_page: bool = False) -> None:
     """Draw the shared controls (their values land in session state). ``view_in_page``: the
     page's attention explorer holds layer, head and [CLS]/[SEP], so the sidebar only names them
-    (a slider there would show a stale value after the explorer's quiet updates)."""
-    params.defaults()
+    (a slider there would show a stale value after the explorer's quiet updates). The router
+    has set every default before it calls this."""
     sb = st.sidebar
     sb.selectbox("Model", list(MODELS), key="model", help="Models are chosen from a fixed list.")
     current = st.session_state["s"]
@@ -78,39 +55,3 @@ def render(view_in_page: bool = False) -> None:
         sb.toggle("Hide [CLS] / [SEP]", key="hide_special", help="Hide the two special tokens.")
     for warning in st.session_state.get("_url_warnings", []):
         sb.warning(safe.md(warning))  # quotes what the link said: keep it literal
-
-
-def shared() -> Shared:
-    """The shared settings; every page calls this first (it also makes sure the run is framed)."""
-    from ui import router
-
-    router.ensure_framed()
-    return Shared(
-        text=st.session_state["s"],
-        model=st.session_state["model"],
-        layer=st.session_state["layer"],
-        head=st.session_state["head"],
-        hide_special=st.session_state["hide_special"],
-    )
-
-
-def require_trace(shared: Shared) -> Trace:
-    """The trace of the shared sentence, or a clear message and a stopped page."""
-    error = model_error(shared.model)
-    if error:
-        st.error(f"The model could not be loaded. {error}")
-        st.stop()
-    if not shared.text.strip():
-        st.info("Type a sentence in the sidebar (or pick an example) to see its attention.")
-        st.stop()
-    with st.spinner("Running the model on your sentence…"):
-        trace = get_trace(shared.model, shared.text)
-    if trace.tokens.special_t.all():
-        st.info(NOTHING_READABLE)
-        st.stop()
-    if trace.tokens.n_cut:
-        st.warning(
-            f"Your text has {trace.n_tokens + trace.tokens.n_cut} tokens; the model reads at most "
-            f"{trace.n_tokens}, so the last {trace.tokens.n_cut} were cut."
-        )
-    return trace

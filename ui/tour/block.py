@@ -8,7 +8,7 @@ import streamlit as st
 from attention_core import Trace, cosine
 from attention_core.demos import drift
 from ui.cache import get_trace
-from ui.sidebar import Shared
+from ui.router import Shared
 from ui.tour.common import BANK_A, BANK_B, NUM, chart, engineers, say, token
 from viz.embedding_shift import layer_name
 from viz.learn_strip import make_embedding_strip

@@ -7,7 +7,7 @@ import streamlit as st
 
 from attention_core import Trace, default_token
 from ui import safe
-from ui.sidebar import Shared
+from ui.router import Shared
 
 CHART = {"displaylogo": False}
 NUM = st.column_config.NumberColumn(format="%.4f")

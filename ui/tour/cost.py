@@ -9,7 +9,7 @@ import streamlit as st
 from attention_core import Trace, attention_bytes
 from attention_core.demos import crossover_tokens
 from ui import learn_cache
-from ui.sidebar import Shared
+from ui.router import Shared
 from ui.tour.common import chart, engineers
 from viz.learn_cost import make_cost_curve
 from viz.learn_split import make_cost_split

@@ -7,7 +7,7 @@ import streamlit as st
 
 from attention_core import DecoderTrace, Trace
 from ui import learn_cache
-from ui.sidebar import Shared
+from ui.router import Shared
 from ui.tour.common import NUM, chart, engineers
 from viz.learn_cross import make_cross_pattern
 from viz.pattern_heatmap import make_pattern_heatmap

@@ -9,7 +9,7 @@ from attention_core import Trace, output_bias
 from attention_core.demos import special_share
 from ui import explore
 from ui.cache import get_model
-from ui.sidebar import Shared
+from ui.router import Shared
 from ui.tour.common import chart, engineers, token
 from viz.norm_bars import make_norm_bars
 

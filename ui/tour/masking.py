@@ -7,7 +7,7 @@ import streamlit as st
 
 from attention_core import Trace, attention_steps
 from ui import explore, learn_cache
-from ui.sidebar import Shared
+from ui.router import Shared
 from ui.tour.common import CHART, LAYER_HEAD, engineers, say, token
 from viz.pattern_heatmap import make_pattern_heatmap
 

@@ -7,7 +7,7 @@ import streamlit as st
 
 from attention_core import Trace, cosine, default_token, sinusoidal_positions
 from ui.cache import get_trace
-from ui.sidebar import Shared
+from ui.router import Shared
 from ui.tour.common import BANK_A, BANK_B, chart, engineers
 from viz.learn_positions import make_positions
 

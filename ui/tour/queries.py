@@ -8,7 +8,7 @@ import streamlit as st
 from attention_core import Trace
 from attention_core.demos import query_from_weights
 from ui.cache import get_model
-from ui.sidebar import Shared
+from ui.router import Shared
 from ui.tour.common import chart, engineers, say, token, view
 from viz.learn_matrix import make_small_matrix
 

@@ -8,7 +8,7 @@ import streamlit as st
 from attention_core import Trace, attention_steps, cell_arithmetic, row_entropy_bits
 from attention_core.demos import dot_spread, scale_effect
 from ui import explore, learn_cache
-from ui.sidebar import Shared
+from ui.router import Shared
 from ui.tour.common import LAYER_HEAD, chart, engineers, say, token
 from viz.dk_saturation import make_dk_saturation
 

@@ -7,7 +7,7 @@ import streamlit as st
 
 from attention_core import Trace
 from ui import explore
-from ui.sidebar import Shared
+from ui.router import Shared
 from ui.tour.common import LAYER_HEAD, engineers, say, token
 
 TITLE = "Scores: query · key"

@@ -8,7 +8,7 @@ import streamlit as st
 from attention_core import Trace, attention_steps, cell_arithmetic
 from attention_core.demos import shift_gap
 from ui import explore, safe
-from ui.sidebar import Shared
+from ui.router import Shared
 from ui.tour.common import LAYER_HEAD, NUM, engineers, say, token, view
 
 TITLE = "Softmax: who looks at whom"

@@ -9,7 +9,7 @@ from attention_core import Trace, cosine
 from attention_core.demos import repeated_word
 from ui import safe
 from ui.cache import get_trace
-from ui.sidebar import Shared
+from ui.router import Shared
 from ui.tour.common import BANK_A, BANK_B, chart, engineers, view
 from viz.learn_strip import make_embedding_strip
 

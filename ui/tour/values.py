@@ -7,7 +7,7 @@ import streamlit as st
 
 from attention_core import Trace, cosine, largest_terms, output_bias, value_update
 from ui.cache import get_model
-from ui.sidebar import Shared
+from ui.router import Shared
 from ui.tour.common import chart, engineers, say, token, view
 from viz.learn_strip import make_embedding_strip
 from viz.value_update import make_value_update

@@ -15,6 +15,12 @@ Array = NDArray[np.floating]
 
 def softmax(x: Array, axis: int = -1) -> Array:
     """Numerically stable softmax. -inf entries get exactly 0; an all -inf row gives all zeros."""
+    return softmax_into(x, np.empty_like(x), axis)
+
+
+def softmax_into(x: Array, out: Array, axis: int = -1) -> Array:
+    """softmax(x) written into ``out`` (which may be ``x`` itself), so the forward pass fills its
+    preallocated pattern array without a temporary of the same size."""
     row_max = np.max(x, axis=axis, keepdims=True)
     if not np.isfinite(row_max).all():
         # +inf would make inf - inf = nan: clamp it to the largest finite value; all -inf rows
@@ -23,42 +29,91 @@ def softmax(x: Array, axis: int = -1) -> Array:
         row_max = np.max(x, axis=axis, keepdims=True)
         row_max = np.where(np.isfinite(row_max), row_max, 0)
     with np.errstate(over="ignore"):  # x - max below float32's range is -inf: exp gives 0
-        e = np.subtract(x, row_max)
-    np.exp(e, out=e)
-    total = np.sum(e, axis=axis, keepdims=True)
-    if (total > 0).all():
-        return np.divide(e, total, out=e)
-    return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
+        np.subtract(x, row_max, out=out)
+    np.exp(out, out=out)
+    total = np.sum(out, axis=axis, keepdims=True)
+    live = total > 0
+    if live.all():
+        return np.divide(out, total, out=out)
+    np.divide(out, total, out=out, where=live)
+    np.copyto(out, 0, where=~live)  # rows with nothing to share (all masked, or nan) give zeros
+    return out
 
 
 def layer_norm(x: Array, gamma: Array, beta: Array, eps: float = 1e-12) -> Array:
     """LayerNorm over the last axis, as BERT computes it (biased variance)."""
+    return layer_norm_into(x, gamma, beta, eps, np.empty_like(x))
+
+
+def layer_norm_into(x: Array, gamma: Array, beta: Array, eps: float, out: Array) -> Array:
+    """LayerNorm of ``x`` into ``out`` (may be ``x``), centred and scaled in place. The variance
+    is the mean of squares (pairwise summation): an einsum dot product drifts further from
+    torch's, and this array is small next to the matmuls."""
     mean = x.mean(axis=-1, keepdims=True)
-    var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
-    return ((x - mean) / np.sqrt(var + eps)) * gamma + beta
+    centred = np.subtract(x, mean, out=out)
+    var = np.square(centred).mean(axis=-1, keepdims=True)
+    centred /= np.sqrt(var + x.dtype.type(eps))
+    centred *= gamma
+    centred += beta
+    return centred
+
+
+# Numerical Recipes' Chebyshev fit of erfc: relative error < 1.2e-7 everywhere, at float32
+# resolution, so the exact-erf GELU needs no SciPy import on the app's start-up path.
+_ERFC_COEFFS = (
+    0.17087277, -0.82215223, 1.48851587, -1.13520398, 0.27886807,
+    -0.18628806, 0.09678418, 0.37409196, 1.00002368, -1.26551223,
+)  # fmt: skip
+GELU_CHUNK = 16384  # elements per GELU block: its few temporaries then stay in the L2 cache
 
 
 def _erfc(x: Array) -> Array:
-    # Numerical Recipes' Chebyshev fit of erfc: relative error < 1.2e-7 everywhere, at float32
-    # resolution, so the exact-erf GELU needs no SciPy import on the app's start-up path.
     z = np.abs(x)
-    t = 1 / (1 + x.dtype.type(0.5) * z)
-    coeffs = (
-        0.17087277, -0.82215223, 1.48851587, -1.13520398, 0.27886807,
-        -0.18628806, 0.09678418, 0.37409196, 1.00002368, -1.26551223,
-    )  # fmt: skip
-    poly = np.full_like(t, coeffs[0])
-    for c in coeffs[1:]:
-        poly *= t
-        poly += x.dtype.type(c)
-    poly -= z * z
-    ans = t * np.exp(poly, out=poly)
+    ans = _erfc_abs(z, np.empty_like(z))
     return np.where(x >= 0, ans, 2 - ans)
+
+
+def _erfc_abs(z: Array, out: Array) -> Array:
+    """erfc(z) for z >= 0 into ``out``, every step in place (the Horner loop is ten passes)."""
+    one = z.dtype.type(1)
+    t = np.multiply(z, z.dtype.type(0.5))
+    t += one
+    np.divide(one, t, out=t)
+    poly = np.multiply(t, z.dtype.type(_ERFC_COEFFS[0]), out=out)
+    poly += z.dtype.type(_ERFC_COEFFS[1])
+    for c in _ERFC_COEFFS[2:]:
+        poly *= t
+        poly += z.dtype.type(c)
+    poly -= z * z
+    np.exp(poly, out=poly)
+    poly *= t
+    return poly
 
 
 def gelu(x: Array) -> Array:
     """GELU with the exact erf form (BERT's "gelu"), in the input's precision."""
-    return x * (1 - x.dtype.type(0.5) * _erfc(x / x.dtype.type(np.sqrt(2.0))))
+    return gelu_into(x, np.empty_like(x))
+
+
+def gelu_into(x: Array, out: Array) -> Array:
+    """GELU of ``x`` into ``out`` (same shape, C-contiguous, not ``x`` itself), a block at a time
+    so that its temporaries stay in the cache.
+
+    x·Φ(x) = max(x, 0) - |x|/2 · erfc(|x|/√2): both signs in one expression without a select,
+    and erfc of a non-negative argument keeps the tail's relative precision (no 1 - erf).
+    """
+    flat_x, flat_out = x.reshape(-1), out.reshape(-1)
+    inv_sqrt2 = x.dtype.type(1 / np.sqrt(2.0))
+    for start in range(0, flat_x.size, GELU_CHUNK):
+        xs, os_ = flat_x[start : start + GELU_CHUNK], flat_out[start : start + GELU_CHUNK]
+        z = np.abs(xs)
+        z *= inv_sqrt2
+        tail = _erfc_abs(z, os_)
+        z *= tail
+        z *= inv_sqrt2  # |x|/√2 · erfc · 1/√2 = |x|/2 · erfc(|x|/√2)
+        np.maximum(xs, 0, out=os_)
+        os_ -= z
+    return out
 
 
 def causal_mask(n_q: int, n_k: int | None = None) -> NDArray[np.bool_]:
@@ -91,6 +146,39 @@ def attention_steps(
 
     key_mask_k marks real (True) versus padding (False) keys; causal hides later keys.
     """
+    allowed = _allowed_qk(scores, d_k, temperature, causal, key_mask_k)
+    scaled = _scale_into(scores, _divisor(d_k, scale, temperature), np.empty_like(scores))
+    masked = scaled if allowed.all() else _mask_into(allowed, scaled.copy())
+    return AttentionSteps(scores, scaled, masked, softmax(masked), allowed)
+
+
+def pattern_into(
+    scores: Array,
+    d_k: int,
+    out: Array,
+    *,
+    scale: bool = True,
+    temperature: float = 1.0,
+    causal: bool = False,
+    key_mask_k: NDArray[np.bool_] | None = None,
+) -> Array:
+    """``attention_steps(...).pattern``, bit for bit, written into ``out`` with no temporary of
+    the scores' size: the forward pass keeps only scores and pattern, not the middle stages."""
+    allowed = _allowed_qk(scores, d_k, temperature, causal, key_mask_k)
+    _scale_into(scores, _divisor(d_k, scale, temperature), out)
+    if not allowed.all():
+        _mask_into(allowed, out)
+    return softmax_into(out, out)
+
+
+def _allowed_qk(
+    scores: Array,
+    d_k: int,
+    temperature: float,
+    causal: bool,
+    key_mask_k: NDArray[np.bool_] | None,
+) -> NDArray[np.bool_]:
+    """Check the arguments; [q, k] True where a query may attend to a key."""
     if scores.ndim < 2:
         raise ValueError(f"scores must be at least 2-D [..., q, k], got shape {scores.shape}")
     if d_k < 1:
@@ -105,13 +193,25 @@ def attention_steps(
         if key_mask_k.shape != (n_k,):
             raise ValueError(f"key_mask_k must have shape ({n_k},), got {key_mask_k.shape}")
         allowed &= key_mask_k[None, :]
-    divisor = (np.sqrt(d_k) if scale else 1.0) * temperature
+    return allowed
+
+
+def _divisor(d_k: int, scale: bool, temperature: float) -> float:
+    return float((np.sqrt(d_k) if scale else 1.0) * temperature)
+
+
+def _scale_into(scores: Array, divisor: float, out: Array) -> Array:
     with np.errstate(over="ignore"):
-        scaled = scores / scores.dtype.type(divisor)
-    if not np.isfinite(scaled).all():
+        np.divide(scores, scores.dtype.type(divisor), out=out)
+    # Finite iff its extremes are (a nan makes both nan): two reductions, no boolean array.
+    if not (np.isfinite(out.max()) and np.isfinite(out.min())):
         # A huge score over a tiny temperature can overflow to ±inf; clip it to the largest
         # finite value so that only the mask, never an overflow, makes an entry -inf.
-        big = np.finfo(scaled.dtype).max
-        scaled = np.clip(scaled, -big, big)
-    masked = scaled if allowed.all() else np.where(allowed, scaled, scores.dtype.type(-np.inf))
-    return AttentionSteps(scores, scaled, masked, softmax(masked), allowed)
+        big = np.finfo(out.dtype).max
+        np.clip(out, -big, big, out=out)
+    return out
+
+
+def _mask_into(allowed_qk: NDArray[np.bool_], scaled: Array) -> Array:
+    np.copyto(scaled, scaled.dtype.type(-np.inf), where=~allowed_qk)
+    return scaled

@@ -71,12 +71,6 @@ _ERFC_COEFFS = (
 GELU_CHUNK = 65536
 
 
-def _erfc(x: Array) -> Array:
-    z = np.abs(x)
-    ans = _erfc_abs(z, np.empty_like(z))
-    return np.where(x >= 0, ans, 2 - ans)
-
-
 def _erfc_abs(z: Array, out: Array) -> Array:
     """erfc(z) for z >= 0 into ``out``, every step in place (the Horner loop is ten passes)."""
     one = z.dtype.type(1)

@@ -6,7 +6,10 @@ server's memory stay bounded and flat?
 Sentence i has 5-512 tokens (a deterministic spread, ``bench.app.sentence``), each opened on
 every page by URL (``?s=...``, a new session each time); a page counts as drawn at its first
 Plotly chart or explorer axis (``.ax[data-drawn]``), or after 30 s (counted as a timeout).
-Every ``--every`` sentences it prints the server's resident memory (VmRSS). Verdict: the peak is
+Every ``--every`` sentences, once the last page has finished its run, it prints the server's
+resident memory (VmRSS). The server runs a copy of the working tree taken at the start (other
+people's edits mid-run would otherwise mix old modules with new page scripts), and its output
+is kept in a log whose errors are counted. Verdict: the peak is
 at most 700 MB, and the readings over the last half of the run (the last 100 of 200 sentences)
 are flat: max - min <= max(10 % of their min, 50 MB).
 """
@@ -14,7 +17,11 @@ are flat: max - min <= max(10 % of their min, 50 MB).
 from __future__ import annotations
 
 import argparse
+import shutil
+import subprocess
 import sys
+import tempfile
+import threading
 import time
 from pathlib import Path
 from urllib.parse import quote
@@ -30,6 +37,36 @@ LIMIT_MB = 700
 FLAT_FRACTION, FLAT_MB = 0.10, 50
 DRAWN = ".js-plotly-plot .main-svg, .ax[data-drawn]"
 PAGE_TIMEOUT_MS = 30_000
+ERROR = "[data-testid=stException]"
+
+
+def snapshot(dest: Path) -> Path:
+    """Copy the working tree's files (tracked and untracked, not ignored) into ``dest``."""
+    names = subprocess.run(
+        ["git", "ls-files", "-co", "--exclude-standard", "-z"],
+        cwd=ROOT, check=True, capture_output=True,
+    ).stdout.decode().split("\0")  # fmt: skip
+    for name in filter(None, names):
+        src = ROOT / name
+        if src.is_file():
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / name)
+    return dest
+
+
+def drain(pid: int, log: Path) -> threading.Thread:
+    """Keep reading the server's stdout pipe into ``log`` (nobody else reads it: a full pipe
+    would block the server's logging)."""
+
+    def run() -> None:
+        with open(f"/proc/{pid}/fd/1", "rb") as pipe, log.open("wb") as out:
+            while chunk := pipe.read1(65536):
+                out.write(chunk)
+                out.flush()
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread
 
 
 def rss_mb(pid: int) -> float:
@@ -49,16 +86,31 @@ def flat(readings: list[float]) -> tuple[bool, float]:
     return spread <= max(FLAT_FRACTION * min(readings), FLAT_MB), spread
 
 
-def visit(page, url: str) -> bool:
-    """Open ``url``; True once it has drawn, False after the bounded wait."""
+def visit(page, url: str) -> str:
+    """Open ``url``: "drawn" once it has drawn, "error" if Streamlit shows an exception, else
+    "timeout" after the bounded wait."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     try:
         page.goto(url, wait_until="domcontentloaded", timeout=PAGE_TIMEOUT_MS)
-        page.locator(DRAWN).first.wait_for(state="attached", timeout=PAGE_TIMEOUT_MS)
-        return True
+        page.locator(f"{DRAWN}, {ERROR}").first.wait_for(state="attached",
+                                                         timeout=PAGE_TIMEOUT_MS)  # fmt: skip
     except PlaywrightTimeout:
-        return False
+        return "timeout"
+    return "error" if page.locator(ERROR).count() else "drawn"
+
+
+def settle(page) -> None:
+    """Let the page finish its run (bounded), so a reading is not taken mid-computation."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    from scripts.live_app import wait_idle
+
+    try:
+        wait_idle(page, PAGE_TIMEOUT_MS)
+        time.sleep(1)
+    except PlaywrightTimeout:
+        pass
 
 
 def main(argv: list[str]) -> int:
@@ -83,30 +135,48 @@ def main(argv: list[str]) -> int:
 
     readings: list[tuple[int, float]] = []
     growth = dict.fromkeys(pages, 0.0)  # RSS change summed over each page's visits
-    timeouts = dict.fromkeys(pages, 0)
+    failed = {kind: dict.fromkeys(pages, 0) for kind in ("timeout", "error")}
     print(f"soak: {len(texts)} sentences × {len(pages)} pages, reading every {args.every}")
-    with streamlit_server() as url, sync_playwright() as pw:
+    tmp = Path(tempfile.mkdtemp(prefix="soak-"))
+    tree, log = snapshot(tmp / "tree"), tmp / "server.log"
+    with streamlit_server(script=tree / "server.py") as url, sync_playwright() as pw:
+        drain(url.pid, log)
         browser = launch_chromium(pw)
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         start = time.monotonic()
         print(f"  server up, RSS {rss_mb(url.pid):.0f} MB")
         for i, text in enumerate(texts, 1):
+            drawn = 0
             for name in pages:
                 before = rss_mb(url.pid)
-                if not visit(page, f"{url}/{name}?s={quote(text)}"):
-                    timeouts[name] += 1
+                outcome = visit(page, f"{url}/{name}?s={quote(text)}")
+                if outcome == "drawn":
+                    drawn += 1
+                else:
+                    failed[outcome][name] += 1
                 growth[name] += rss_mb(url.pid) - before
             if i % args.every == 0 or i == len(texts):
+                settle(page)
                 readings.append((i, rss_mb(url.pid)))
-                print(f"  after {i:4d} sentences ({len(text.split()):3d} words last): RSS "
-                      f"{readings[-1][1]:6.0f} MB, {time.monotonic() - start:6.0f} s, "
-                      f"{sum(timeouts.values())} pages not drawn in 30 s", flush=True)  # fmt: skip
+                print(f"  after {i:4d} sentences ({lengths(i)[-1]:3d} tokens last): RSS "
+                      f"{readings[-1][1]:6.0f} MB, {time.monotonic() - start:6.0f} s, not drawn: "
+                      f"{sum(failed['timeout'].values())} in 30 s, "
+                      f"{sum(failed['error'].values())} errors", flush=True)  # fmt: skip
+            if not drawn:
+                print(f"  no page drew sentence {i}: the server is broken, stopping; its log:")
+                print(log.read_text(errors="replace")[-3000:])
+                break
         browser.close()
+    shutil.rmtree(tree, ignore_errors=True)
     print("  RSS change summed by page: " + ", ".join(
         f"/{name} {mb:+.0f} MB" for name, mb in growth.items()))  # fmt: skip
-    if any(timeouts.values()):
-        print("  not drawn in 30 s: " + ", ".join(f"/{n} {c}" for n, c in timeouts.items() if c))
+    for kind, counts in failed.items():
+        if any(counts.values()):
+            print(f"  {kind}: " + ", ".join(f"/{n} {c}" for n, c in counts.items() if c))
+    print(f"  server log: {log}")
     values = [mb for _, mb in readings]
+    if not values:
+        return 1
     last = [mb for n, mb in readings if n > len(texts) // 2] or values[-1:]
     is_flat, spread = flat(last)
     peak = max(values)

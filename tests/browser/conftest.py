@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from scripts.live_app import CHROMIUM, launch_chromium, streamlit_server
+from scripts.live_app import CHROMIUM, streamlit_server
 
 
 def pytest_collection_modifyitems(items):
@@ -26,16 +26,6 @@ def pytest_collection_modifyitems(items):
 def app_url():
     with streamlit_server() as url:
         yield url
-
-
-@pytest.fixture(scope="session")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        browser = launch_chromium(pw)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture

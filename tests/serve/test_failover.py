@@ -25,7 +25,7 @@ from urllib.parse import quote_plus
 
 import pytest
 
-from scripts.live_app import ROOT, free_port, launch_chromium, wait_idle
+from scripts.live_app import ROOT, free_port, wait_idle
 
 pytestmark = [pytest.mark.browser, pytest.mark.serve]
 
@@ -270,9 +270,7 @@ def open_view(browser, url: str):
     return context, page, sockets
 
 
-def test_a_replica_dies_and_every_page_comes_back(tmp_path, ready_timeout_s):
-    from playwright.sync_api import sync_playwright
-
+def test_a_replica_dies_and_every_page_comes_back(browser, tmp_path, ready_timeout_s):
     port, launched = free_port(), time.monotonic()
     serve = start_serve(port, tmp_path / "serve.out")
     front, passed = f"http://127.0.0.1:{port}", False
@@ -283,37 +281,35 @@ def test_a_replica_dies_and_every_page_comes_back(tmp_path, ready_timeout_s):
         healthy_s = time.monotonic() - launched
         serve.remember_children()
 
-        with sync_playwright() as pw:
-            browser = launch_chromium(pw)
-            visitors = [open_view(browser, f"{front}/{v.path}?{v.query}") for v in VIEWS]
-            for (_, page, _), view in zip(visitors, VIEWS, strict=True):
-                assert_shows(page, view)
-            pinned = [srv_cookie(context) for context, _, _ in visitors]
-            assert set(pinned) == {"r1", "r2"}, f"both replicas should have visitors: {pinned}"
+        # The session's one Chromium (tests/conftest.py): Playwright's sync API runs one loop.
+        visitors = [open_view(browser, f"{front}/{v.path}?{v.query}") for v in VIEWS]
+        for (_, page, _), view in zip(visitors, VIEWS, strict=True):
+            assert_shows(page, view)
+        pinned = [srv_cookie(context) for context, _, _ in visitors]
+        assert set(pinned) == {"r1", "r2"}, f"both replicas should have visitors: {pinned}"
 
-            prober = Prober(f"{front}/")  # from before the crash, through it, until the end
-            prober.start()
-            victim, victim_port, killed = crash(serve, 1)
-            newcomer, fresh, _ = open_view(browser, f"{front}/{NEWCOMER.path}?{NEWCOMER.query}")
-            assert_shows(fresh, NEWCOMER)
-            newcomer_s = time.monotonic() - killed
+        prober = Prober(f"{front}/")  # from before the crash, through it, until the end
+        prober.start()
+        victim, victim_port, killed = crash(serve, 1)
+        newcomer, fresh, _ = open_view(browser, f"{front}/{NEWCOMER.path}?{NEWCOMER.query}")
+        assert_shows(fresh, NEWCOMER)
+        newcomer_s = time.monotonic() - killed
 
-            reconnect_s, redraw_s = [], []
-            for i, ((_, page, sockets), view) in enumerate(zip(visitors, VIEWS, strict=True)):
-                since = killed if pinned[i] == "r1" else 0.0  # pages on r2 keep their socket
-                if since:
-                    reconnect_s.append(socket_opened(page, sockets, since) - killed)
-                pressed = rerun(page, sockets, since)
-                assert_shows(page, view)
-                redraw_s.append(time.monotonic() - pressed)
-                page.screenshot(path=str(tmp_path / f"after-failover-{i}.png"))
-            repinned = [srv_cookie(context) for context, _, _ in visitors]
-            assert repinned == ["r2"] * len(VIEWS), f"pages should now be pinned to r2: {repinned}"
-            prober.stop.set()
-            prober.join(timeout=10)
-            for context in [newcomer, *(context for context, _, _ in visitors)]:
-                context.close()
-            browser.close()
+        reconnect_s, redraw_s = [], []
+        for i, ((_, page, sockets), view) in enumerate(zip(visitors, VIEWS, strict=True)):
+            since = killed if pinned[i] == "r1" else 0.0  # pages on r2 keep their socket
+            if since:
+                reconnect_s.append(socket_opened(page, sockets, since) - killed)
+            pressed = rerun(page, sockets, since)
+            assert_shows(page, view)
+            redraw_s.append(time.monotonic() - pressed)
+            page.screenshot(path=str(tmp_path / f"after-failover-{i}.png"))
+        repinned = [srv_cookie(context) for context, _, _ in visitors]
+        assert repinned == ["r2"] * len(VIEWS), f"pages should now be pinned to r2: {repinned}"
+        prober.stop.set()
+        prober.join(timeout=10)
+        for context in [newcomer, *(context for context, _, _ in visitors)]:
+            context.close()
 
         # serve.sh starts replica 1 again, on the same port, and it answers its health check
         assert wait_until(

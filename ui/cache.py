@@ -89,6 +89,18 @@ def release_free_memory() -> None:
         _MALLOC_TRIM(0)
 
 
+TRIM_EVERY_S = 10.0
+
+
+def _trim_periodically(stop: threading.Event, every_s: float = TRIM_EVERY_S) -> None:
+    """Every ``every_s`` seconds hand freed memory back (release_free_memory), until ``stop``.
+    The store trims after its own passes, but other work frees large arrays too (hiding a word
+    runs the sentence twice, figures at 512 tokens, other threads' temporaries): in a soak at
+    1.18 GB one malloc_trim gave back 150 MB. Each call takes 0.2-7 ms."""
+    while not stop.wait(every_s):
+        release_free_memory()
+
+
 class Superseded(Exception):
     """A waiting forward pass that its session no longer wants (it asked for a newer one)."""
 
@@ -218,7 +230,10 @@ TRACE_SLOTS = int(os.environ.get("ATTENTION_TRACE_SLOTS", "0")) or None
 # One entry (no arguments): the store, bounded by its own byte budget.
 @st.cache_resource(max_entries=1, show_spinner=False)
 def trace_store() -> TraceStore:
-    """The one store of this server process."""
+    """The one store of this server process (and the thread that trims freed memory)."""
+    threading.Thread(
+        target=_trim_periodically, args=(threading.Event(),), name="malloc-trim", daemon=True
+    ).start()
     return TraceStore(TRACE_BUDGET_MB * 2**20, TRACE_SLOTS)
 
 

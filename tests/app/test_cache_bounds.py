@@ -5,6 +5,7 @@ as a whole has a byte budget, and the trace store keeps to its budget under many
 from __future__ import annotations
 
 import ast
+import time
 import tomllib
 from pathlib import Path
 
@@ -92,3 +93,20 @@ def test_the_trace_store_stays_within_its_budget_under_many_traces(model):
         assert store._computing == {} and store._latest == {}
     assert max(sizes.values()) > budget  # the 510-token trace alone is over it, and was kept
     assert len(store) >= 2  # short ones after it share the budget again
+
+
+def test_freed_memory_is_trimmed_periodically(monkeypatch):
+    import threading
+
+    import ui.cache
+
+    calls, stop = [], threading.Event()
+    monkeypatch.setattr(ui.cache, "release_free_memory", lambda: calls.append(1))
+    thread = threading.Thread(target=ui.cache._trim_periodically, args=(stop, 0.01), daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 5
+    while len(calls) < 3 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    stop.set()
+    thread.join(5)
+    assert len(calls) >= 3 and not thread.is_alive()

@@ -96,3 +96,5 @@ st.button(
     f"Open layer {pick[0]}, head {pick[1]} on the pattern page", key="ah_open", on_click=_open,
     args=pick, type="primary", icon=":material/open_in_new:",
 )  # fmt: skip
+
+del trace  # the callbacks and fragments defined here keep this namespace: not the trace too

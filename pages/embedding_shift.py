@@ -3,10 +3,10 @@
 import numpy as np
 import streamlit as st
 
-from attention_core import closest_token, fit_shift_plane, parse_probes
+from attention_core import closest_token, fit_shift_plane
 from attention_core.geometry import probe_cosines
 from ui import downloads, params, router, safe
-from ui.embedding_shift_cache import probe_vectors
+from ui.embedding_shift_cache import read_probes
 from ui.presets import probes_for
 from viz.embedding_shift import layer_name, make_embedding_shift, name_states
 from viz.layer_similarity import make_layer_similarity
@@ -42,10 +42,7 @@ raw = st.text_input(
     help="Each probe is run through the model alone, as its own one-word sentence, and compared "
     "with the token at the same point: both embeddings, or both after one layer.",
 )
-probes, problems = parse_probes(raw)
-probes, vectors_lpd, unreadable = probe_vectors(shared.model, tuple(probes))
-if unreadable:
-    problems.append(f"Dropped {', '.join(unreadable)}: the model reads no word pieces in them.")
+probes, vectors_lpd, problems = read_probes(shared.model, raw)
 for problem in problems:
     st.warning(safe.md(problem))
 if not probes:
@@ -146,3 +143,5 @@ with st.expander("For engineers", expanded=False):
         f"- Plane: `fit_shift_plane`, one PCA (SVD) over the kept tokens and the probes at all "
         f"{len(hidden)} states, `hidden_ltd[0]` to `hidden_ltd[{len(hidden) - 1}]`."
     )
+
+del trace  # the callbacks and fragments defined here keep this namespace: not the trace too

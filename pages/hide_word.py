@@ -4,9 +4,8 @@ watched token's vector, its probe cosines and the sentence embedding change, lay
 import numpy as np
 import streamlit as st
 
-from attention_core import parse_probes
 from ui import params, router, safe
-from ui.embedding_shift_cache import probe_vectors
+from ui.embedding_shift_cache import read_probes
 from ui.hide_word_cache import default_base, default_view, word_effect, words_of
 from ui.presets import probes_for
 from viz.embedding_shift import layer_name
@@ -31,6 +30,7 @@ start = default_view(shared.text, trace.tokens)
 if start is None:
     st.info("This sentence has only one word, so there is no other word to hide it from. Type a "
             "sentence of at least two words in the sidebar.")  # fmt: skip
+    del trace
     st.stop()
 
 state, previous = st.session_state, st.session_state.get("_hw_text")
@@ -75,12 +75,10 @@ if token in words[word]:
         "hidden from every token, itself included, so this would only measure the word losing "
         "sight of itself. Pick another token to watch, or another word to hide."
     )
+    del trace
     st.stop()
 
-probes, problems = parse_probes(raw)
-probes, _, unreadable = probe_vectors(shared.model, tuple(probes))
-if unreadable:
-    problems.append(f"Dropped {', '.join(unreadable)}: the model reads no word pieces in them.")
+probes, _, problems = read_probes(shared.model, raw)
 for problem in problems:
     st.warning(safe.md(problem))
 effect = word_effect(shared.model, shared.text, words[word], token, tuple(probes))
@@ -168,3 +166,5 @@ with st.expander("For engineers"):
         "Numbers come from `attention_core.knockout.hide_word`; the sentence embedding uses "
         "sentence-transformers' 256-token window and leaves the hidden tokens out of its mean."
     )
+
+del trace  # the callbacks and fragments defined here keep this namespace: not the trace too

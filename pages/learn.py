@@ -72,3 +72,5 @@ if number < last:
         icon=":material/arrow_forward:",
         icon_position="right",
     )
+
+del trace  # the callbacks and fragments defined here keep this namespace: not the trace too

@@ -76,3 +76,5 @@ def numbers_section(trace: Trace, layer: int, head: int) -> None:
 
 
 view_and_numbers(shared)
+
+del trace  # the callbacks and fragments defined here keep this namespace: not the trace too

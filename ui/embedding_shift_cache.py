@@ -10,7 +10,7 @@ import numpy as np
 import streamlit as st
 from numpy.typing import NDArray
 
-from attention_core import embed_words
+from attention_core import embed_words, parse_probes
 from ui.cache import get_model
 
 
@@ -36,3 +36,13 @@ def probe_vectors(
         cfg = get_model(model).config
         return kept, np.zeros((cfg.n_layers + 1, 0, cfg.d_model)), unreadable
     return kept, np.stack(vectors, axis=1), unreadable  # p × [l,d] -> [l,p,d]
+
+
+def read_probes(model: str, raw: str) -> tuple[list[str], NDArray[np.float64], list[str]]:
+    """Probe words typed as one comma-separated text: the ones kept, their vectors [l, p, d], and
+    the problems to tell the visitor (too many, too long, unreadable by the model)."""
+    probes, problems = parse_probes(raw)
+    kept, vectors_lpd, unreadable = probe_vectors(model, tuple(probes))
+    if unreadable:
+        problems.append(f"Dropped {', '.join(unreadable)}: the model reads no word pieces in them.")
+    return kept, vectors_lpd, problems

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from ui import explore, router, safe
+from ui import explore, registry, router, safe
 from ui.cache import get_telling_head, get_trace, model_error
 from ui.presets import curated
 
@@ -63,24 +63,6 @@ if not error and shared.text.strip():
         )
 st.subheader("Where to go")
 st.caption("Type a sentence in the sidebar first, or pick an example; every page uses it.")
-LINKS = [
-    ("pages/learn.py", "Learn step by step", ":material/school:",
-     "New to Q, K and V? A guided tour of all of it, eleven short steps, on your sentence."),
-    ("pages/pattern.py", "Attention pattern", ":material/grid_on:",
-     "One head: scores → scaled → masked → softmax, and the arithmetic behind any cell."),
-    ("pages/all_heads.py", "All heads", ":material/apps:",
-     "Every head of every layer at once, sorted by what it attends to; click one to open it."),
-    ("pages/values.py", "Value updates ΔE", ":material/add_circle:",
-     "How the weights blend value vectors into the update each head proposes."),
-    ("pages/embedding_shift.py", "Embedding shift", ":material/scatter_plot:",
-     "Watch each token's vector move with context, layer by layer, next to probe words."),
-    ("pages/hide_word.py", "What did that word do?", ":material/visibility_off:",
-     "Hide one word from the others and measure what another word's vector loses."),
-    ("pages/build_head.py", "Build your own head", ":material/tune:",
-     "Choose heads, d_k, weights and masks; see why scores are divided by √d_k."),
-    ("pages/compare.py", "Compare sentences", ":material/compare_arrows:",
-     "Two sentences on the same head; the same word's vector compared layer by layer."),
-]  # fmt: skip
-for path, label, icon, blurb in LINKS:
-    st.page_link(path, label=label, icon=icon)
-    st.caption(blurb)
+for page in registry.PAGES[1:]:  # every page but this one
+    st.page_link(page.path, label=page.title, icon=page.icon)
+    st.caption(page.blurb)

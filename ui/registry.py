@@ -1,0 +1,47 @@
+"""Every page of the app, once: its file in pages/, title, icon and the line Start here shows.
+
+app.py builds the navigation from it and Start here its map of the pages; a new page is one entry
+here (and its file)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ui.tour import N_STEPS
+
+
+@dataclass(frozen=True)
+class PageInfo:
+    """One page: ``pages/<name>.py``, served at ``/<name>`` (Start here at ``/``)."""
+
+    name: str  # the file stem and URL path
+    title: str  # navigation label and link text
+    icon: str  # Streamlit material icon
+    blurb: str  # one line on Start here ("" for Start here itself)
+
+    @property
+    def path(self) -> str:
+        return f"pages/{self.name}.py"
+
+
+PAGES: tuple[PageInfo, ...] = (
+    PageInfo("home", "Start here", ":material/home:", ""),
+    PageInfo("learn", "Learn step by step", ":material/school:",
+             f"New to Q, K and V? A guided tour of all of it, {N_STEPS} short steps, on your "
+             "sentence."),
+    PageInfo("pattern", "Attention pattern", ":material/grid_on:",
+             "One head: scores → scaled → masked → softmax, and the arithmetic behind any cell."),
+    PageInfo("all_heads", "All heads", ":material/apps:",
+             "Every head of every layer at once, sorted by what it attends to; click one to open "
+             "it."),
+    PageInfo("values", "Value updates ΔE", ":material/add_circle:",
+             "How the weights blend value vectors into the update each head proposes."),
+    PageInfo("embedding_shift", "Embedding shift", ":material/scatter_plot:",
+             "Watch each token's vector move with context, layer by layer, next to probe words."),
+    PageInfo("hide_word", "What did that word do?", ":material/visibility_off:",
+             "Hide one word from the others and measure what another word's vector loses."),
+    PageInfo("build_head", "Build your own head", ":material/tune:",
+             "Choose heads, d_k, weights and masks; see why scores are divided by √d_k."),
+    PageInfo("compare", "Compare sentences", ":material/compare_arrows:",
+             "Two sentences on the same head; the same word's vector compared layer by layer."),
+)  # fmt: skip

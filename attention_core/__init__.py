@@ -67,7 +67,7 @@ from attention_core.geometry import (
     word_positions,
     word_vectors,
 )
-from attention_core.knockout import WordEffect, hide_word, word_pieces
+from attention_core.knockout import WordEffect, compare_passes, hide_word, word_pieces
 from attention_core.model import (
     DEFAULT_MODEL_NAME,
     Model,
@@ -99,8 +99,8 @@ __all__ = [  # noqa: RUF022 - grouped by concept, not alphabetically
     "causal_mask", "gelu", "layer_norm", "softmax",
     # explanations
     "CellArithmetic", "HeadSummary", "cell_arithmetic", "summarize_heads", "WordEffect",
-    "hide_word", "word_pieces", "TellingHead", "telling_head", "ValueUpdate", "default_token",
-    "largest_terms", "output_bias", "update_steps", "value_update",
+    "hide_word", "compare_passes", "word_pieces", "TellingHead", "telling_head", "ValueUpdate",
+    "default_token", "largest_terms", "output_bias", "update_steps", "value_update",
     # geometry
     "Pca", "ProbeCosines", "closest_token", "cosine", "embed_words", "fit_pca",
     "fit_shift_plane", "parse_probes", "probe_cosines", "relative_cosines", "shared_words",

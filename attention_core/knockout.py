@@ -116,12 +116,32 @@ def hide_word(
     """
     run = _runner(model, text_or_tokens)
     with_word = run(WhatIf())
+    hidden, _ = _checked(with_word, word_positions, token)
+    return compare_passes(with_word, run(WhatIf(hidden=hidden)), token, probes_lpd)
+
+
+def _checked(
+    with_word: Trace, word_positions: Sequence[int], token: int | Sequence[int]
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
     n = with_word.n_tokens
     hidden = _as_positions("word_positions", word_positions, n)
     watched = _as_positions("token", token, n)
     if set(hidden) & set(watched):
         raise ValueError(f"token {watched} is part of the hidden word {hidden}: watch another one")
-    without_word = run(WhatIf(hidden=hidden))
+    return hidden, watched
+
+
+def compare_passes(
+    with_word: Trace,
+    without_word: Trace,
+    token: int | Sequence[int],
+    probes_lpd: NDArray[np.floating] | None = None,
+) -> WordEffect:
+    """``hide_word`` for two passes already run (e.g. taken from a cache): the sentence as it
+    is, and the same input with ``without_word.whatif.hidden`` hidden."""
+    hidden, watched = _checked(with_word, without_word.whatif.hidden, token)
+    if without_word.tokens.input_ids_t.tolist() != with_word.tokens.input_ids_t.tolist():
+        raise ValueError("the two passes must read the same tokens")
     a_ld = word_vectors(with_word.hidden_ltd, watched)
     b_ld = word_vectors(without_word.hidden_ltd, watched)
     return WordEffect(

@@ -43,7 +43,8 @@ def header(trace: Trace) -> dict[str, Any]:
     }
 
 
-def _le_f32(array: np.ndarray) -> bytes:
+def float32_bytes(array: NDArray[np.floating]) -> bytes:
+    """Little-endian float32, C order: what the browser reads as a Float32Array."""
     return np.ascontiguousarray(array, dtype="<f4").tobytes()
 
 
@@ -55,13 +56,14 @@ def layer_block(trace: Trace, layer: int, part: Part) -> Block:
     if not 0 <= layer < n_layers:
         raise ValueError(f"layer {layer} is outside 0..{n_layers - 1}")
     if part == "scores":
-        return Block(layer, part, _le_f32(trace.scores_lhqk[layer]))
+        return Block(layer, part, float32_bytes(trace.scores_lhqk[layer]))
     if part == "qk":
-        return Block(layer, part, _le_f32(trace.q_lhqe[layer]) + _le_f32(trace.k_lhke[layer]))
+        q_k = float32_bytes(trace.q_lhqe[layer]) + float32_bytes(trace.k_lhke[layer])
+        return Block(layer, part, q_k)
     if part in ("thumbs", "thumbs_visible"):
         keep = visible_tokens(trace.tokens.special_t, part == "thumbs_visible")
         pattern_hqk = trace.pattern_lhqk[layer][:, keep][:, :, keep]  # [h,t,t] -> [h,kept,kept]
-        return Block(layer, part, _le_f32(pool_blocks(pattern_hqk)[0]))
+        return Block(layer, part, float32_bytes(pool_blocks(pattern_hqk)[0]))
     raise ValueError(f"part must be one of {', '.join(PARTS)}, got {part!r}")
 
 

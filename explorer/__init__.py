@@ -20,7 +20,7 @@ import streamlit as st
 from numpy.typing import NDArray
 
 from attention_core import Trace
-from attention_core.pack import header
+from attention_core.pack import MAX_TILE, float32_bytes, header
 from explorer.api import PATH
 
 HERE = Path(__file__).parent
@@ -94,6 +94,7 @@ def mount_grid(
         "rows": [{"layer": layer, "heads": heads} for layer, heads in rows],
         "metrics": metrics,
         "hide_special": hide_special,
+        "max_tile": MAX_TILE,  # thumbnails pooled to this many pixels a side, as the engine does
     }
     return _renderer()(data=data, key=key, on_open_change=on_open)
 
@@ -111,13 +112,12 @@ def mount_scores(
     n = len(tokens)
     if scores_qk.shape != (n, n):
         raise ValueError(f"scores shape {scores_qk.shape} does not match {n} tokens")
-    raw = np.ascontiguousarray(scores_qk, dtype="<f4").tobytes()
-    header = {"tokens": list(tokens), "special": [False] * n, "n_layers": 1, "n_heads": 1,
+    shapes = {"tokens": list(tokens), "special": [False] * n, "n_layers": 1, "n_heads": 1,
               "d_head": d_k, "n_tokens": n}  # fmt: skip
     view = {"layer": 0, "head": 0, "transpose": False, "hide_special": False, "q": -1, "k": -1}
     data = {
-        "inline": base64.b64encode(raw).decode("ascii"),
-        "header": header,
+        "inline": base64.b64encode(float32_bytes(scores_qk)).decode("ascii"),
+        "header": shapes,
         "view": view | {name: switches[name] for name in ("scale", "temp", "causal")},
         "defaults": {},
         "stages": ["pattern"],

@@ -4,13 +4,12 @@
 // pooled by attention_core.pack.pool_blocks (query rows averaged, key columns summed, so a
 // thumbnail row still sums to 1): 72 × 48² floats instead of every layer's n² scores.
 
-const MAX_TILE = 48;
 const GRID_FROM_SCORES = 128;
 
-function pooledPattern(scores, head, n, dk, keep) {
+function pooledPattern(scores, head, n, dk, keep, f, side) {
   const st = computeStages(headScores(scores, head, n), n, dk,
     { scale: true, temperature: 1, causal: false });
-  const m = keep.length, f = Math.ceil(m / MAX_TILE), side = Math.ceil(m / f);
+  const m = keep.length;
   const out = new Float64Array(side * side);
   for (let r = 0; r < m; r++) {
     const br = Math.floor(r / f), rows = Math.min(f, m - br * f);
@@ -18,7 +17,7 @@ function pooledPattern(scores, head, n, dk, keep) {
       out[br * side + Math.floor(c / f)] += st.pattern[keep[r] * n + keep[c]] / rows;
     }
   }
-  return { values: out, side, factor: f };
+  return out;
 }
 
 function renderGrid({ data, parentElement, setTriggerValue }) {
@@ -58,9 +57,9 @@ function renderGrid({ data, parentElement, setTriggerValue }) {
   const layers = [...new Set(data.rows.map((r) => r.layer))];
   const fromScores = n <= GRID_FROM_SCORES;
   const part = fromScores ? "scores" : data.hide_special ? "thumbs_visible" : "thumbs";
-  const m = keep.length, side = Math.ceil(m / Math.ceil(m / MAX_TILE));
+  const f = Math.ceil(keep.length / data.max_tile), side = Math.ceil(keep.length / f);
   const thumb = (block, head) => fromScores
-    ? pooledPattern(block, head, n, header.d_head, keep).values
+    ? pooledPattern(block, head, n, header.d_head, keep, f, side)
     : block.subarray(head * side * side, (head + 1) * side * side);
   const drawLayer = (layer) => {
     if (!alive) return;

@@ -49,7 +49,6 @@ if not probes:
     st.info("Add at least one probe word to compare the tokens with.")
 
 keep = shared.visible(trace)
-keep = keep if keep.size else np.arange(trace.n_tokens)
 if st.session_state.get("es_token", -1) not in keep:
     st.session_state["es_token"] = closest_token(tokens, hidden[0], vectors_lpd[0], probes)
     if st.session_state["es_token"] not in keep:

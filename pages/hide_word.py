@@ -40,7 +40,7 @@ if previous != shared.text:  # a new sentence: its own defaults (the URL's on th
     if state["hw_probes"] == ", ".join(probes_for(previous or "")):
         state["hw_probes"] = ", ".join(probes_for(shared.text))
     state["_hw_text"] = shared.text
-keep = shared.visible(trace) if shared.visible(trace).size else np.arange(trace.n_tokens)
+keep = shared.visible(trace)
 if state["hw_word"] not in words:
     if state["hw_word"]:
         st.warning(safe.md(f"“{state['hw_word']}” is not a word of this sentence; hiding "

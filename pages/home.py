@@ -3,8 +3,7 @@
 import streamlit as st
 
 from ui import explore, registry, router, safe
-from ui.cache import get_telling_head, get_trace, model_error
-from ui.presets import curated
+from ui.cache import get_trace, model_error, opening_view
 
 shared = router.shared()
 
@@ -36,29 +35,22 @@ st.markdown(
     "vector the model finally uses."
 )
 if not error and shared.text.strip():
-    trace = get_trace(shared.model, shared.text)
-    preset = curated(shared.text)
-    pick = get_telling_head(shared.model, shared.text)
-    if preset or pick:
+    view = opening_view(shared.model, shared.text)
+    if view:
         st.subheader("Your sentence, one head")
-        layer, head, query, key = (
-            (preset.layer, preset.head, preset.token, preset.key)
-            if preset
-            else (pick.layer, pick.head, pick.query, pick.key)
-        )
-        st.markdown(safe.md(preset.claim if preset else pick.statement[:1].upper()
-                            + pick.statement[1:] + "."))  # fmt: skip
+        st.markdown(safe.md(view.said))
+        switches = {"layer": view.layer, "head": view.head, "q": view.query, "k": view.key}
         explore.shared_only(
-            trace, shared.model, shared.text, "home_pattern", stages=("pattern",),
-            switches={"layer": layer, "head": head, "q": query, "k": key}, controls=(),
-            tell=False,
+            get_trace(shared.model, shared.text), shared.model, shared.text, "home_pattern",
+            stages=("pattern",), switches=switches, controls=(), tell=False,
         )  # fmt: skip
         st.caption(
             "How to read this: each row is a token reading the sentence, each column a token it "
             "can read; the brighter the cell, the more weight. Shown: the head where one word "
             "(not a little word like “the”, not [CLS]/[SEP], not itself) puts the most weight "
             "on another word"
-            + (", chosen for this example by hand." if preset else ", measured on your sentence.")
+            + (", chosen for this example by hand." if view.by_hand else ", measured on your "
+               "sentence.")
             + " Open it on the Attention pattern page to take it apart."
         )
 st.subheader("Where to go")

@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from attention_core import Trace, attention_steps
+from attention_core.pack import visible_tokens
 from ui import downloads, explore, params, router
 from ui.cache import get_trace
 from viz.pattern_heatmap import STAGE_TITLES
@@ -55,8 +56,7 @@ def numbers_section(trace: Trace, layer: int, head: int) -> None:
         scale=st.session_state["scale"], temperature=st.session_state["temp"],
         causal=st.session_state["causal"],
     )  # fmt: skip
-    keep = np.flatnonzero(~trace.tokens.special_t) if st.session_state["hide_special"] else (
-        np.arange(trace.n_tokens))  # fmt: skip
+    keep = visible_tokens(trace.tokens.special_t, st.session_state["hide_special"])
     cells = np.ix_(keep, keep)
     names = [f"{i}:{trace.tokens.tokens[i]}" for i in keep]  # unique, even repeated
     st.caption(f"Layer {layer}, head {head}: rows are queries, columns are keys.")

@@ -24,7 +24,7 @@ st.caption(
     "attention pattern. Follow one token's update, from the weights to E + ΔE."
 )
 
-keep = shared.visible(trace) if shared.visible(trace).size else np.arange(n)
+keep = shared.visible(trace)
 stale = st.session_state.get("_v_text") not in (None, shared.text)  # the sentence changed
 if stale or st.session_state.get("v_token", -1) not in keep:
     st.session_state["v_token"] = default_token(tokens, trace.tokens.special_t)

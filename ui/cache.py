@@ -8,7 +8,7 @@ import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
-from dataclasses import fields, is_dataclass
+from dataclasses import dataclass, fields, is_dataclass
 from typing import TypeVar
 
 import numpy as np
@@ -269,13 +269,28 @@ def get_telling_head(model_name: str, text: str) -> TellingHead | None:
     return telling_head(get_trace(model_name, text))
 
 
-def opening_view(model_name: str, text: str) -> tuple[int, int, int, int] | None:
-    """(layer, head, query, key) a page opens on for ``text``: a preset's curated view, else
-    its most telling head; None when there is nothing to show (no model, no word)."""
+@dataclass(frozen=True)
+class OpeningView:
+    """The head and cell a page opens on, and one sentence saying what they show."""
+
+    layer: int
+    head: int
+    query: int
+    key: int
+    said: str  # e.g. a preset's claim, or the telling head's statement
+    by_hand: bool  # curated for a preset (else found by attention_core.telling's rule)
+
+
+def opening_view(model_name: str, text: str) -> OpeningView | None:
+    """The view a page opens on for ``text``: a preset's curated view, else its most telling
+    head; None when there is nothing to show (no model, no word)."""
     preset = curated(text)
     if preset:
-        return preset.layer, preset.head, preset.token, preset.key
+        return OpeningView(preset.layer, preset.head, preset.token, preset.key, preset.claim, True)
     if not text.strip() or model_error(model_name):
         return None
     pick = get_telling_head(model_name, text)
-    return (pick.layer, pick.head, pick.query, pick.key) if pick else None
+    if pick is None:
+        return None
+    said = pick.statement[:1].upper() + pick.statement[1:] + "."
+    return OpeningView(pick.layer, pick.head, pick.query, pick.key, said, False)

@@ -14,9 +14,9 @@ import numpy as np
 import streamlit as st
 from numpy.typing import NDArray
 
-from attention_core import Tokens, default_token, split_words
-from attention_core.knockout import hide_word
-from ui.cache import get_model
+from attention_core import Tokens, WhatIf, default_token, split_words
+from attention_core.knockout import compare_passes
+from ui.cache import get_trace
 from ui.embedding_shift_cache import probe_vectors
 from ui.presets import curated
 
@@ -63,16 +63,20 @@ class EffectNumbers:
         return float(np.sqrt(max(2.0 - 2.0 * self.sentence_cosine, 0.0)))
 
 
-# Worst case 64 × ~10 kB (per-layer numbers; 7 × probes cosines) = 640 kB. The two traces
-# hide_word computes (up to ~460 MB at 512 tokens) are freed when it returns: never cached.
+# Worst case 64 × ~10 kB (per-layer numbers; 7 × probes cosines) = 640 kB. The two passes come
+# from the shared trace store (its byte budget and forward-pass slots), not from this cache.
 @st.cache_data(max_entries=64, show_spinner="Running the sentence with the word hidden…")
 def word_effect(
     model: str, text: str, word_positions: tuple[int, ...], token: int, probes: tuple[str, ...]
 ) -> EffectNumbers:
     """``hide_word`` on the sidebar's text, with the probes' per-layer vectors (probes the model
-    cannot read are expected to be dropped by the caller, as ``probe_vectors`` reports them)."""
+    cannot read are expected to be dropped by the caller, as ``probe_vectors`` reports them).
+    The sentence's own pass is the one every page shares; the pass with the word hidden goes
+    through the same store."""
     _, vectors_lpd, _ = probe_vectors(model, probes)
-    effect = hide_word(get_model(model), text, word_positions, token, vectors_lpd)
+    with_word = get_trace(model, text)
+    without_word = get_trace(model, text, WhatIf(hidden=tuple(word_positions)))
+    effect = compare_passes(with_word, without_word, token, vectors_lpd)
     return EffectNumbers(**{f.name: getattr(effect, f.name) for f in fields(EffectNumbers)})
 
 

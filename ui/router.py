@@ -16,6 +16,7 @@ import streamlit as st
 from numpy.typing import NDArray
 
 from attention_core import Trace
+from attention_core.pack import visible_tokens
 from ui import params, sidebar
 from ui.cache import get_trace, model_error, opening_view
 
@@ -40,9 +41,9 @@ class Shared:
     hide_special: bool
 
     def visible(self, trace: Trace) -> NDArray[np.int64]:
-        """Token positions to draw: all of them, or all but [CLS]/[SEP] when hidden."""
-        keep = ~trace.tokens.special_t if self.hide_special else np.ones(trace.n_tokens, bool)
-        return np.flatnonzero(keep)
+        """Token positions to draw: all of them, or all but [CLS]/[SEP] when hidden (all of
+        them again when nothing else is left)."""
+        return visible_tokens(trace.tokens.special_t, self.hide_special)
 
 
 def frame(page: str) -> None:
@@ -68,9 +69,9 @@ def open_on_telling_view() -> None:
     view = opening_view(st.session_state["model"], st.session_state["s"])
     if view is None:
         return
-    st.session_state["layer"], st.session_state["head"] = view[0], view[1]
+    st.session_state["layer"], st.session_state["head"] = view.layer, view.head
     if "q" not in st.query_params and "k" not in st.query_params:
-        st.session_state["q"], st.session_state["k"] = view[2], view[3]
+        st.session_state["q"], st.session_state["k"] = view.query, view.key
 
 
 def ensure_framed() -> None:

@@ -13,6 +13,7 @@ transformers = pytest.importorskip("transformers")
 
 from attention_core import (  # noqa: E402
     WhatIf,
+    compare_passes,
     embed_words,
     hide_word,
     run_model,
@@ -184,6 +185,22 @@ def test_tokens_and_text_give_the_same_effect(model, river_and_was):
     again = hide_word(model, tokens, (2,), 3)
     np.testing.assert_allclose(again.cosine_l, river_and_was["river"].cosine_l, atol=1e-12)
     assert again.probe_cosine_with_lp.shape == (7, 0)
+
+
+def test_two_passes_already_run_give_the_same_effect(model, river_and_was, money_lpd):
+    # The app takes both passes from its trace store instead of running them again.
+    with_word = trace_sentence(model, RIVER)
+    without_word = trace_sentence(model, RIVER, WhatIf(hidden=(2,)))
+    effect = compare_passes(with_word, without_word, 3, money_lpd)
+    expected = river_and_was["river"]
+    np.testing.assert_array_equal(effect.cosine_l, expected.cosine_l)
+    np.testing.assert_array_equal(effect.probe_cosine_without_lp, expected.probe_cosine_without_lp)
+    assert (effect.hidden, effect.watched) == (expected.hidden, expected.watched)
+    with pytest.raises(ValueError, match="part of the hidden word"):
+        compare_passes(with_word, without_word, 2)
+    with pytest.raises(ValueError, match="same tokens"):
+        compare_passes(with_word, trace_sentence(model, "I made a deposit at the bank",
+                                                 WhatIf(hidden=(2,))), 3)  # fmt: skip
 
 
 def test_a_word_of_many_pieces_can_be_watched_and_hidden(model):

@@ -19,7 +19,6 @@ KEPT = ("learn_token", "learn_src", "learn_tgt")  # choices that survive steps w
 def view(shared: Shared, trace: Trace) -> tuple[np.ndarray, list[str]]:
     """Positions shown (the sidebar may hide [CLS]/[SEP]) and their tokens."""
     keep = shared.visible(trace)
-    keep = keep if keep.size else np.arange(trace.n_tokens)
     return keep, [trace.tokens.tokens[i] for i in keep]
 
 

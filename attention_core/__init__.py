@@ -17,6 +17,7 @@ So ``pattern_lhqk`` is softmax attention indexed [layer, head, query, key], and 
 the attention update added to the residual stream, [layer, token, d_model].
 """
 
+from attention_core.attention import AttentionPass, multi_head_attention, project
 from attention_core.block import (
     BlockConfig,
     BlockTrace,
@@ -33,13 +34,7 @@ from attention_core.cost import (
     square_law,
     tokens_of_length,
 )
-from attention_core.decoder import (
-    AttentionPass,
-    DecoderTrace,
-    multi_head_attention,
-    padded_input,
-    run_decoder,
-)
+from attention_core.decoder import DecoderTrace, padded_input, run_decoder
 from attention_core.explain import CellArithmetic, HeadSummary, cell_arithmetic, summarize_heads
 from attention_core.fallback import fallback_embeddings, split_pieces
 from attention_core.forward import Trace, WhatIf, run_model, trace_sentence
@@ -88,14 +83,16 @@ from attention_core.values import (
     update_steps,
     value_update,
 )
+from attention_core.weights import EmbeddingWeights, LayerWeights, Norm, Weights
 
 # The public names, grouped by concept (the imports above are sorted by module).
 __all__ = [  # noqa: RUF022 - grouped by concept, not alphabetically
     # loading
     "DEFAULT_MODEL_NAME", "Model", "ModelConfig", "ModelLoadError", "default_model_path",
-    "load_model", "Tokens", "tokenize",
+    "load_model", "Tokens", "tokenize", "Weights", "LayerWeights", "EmbeddingWeights", "Norm",
     # the forward pass
-    "Trace", "WhatIf", "run_model", "trace_sentence", "AttentionSteps", "attention_steps",
+    "Trace", "WhatIf", "run_model", "trace_sentence", "AttentionPass", "multi_head_attention",
+    "project", "AttentionSteps", "attention_steps",
     "causal_mask", "gelu", "layer_norm", "softmax",
     # explanations
     "CellArithmetic", "HeadSummary", "cell_arithmetic", "summarize_heads", "WordEffect",
@@ -108,7 +105,7 @@ __all__ = [  # noqa: RUF022 - grouped by concept, not alphabetically
     # teaching demonstrations
     "BlockConfig", "BlockTrace", "BlockWeights", "make_block_weights", "run_block",
     "sinusoidal_positions", "COST_SIZES", "CostPoint", "attention_bytes", "measure_cost",
-    "square_law", "tokens_of_length", "AttentionPass", "DecoderTrace", "multi_head_attention",
+    "square_law", "tokens_of_length", "DecoderTrace",
     "padded_input", "run_decoder", "fallback_embeddings", "split_pieces", "DK_GRID",
     "Saturation", "row_entropy_bits", "saturation_curve",
     # browser packing

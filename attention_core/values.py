@@ -44,9 +44,7 @@ class ValueUpdate:
 
 def output_bias(model: Model, layer: int) -> F32:
     """b_O of a layer's attention output projection."""
-    if not 0 <= layer < model.config.n_layers:
-        raise ValueError(f"layer {layer} is outside 0..{model.config.n_layers - 1}")
-    return model.weights[f"encoder.layer.{layer}.attention.output.dense.bias"]
+    return model.params.layer(layer).b_o_d
 
 
 def value_update(trace: Trace, bias_d: F32, layer: int, head: int, token: int) -> ValueUpdate:

@@ -49,8 +49,11 @@ if not error and shared.text.strip():
             "can read; the brighter the cell, the more weight. Shown: the head where one word "
             "(not a little word like “the”, not [CLS]/[SEP], not itself) puts the most weight "
             "on another word"
-            + (", chosen for this example by hand." if view.by_hand else ", measured on your "
-               "sentence.")
+            + (
+                ", chosen for this example by hand."
+                if view.by_hand
+                else ", measured on your sentence."
+            )
             + " Open it on the Attention pattern page to take it apart."
         )
 st.subheader("Where to go")

@@ -59,7 +59,7 @@ def test_causal_mask_gives_exact_zeros_above_the_diagonal(dec):
     assert np.array_equal(dec.self_attn.allowed_qk, np.tril(np.ones((m, m), dtype=bool)))
     for h in range(dec.self_attn.pattern_hqk.shape[0]):
         assert np.all(dec.self_attn.pattern_hqk[h][upper] == 0.0)
-        assert np.all(np.isneginf(dec.self_attn.masked_hqk[h][upper]))
+        assert np.all(np.isneginf(dec.self_attn.steps().masked[h][upper]))
     assert dec.self_attn.pattern_hqk[:, 0, 0] == pytest.approx(1.0)  # first token: only itself
     np.testing.assert_allclose(dec.self_attn.pattern_hqk.sum(axis=-1), 1.0, atol=1e-6)
 
@@ -93,7 +93,7 @@ def test_self_attention_is_the_encoders_attention(model):
     trace = trace_sentence(model, TARGET)
     for layer in (0, 3, 5):
         x = trace.hidden_ltd[layer]
-        attn = multi_head_attention(model, layer, x, x)
+        attn = multi_head_attention(model.params.layer(layer), x)
         np.testing.assert_allclose(attn.q_hqe, trace.q_lhqe[layer], atol=1e-5)
         np.testing.assert_allclose(attn.pattern_hqk, trace.pattern_lhqk[layer], atol=1e-6)
         np.testing.assert_allclose(attn.delta_qd, trace.delta_ltd[layer], atol=1e-5)
@@ -103,7 +103,7 @@ def test_causal_self_attention_matches_the_causal_forward_pass(model):
     tokens = tokenize(model, TARGET)
     causal = run_model(model, tokens, WhatIf(causal=True))
     x = causal.hidden_ltd[0]
-    attn = multi_head_attention(model, 0, x, x, causal=True)
+    attn = multi_head_attention(model.params.layer(0), x, causal=True)
     np.testing.assert_allclose(attn.pattern_hqk, causal.pattern_lhqk[0], atol=1e-6)
 
 
@@ -113,19 +113,19 @@ def test_padding_mask_leaves_real_tokens_as_if_unpadded(model):
     x, mask = padded_input(model, trace.tokens, 3)
     assert x.shape == (n + 3, model.config.d_model)
     assert mask.tolist() == [True] * n + [False] * 3
-    masked = multi_head_attention(model, 0, x, x, key_mask_k=mask)
+    masked = multi_head_attention(model.params.layer(0), x, key_mask_k=mask)
     assert np.all(masked.pattern_hqk[:, :, n:] == 0.0)
     np.testing.assert_allclose(masked.pattern_hqk[:, :n, :n], trace.pattern_lhqk[0], atol=1e-6)
-    free = multi_head_attention(model, 0, x, x)
+    free = multi_head_attention(model.params.layer(0), x)
     assert free.pattern_hqk[:, :n, n:].sum() > 0.01  # without the mask weight leaks to [PAD]
 
 
 def test_bad_inputs_are_refused_with_the_shapes(model):
     x = np.zeros((4, model.config.d_model), np.float32)
-    with pytest.raises(ValueError, match="layer must be in"):
-        multi_head_attention(model, 6, x, x)
+    with pytest.raises(ValueError, match="layer 6 is outside 0..5"):
+        multi_head_attention(model.params.layer(6), x)
     with pytest.raises(ValueError, match=r"memory_kd must be \[n, 384\]"):
-        multi_head_attention(model, 0, x, np.zeros((4, 10), np.float32))
+        multi_head_attention(model.params.layer(0), x, np.zeros((4, 10), np.float32))
     with pytest.raises(ValueError, match="n_pad"):
         padded_input(model, tokenize(model, SOURCE), 600)
 
@@ -143,7 +143,7 @@ def test_rows_are_distributions_or_zero_when_all_hidden(model, n_q, n_k, seed, c
     x = rng.standard_normal((n_q, model.config.d_model)).astype(np.float32)
     memory = rng.standard_normal((n_k, model.config.d_model)).astype(np.float32)
     mask = np.array(data.draw(hs.lists(hs.booleans(), min_size=n_k, max_size=n_k)))
-    attn = multi_head_attention(model, 1, x, memory, causal=causal, key_mask_k=mask)
+    attn = multi_head_attention(model.params.layer(1), x, memory, causal=causal, key_mask_k=mask)
     assert np.isfinite(attn.pattern_hqk).all() and np.isfinite(attn.delta_qd).all()
     assert np.all(attn.pattern_hqk[:, ~attn.allowed_qk] == 0.0)
     sums = attn.pattern_hqk.sum(axis=-1)

@@ -7,8 +7,6 @@ model; these tests pin each shortcut to the readable reference it replaces.
 
 from __future__ import annotations
 
-import gc
-
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -16,7 +14,6 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from attention_core import WhatIf, run_model, tokenize
-from attention_core import forward as fw
 from attention_core import functional as fn
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -93,11 +90,19 @@ def _o_bias(model):
     return np.stack([model.weights[n] for n in names])[:, None, :]
 
 
-def test_the_weight_layout_is_built_once_per_model_and_dropped_with_it(model):
-    assert fw._layout(model) is fw._layout(model)
-    other = fw.Model(model.config, dict(model.weights), model.tokenizer, model.path)
-    key = id(other)
-    assert fw._layout(other) is not fw._layout(model)
-    del other
-    gc.collect()
-    assert key not in fw._LAYOUTS
+def test_the_laid_out_weights_are_the_checkpoints_and_read_only(model):
+    """model.params is the checkpoint's tensors (torch's [out, in] names) laid out [in, out]."""
+    raw, d, e = model.weights, model.config.d_model, model.config.d_head
+    for layer in (0, 5):
+        lw, pre = model.params.layer(layer), f"encoder.layer.{layer}.attention"
+        for view, name in ((lw.w_q_hde, "query"), (lw.w_k_hde, "key"), (lw.w_v_hde, "value")):
+            w = raw[f"{pre}.self.{name}.weight"]  # [h·e, d]
+            for head in (0, 7):
+                np.testing.assert_array_equal(view[head], w[head * e : (head + 1) * e].T)
+        np.testing.assert_array_equal(lw.b_q_he.reshape(-1), raw[f"{pre}.self.query.bias"])
+        w_o = raw[f"{pre}.output.dense.weight"].T
+        np.testing.assert_array_equal(lw.w_o_hed.reshape(-1, d), w_o)
+        np.testing.assert_array_equal(model.params.w_o_lhed[layer], lw.w_o_hed)
+    assert all(not a.flags.writeable for a in model.params.arrays())
+    with pytest.raises(ValueError, match="layer 6 is outside 0..5"):
+        model.params.layer(6)

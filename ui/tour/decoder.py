@@ -55,9 +55,10 @@ def render(shared: Shared, trace: Trace) -> None:
     with engineers():
         st.markdown(
             f"`attention_core.run_decoder(model, source, target, {layer})`: "
-            "`multi_head_attention(model, layer, target, target, causal=True)`, then "
-            "`multi_head_attention(model, layer, mid, memory)` with `memory` the source's "
-            "`hidden_ltd[-1]`; both use the same layer's weights and LayerNorms."
+            f"`multi_head_attention(weights, target, causal=True)`, then "
+            "`multi_head_attention(weights, mid, memory)` with `memory` the source's "
+            f"`hidden_ltd[-1]` and `weights = model.params.layer({layer})`: the encoder's own "
+            "attention function, one layer's weights and LayerNorm for both."
         )
 
 

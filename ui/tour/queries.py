@@ -69,6 +69,7 @@ def render(shared: Shared, trace: Trace) -> None:
             f"`attention_core.demos.query_from_weights(model, {layer}, {head}, "
             f"trace.hidden_ltd[{layer}, {i}])` against `trace.q_lhqe[{layer}, {head}, {i}]`: "
             f"largest difference over the {e} numbers **{gap:.1e}** (float32 rounding). The "
-            f"weights are `encoder.layer.{layer}.attention.self.query.weight`, rows "
-            f"{head * e}–{head * e + e - 1}."
+            f"weights are `model.params.layer({layer}).w_q_hde[{head}]` (the checkpoint's "
+            f"`encoder.layer.{layer}.attention.self.query.weight`, rows "
+            f"{head * e}–{head * e + e - 1}, transposed)."
         )

@@ -1,0 +1,199 @@
+"""Measure the shape of the app code: long modules, long functions, import cycles, private names
+imported across modules, and imports that point the wrong way between the layers.
+
+``python -m scripts.house`` prints every finding and exits 1 if there is one;
+``tests/test_house.py`` asserts the same. The app code is everything but tests/, bench/, scripts/
+and deploy/.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SKIP = {"tests", "bench", "scripts", "deploy", ".venv", "docs", ".git"}
+MAX_MODULE_LINES = 300
+MAX_FUNCTION_LINES = 50
+
+# Which app packages each layer may import (ARCHITECTURE.md: imports point one way only).
+ALLOWED = {
+    "attention_core": {"attention_core"},
+    "viz": {"viz", "attention_core"},
+    "explorer": {"explorer", "attention_core"},
+    "ui": {"ui", "viz", "explorer", "attention_core"},
+    "pages": {"ui", "viz", "explorer", "attention_core"},
+    "app": {"ui"},
+    "server": {"explorer", "ui"},
+}
+ENGINE_FORBIDDEN = {"streamlit", "plotly"}
+
+
+@dataclass(frozen=True)
+class Module:
+    name: str  # dotted, e.g. "ui.tour.block"
+    path: Path
+    tree: ast.Module
+    n_lines: int
+
+
+def app_modules(root: Path = ROOT) -> list[Module]:
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root)
+        if rel.parts[0] in SKIP:
+            continue
+        parts = list(rel.with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        text = path.read_text()
+        found.append(Module(".".join(parts), path, ast.parse(text), len(text.splitlines())))
+    return found
+
+
+def _imports(module: Module, names: set[str]) -> list[tuple[str, list[str]]]:
+    """(imported app module, names taken from it) for each import of an app module."""
+    out = []
+    package = module.name if module.path.name == "__init__.py" else module.name.rpartition(".")[0]
+    for node in ast.walk(module.tree):
+        if isinstance(node, ast.Import):
+            out += [(a.name, []) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(anchor + ([base] if base else []))
+            for alias in node.names:
+                sub = f"{base}.{alias.name}"
+                out.append((sub, []) if sub in names else (base, [alias.name]))
+    return out
+
+
+def long_modules(modules: list[Module]) -> list[str]:
+    return [
+        f"{m.path.relative_to(ROOT)}: {m.n_lines} lines"
+        for m in modules
+        if m.n_lines > MAX_MODULE_LINES
+    ]
+
+
+def long_functions(modules: list[Module]) -> list[str]:
+    found = []
+    for m in modules:
+        for node in ast.walk(m.tree):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                n = (node.end_lineno or node.lineno) - node.lineno + 1
+                if n > MAX_FUNCTION_LINES:
+                    found.append(f"{m.path.relative_to(ROOT)}:{node.lineno} {node.name}: {n} lines")
+    return found
+
+
+def import_graph(modules: list[Module]) -> dict[str, set[str]]:
+    names = {m.name for m in modules}
+    graph: dict[str, set[str]] = {}
+    for m in modules:
+        targets = set()
+        for target, _ in _imports(m, names):
+            # "from ui import router" names ui.router; "import ui" names the package.
+            while target and target not in names:
+                target = target.rpartition(".")[0]
+            if target and target != m.name:
+                targets.add(target)
+        graph[m.name] = targets
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[str]:
+    """Each strongly connected group of more than one module (Tarjan), as one line.
+    A package's __init__ that re-exports its own submodules is not a cycle of the code."""
+    edges = {
+        a: {b for b in bs if not b.startswith(a + ".") and not a.startswith(b + ".")}
+        for a, bs in graph.items()
+    }
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    groups: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in edges.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                groups.append(sorted(group))
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return [" <-> ".join(g) for g in groups]
+
+
+def private_imports(modules: list[Module]) -> list[str]:
+    names = {m.name for m in modules}
+    found = []
+    for m in modules:
+        for target, taken in _imports(m, names):
+            for name in taken:
+                if name.startswith("_") and target != m.name:
+                    found.append(f"{m.name} imports {target}.{name}")
+    return found
+
+
+def wrong_way(modules: list[Module]) -> list[str]:
+    names = {m.name for m in modules}
+    found = []
+    for m in modules:
+        layer = m.name.split(".")[0]
+        allowed = ALLOWED.get(layer)
+        for target, _ in _imports(m, names):
+            top = target.split(".")[0]
+            engine_ui = layer == "attention_core" and top in ENGINE_FORBIDDEN
+            if engine_ui or (allowed is not None and top in ALLOWED and top not in allowed):
+                found.append(f"{m.name} imports {target}")
+    return found
+
+
+def report(root: Path = ROOT) -> dict[str, list[str]]:
+    modules = app_modules(root)
+    return {
+        f"modules over {MAX_MODULE_LINES} lines": long_modules(modules),
+        f"functions over {MAX_FUNCTION_LINES} lines": long_functions(modules),
+        "import cycles": cycles(import_graph(modules)),
+        "private names imported from another module": private_imports(modules),
+        "imports against the layers": wrong_way(modules),
+    }
+
+
+def main() -> int:
+    modules = app_modules()
+    longest = max(modules, key=lambda m: m.n_lines)
+    print(f"{len(modules)} app modules, longest {longest.path.relative_to(ROOT)} "
+          f"({longest.n_lines} lines)")  # fmt: skip
+    failed = False
+    for title, rows in report().items():
+        print(f"{title}: {len(rows)}")
+        for row in rows:
+            print(f"  {row}")
+        failed |= bool(rows)
+    return int(failed)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,7 +1,7 @@
 """The server entry point: ``streamlit run server.py`` (what ./run.sh does).
 
 app.py and the pages are the Streamlit app; this adds the one HTTP route the attention explorer
-fetches a sentence's numbers from (explorer/api.py). Running ``streamlit run app.py`` still
+fetches a sentence's numbers from (ui/api.py). Running ``streamlit run app.py`` still
 serves every page, but the explorer then has nothing to fetch and says so.
 """
 
@@ -12,7 +12,7 @@ import plotly.graph_objects  # noqa: F401
 import streamlit as st
 
 import viz.common  # noqa: F401
-from explorer.api import ROUTES
+from ui.api import ROUTES
 
 # Streamlit runs a full garbage collection after every script run, fragment reruns included;
 # with pandas, Plotly and NumPy loaded that walked every object and cost ~90 ms of CPU per run

@@ -37,7 +37,7 @@ from attention_core.cost import (
 from attention_core.decoder import DecoderTrace, padded_input, run_decoder
 from attention_core.explain import CellArithmetic, HeadSummary, cell_arithmetic, summarize_heads
 from attention_core.fallback import fallback_embeddings, split_pieces
-from attention_core.forward import Trace, WhatIf, run_model, trace_sentence
+from attention_core.forward import Trace, WhatIf, run_model, trace_nbytes, trace_sentence
 from attention_core.functional import (
     AttentionSteps,
     attention_steps,
@@ -69,6 +69,7 @@ from attention_core.model import (
     ModelConfig,
     ModelLoadError,
     default_model_path,
+    load_config,
     load_model,
 )
 from attention_core.pack import Block, block_nbytes, header, layer_block
@@ -89,10 +90,11 @@ from attention_core.weights import EmbeddingWeights, LayerWeights, Norm, Weights
 __all__ = [  # noqa: RUF022 - grouped by concept, not alphabetically
     # loading
     "DEFAULT_MODEL_NAME", "Model", "ModelConfig", "ModelLoadError", "default_model_path",
-    "load_model", "Tokens", "tokenize", "Weights", "LayerWeights", "EmbeddingWeights", "Norm",
+    "load_config", "load_model", "Tokens", "tokenize", "Weights", "LayerWeights",
+    "EmbeddingWeights", "Norm",
     # the forward pass
-    "Trace", "WhatIf", "run_model", "trace_sentence", "AttentionPass", "multi_head_attention",
-    "project", "AttentionSteps", "attention_steps",
+    "Trace", "WhatIf", "run_model", "trace_sentence", "trace_nbytes", "AttentionPass",
+    "multi_head_attention", "project", "AttentionSteps", "attention_steps",
     "causal_mask", "gelu", "layer_norm", "softmax",
     # explanations
     "CellArithmetic", "HeadSummary", "cell_arithmetic", "summarize_heads", "WordEffect",

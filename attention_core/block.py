@@ -19,8 +19,11 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from attention_core.forward import Trace
 from attention_core.functional import attention_steps
 from attention_core.model import Model
+from attention_core.pack import visible_tokens
+from attention_core.saturation import unit_rows
 
 F32 = NDArray[np.float32]
 Source = Literal["random", "similarity", "pretrained"]
@@ -144,6 +147,15 @@ def make_block_weights(cfg: BlockConfig, d_model: int, model: Model | None = Non
     )  # fmt: skip
 
 
+def _combined(z_hqe: F32, head_delta_htd: F32, w_o_hed: F32, combine: Combine) -> F32:
+    """ΔE as the sum of the heads' proposals, or as concat(z_h) · W_O."""
+    if combine == "sum":
+        return head_delta_htd.sum(axis=0)
+    t = z_hqe.shape[1]
+    z_concat = z_hqe.transpose(1, 0, 2).reshape(t, -1)  # [h,t,e] -> [t, h·e]
+    return z_concat @ w_o_hed.reshape(-1, w_o_hed.shape[-1])  # [t,h·e] @ [h·e,d] -> [t,d]
+
+
 def run_block(
     embed_td: F32,
     cfg: BlockConfig,
@@ -170,12 +182,51 @@ def run_block(
     )  # fmt: skip
     z_hqe = steps.pattern @ v_hke  # [h,q,k] @ [h,k,e] -> [h,q,e]
     head_delta_htd = z_hqe @ weights.w_o_hed  # [h,t,e] @ [h,e,d] -> [h,t,d]
-    if cfg.combine == "sum":
-        delta_td = head_delta_htd.sum(axis=0)
-    else:
-        z_concat = z_hqe.transpose(1, 0, 2).reshape(t, -1)  # [h,t,e] -> [t, h·e]
-        delta_td = z_concat @ weights.w_o_hed.reshape(-1, d)  # [t,h·e] @ [h·e,d] -> [t,d]
+    delta_td = _combined(z_hqe, head_delta_htd, weights.w_o_hed, cfg.combine)
     return BlockTrace(
         positions, x_td, q_hqe, k_hke, v_hke, steps.scores, steps.scaled, steps.masked,
         steps.pattern, z_hqe, head_delta_htd, delta_td, x_td + delta_td,
     )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class BlockView:
+    """What the Build-your-own-head page shows of one run of the block."""
+
+    scores_hqk: F32  # every head's raw Q·Kᵀ (the browser applies the switches)
+    pattern_hqk: F32  # every head's softmax pattern
+    head_norm_ht: F32  # ‖ΔE_h‖ per head and token
+    delta_norm_t: F32  # ‖ΔE‖ of the combined update per token
+    combine_gap: float  # max |ΔE(sum of proposals) − ΔE(concat then W_O)| over all entries
+    delta_max: float  # max |ΔE| entry, for scale
+
+
+def view_block(x_td: F32, cfg: BlockConfig, weights: BlockWeights) -> BlockView:
+    """Run the block once, and compare its ΔE with the other way of combining the heads (the
+    same z and W_O): the two framings are one linear map, so the gap is float rounding."""
+    run = run_block(x_td, cfg, weights)
+    other = _combined(
+        run.z_hqe, run.head_delta_htd, weights.w_o_hed, "concat" if cfg.combine == "sum" else "sum"
+    )
+    return BlockView(
+        scores_hqk=run.scores_hqk,
+        pattern_hqk=run.pattern_hqk,
+        head_norm_ht=np.linalg.norm(run.head_delta_htd, axis=-1),
+        delta_norm_t=np.linalg.norm(run.delta_td, axis=-1),
+        combine_gap=float(np.abs(run.delta_td - other).max()),
+        delta_max=float(np.abs(run.delta_td).max()),
+    )
+
+
+def unit_variance(x_td: NDArray[np.floating]) -> F32:
+    """Each row rescaled to length √d (unit variance per dimension): the size a real layer's
+    LayerNormed input has, and the size the random weights (std 1/√d) are drawn for."""
+    return (unit_rows(x_td) * np.sqrt(x_td.shape[-1])).astype(np.float32)
+
+
+def block_input(trace: Trace, hide_special: bool) -> tuple[tuple[str, ...], F32]:
+    """The block's input for a sentence: the model's static word embeddings of the tokens on
+    show (``pack.visible_tokens``), at unit variance per dimension, and those tokens."""
+    keep = visible_tokens(trace.tokens.special_t, hide_special)
+    tokens = tuple(trace.tokens.tokens[i] for i in keep)
+    return tokens, unit_variance(trace.word_td[keep])

@@ -78,6 +78,7 @@ def repeated_word(trace: Trace) -> RepeatedWord | None:
 class Padding:
     """The first layer on the sentence plus [PAD] tokens, without and with the padding mask."""
 
+    tokens: tuple[str, ...]  # the sentence's tokens, then the [PAD] tokens
     n_real: int  # tokens of the sentence itself
     free_hqk: F32  # pattern when the [PAD] keys are visible
     masked_hqk: F32  # pattern when the padding mask hides them
@@ -87,15 +88,18 @@ class Padding:
 
 
 def padding_demo(model: Model, trace: Trace, n_pad: int) -> Padding:
-    """Pad ``trace``'s sentence with ``n_pad`` [PAD] tokens and run the first layer twice."""
-    x_td, key_mask_k = padded_input(model, trace.tokens, n_pad)
+    """Pad ``trace``'s sentence with ``n_pad`` [PAD] tokens (fewer when the model's longest
+    input is reached) and run the first layer twice."""
     n = trace.n_tokens
+    n_pad = min(n_pad, model.config.n_positions - n)
+    x_td, key_mask_k = padded_input(model, trace.tokens, n_pad)
     first = model.params.layer(0)
     free = multi_head_attention(first, x_td).pattern_hqk
     masked = multi_head_attention(first, x_td, key_mask_k=key_mask_k).pattern_hqk
     gap = float(np.abs(masked[:, :n, :n] - trace.pattern_lhqk[0]).max())
     leak, masked_leak = (p[:, :n, n:].sum(axis=-1) for p in (free, masked))
-    return Padding(n, free, masked, leak, masked_leak, gap)
+    tokens = (*trace.tokens.tokens, *["[PAD]"] * n_pad)
+    return Padding(tokens, n, free, masked, leak, masked_leak, gap)
 
 
 def softmax_jacobian(pattern_k: NDArray[np.floating]) -> F64:

@@ -144,16 +144,30 @@ def pool(model: Model, hidden_td: F32, keep_t: NDArray[np.bool_] | None = None) 
 ATTENTION_PARTS = ("q", "k", "v", "scores", "pattern", "z", "delta")
 
 
-def _allocate(cfg: ModelConfig, n: int) -> dict[str, F32]:
-    """The trace's stacked [l, ...] arrays, filled layer by layer in place (no lists + np.stack)."""
+def _shapes(cfg: ModelConfig, n: int) -> dict[str, tuple[int, ...]]:
+    """The shapes of a trace's stacked [l, ...] arrays for ``n`` tokens."""
     n_l, h, e, d, f = cfg.n_layers, cfg.n_heads, cfg.d_head, cfg.d_model, cfg.d_ff
-    shapes = {
+    return {
         "q": (n_l, h, n, e), "k": (n_l, h, n, e), "v": (n_l, h, n, e), "scores": (n_l, h, n, n),
         "pattern": (n_l, h, n, n), "z": (n_l, h, n, e), "delta": (n_l, n, d),
         "attn_out": (n_l, n, d), "ffn_hidden": (n_l, n, f), "ffn_out": (n_l, n, d),
         "hidden": (n_l + 1, n, d),
     }  # fmt: skip
-    return {key: np.empty(shape, np.float32) for key, shape in shapes.items()}
+
+
+def _allocate(cfg: ModelConfig, n: int) -> dict[str, F32]:
+    """The trace's stacked [l, ...] arrays, filled layer by layer in place (no lists + np.stack)."""
+    return {key: np.empty(shape, np.float32) for key, shape in _shapes(cfg, n).items()}
+
+
+def trace_nbytes(cfg: ModelConfig, n_tokens: int) -> int:
+    """Bytes of the arrays of a ``Trace`` of ``n_tokens`` tokens, before it is computed (the
+    shared W_O included, as a trace holds it): 235 MB at 512 tokens, 1.5 MB at 12."""
+    n, d, h, e = n_tokens, cfg.d_model, cfg.n_heads, cfg.d_head
+    floats = sum(int(np.prod(shape)) for shape in _shapes(cfg, n).values())
+    floats += 4 * n * d + d  # word, position, token type, their sum; the sentence embedding
+    floats += cfg.n_layers * h * e * d  # w_o_lhed
+    return 4 * floats + n * (8 + 16 + 1)  # float32s; tokens: ids, offsets, special flags
 
 
 def _block_into(lay: LayerWeights, cfg: ModelConfig, out: dict[str, F32], layer: int) -> None:

@@ -20,7 +20,9 @@ from numpy.typing import NDArray
 from attention_core.forward import Trace, WhatIf, run_model, trace_sentence
 from attention_core.geometry import cosine, split_words, word_vectors
 from attention_core.model import Model
+from attention_core.telling import FUNCTION_WORDS
 from attention_core.tokens import Tokens
+from attention_core.values import default_token
 
 F64 = NDArray[np.float64]
 
@@ -33,8 +35,6 @@ class WordEffect:
     block i. Probe arrays are [hidden state, probe], in the order the probes were given.
     """
 
-    with_word: Trace  # the ordinary pass
-    without_word: Trace  # the same sentence with the word's tokens hidden from every token
     hidden_word: str  # the hidden word as written in the sentence
     watched_word: str  # the token (or word) whose vector is compared, as written
     hidden: tuple[int, ...]  # token positions of the hidden word's pieces
@@ -56,6 +56,11 @@ class WordEffect:
         """The hidden state (0 embedding, i after layer i − 1) where the watched vector changes
         most."""
         return int(np.argmin(self.cosine_l))
+
+    @property
+    def sentence_distance(self) -> float:
+        """Distance between the two sentence embeddings, both of length 1: √(2 − 2·cos)."""
+        return float(np.sqrt(max(2.0 - 2.0 * self.sentence_cosine, 0.0)))
 
     def summary(self) -> str:
         """One plain sentence with the largest change, e.g. for a caption."""
@@ -145,7 +150,6 @@ def compare_passes(
     a_ld = word_vectors(with_word.hidden_ltd, watched)
     b_ld = word_vectors(without_word.hidden_ltd, watched)
     return WordEffect(
-        with_word=with_word, without_word=without_word,
         hidden_word=_written(with_word.tokens, hidden),
         watched_word=_written(with_word.tokens, watched),
         hidden=hidden, watched=watched,
@@ -164,3 +168,37 @@ def _runner(model: Model, text_or_tokens: str | Tokens) -> Callable[[WhatIf], Tr
     if isinstance(text_or_tokens, Tokens):
         return lambda whatif: run_model(model, text_or_tokens, whatif)
     return lambda whatif: trace_sentence(model, text_or_tokens, whatif)
+
+
+def words_of(tokens: Tokens) -> dict[str, tuple[int, ...]]:
+    """Each word of the sentence once (its first occurrence, as ``word_pieces`` finds it)."""
+    found: dict[str, tuple[int, ...]] = {}
+    for word, positions in split_words(tokens.tokens):
+        found.setdefault(word, positions)
+    return found
+
+
+def default_choice(
+    tokens: Tokens, curated: tuple[int, int] | None = None
+) -> tuple[str, int] | None:
+    """(word to hide, token to watch) to open on. ``curated`` (token, key): a preset's query
+    token and the token its claim names; the word holding the key is hidden and the token watched
+    (for the river bank: hide "river", watch "bank"). Otherwise the last real word is watched and
+    the first content word hidden. None when the sentence has no word besides the watched one."""
+    words = words_of(tokens)
+    if curated and max(curated) < len(tokens):
+        token, key = curated
+        owner = [w for w, pos in words.items() if key in pos and token not in pos]
+        if owner:
+            return owner[0], token
+    token = default_token(tokens.tokens, tokens.special_t)
+    others = [w for w, pos in words.items() if token not in pos]
+    content = [w for w in others if w not in FUNCTION_WORDS and any(c.isalnum() for c in w)]
+    return ((content or others)[0], token) if others else None
+
+
+def default_base(options: Sequence[str]) -> str:
+    """The word to hide for comparison, the one that shows what "no particular effect" looks
+    like: the last function word among ``options``, else the last option."""
+    little = [w for w in options if w in FUNCTION_WORDS]
+    return (little or list(options))[-1]

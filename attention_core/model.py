@@ -156,16 +156,25 @@ def load_model(path: str | Path | None = None) -> Model:
     A name that is not a folder is looked up in the local Hugging Face cache only; to get a model
     there, run ``SentenceTransformer(name)`` from sentence-transformers once while online.
     """
+    folder, cfg = _folder_and_config(path)
+    weights = _read_weights(folder)
+    params = _lay_out(weights, cfg, folder)
+    return Model(cfg, weights, _read_tokenizer(folder), folder, params)
+
+
+def load_config(path: str | Path | None = None) -> ModelConfig:
+    """Only the config of the model ``load_model(path)`` would load (reads JSON, no weights)."""
+    return _folder_and_config(path)[1]
+
+
+def _folder_and_config(path: str | Path | None) -> tuple[Path, ModelConfig]:
     if path is None:
         folder, name = default_model_path(), DEFAULT_MODEL_NAME
     else:
         folder, name = _resolve(str(path)), str(path)
     if not folder.is_dir():
         raise ModelLoadError(f"Model folder {folder} does not exist. Default: {INSTALL_HINT}")
-    cfg = _read_config(folder, name)
-    weights = _read_weights(folder)
-    params = _lay_out(weights, cfg, folder)
-    return Model(cfg, weights, _read_tokenizer(folder), folder, params)
+    return folder, _read_config(folder, name)
 
 
 def _resolve(path_or_name: str) -> Path:

@@ -9,7 +9,7 @@ serves every visitor.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, MutableMapping
 from dataclasses import dataclass, fields
 
 import numpy as np
@@ -122,42 +122,65 @@ def _arrays(obj: object) -> Iterator[F32]:
             yield from (value.gamma_d, value.beta_d)
 
 
-def lay_out(tensors: Mapping[str, F32], n_layers: int, n_heads: int) -> Weights:
-    """Lay the checkpoint's named tensors out as ``Weights``; MissingWeights names a gap."""
+class _Reader:
+    """Takes the checkpoint's tensors by name, and notes each matrix laid out [in, out]."""
 
-    def get(name: str) -> F32:
-        if name not in tensors:
+    def __init__(self, tensors: MutableMapping[str, F32]) -> None:
+        self.tensors = tensors
+        self.laid: dict[str, F32] = {}  # checkpoint name -> its [in, out] array here
+
+    def get(self, name: str) -> F32:
+        if name not in self.tensors:
             raise MissingWeights(name)
-        return tensors[name].view()  # its own flags: made read-only below, the checkpoint's not
+        return self.tensors[name].view()  # its own flags: read-only later, the checkpoint's not
 
-    def linear(name: str) -> tuple[F32, F32]:  # torch's [out, in] -> [in, out]
-        return np.ascontiguousarray(get(f"{name}.weight").T), get(f"{name}.bias")
+    def linear(self, name: str) -> tuple[F32, F32]:  # torch's [out, in] -> [in, out]
+        self.laid[f"{name}.weight"] = np.ascontiguousarray(self.get(f"{name}.weight").T)
+        return self.laid[f"{name}.weight"], self.get(f"{name}.bias")
 
-    def norm(name: str) -> Norm:
-        return Norm(get(f"{name}.weight"), get(f"{name}.bias"))
+    def norm(self, name: str) -> Norm:
+        return Norm(self.get(f"{name}.weight"), self.get(f"{name}.bias"))
 
-    emb = "embeddings"
-    embeddings = EmbeddingWeights(
-        get(f"{emb}.word_embeddings.weight"), get(f"{emb}.position_embeddings.weight"),
-        get(f"{emb}.token_type_embeddings.weight")[0], norm(f"{emb}.LayerNorm"),
-    )  # fmt: skip
-    layers = []
-    for layer in range(n_layers):
+    def layer(self, layer: int) -> tuple[F32, dict[str, F32 | Norm]]:
+        """One layer: its W_O [in, out], and every other LayerWeights field by name."""
         pre = f"encoder.layer.{layer}"
         att = f"{pre}.attention"
-        qkv = [linear(f"{att}.self.{n}") for n in ("query", "key", "value")]
-        w_o, b_o = linear(f"{att}.output.dense")
-        w_in, b_in = linear(f"{pre}.intermediate.dense")
-        w_out, b_out = linear(f"{pre}.output.dense")
+        qkv_names = [f"{att}.self.{n}" for n in ("query", "key", "value")]
+        qkv = [self.linear(name) for name in qkv_names]
         w_qkv = np.concatenate([w for w, _ in qkv], axis=1)
-        b_qkv = np.concatenate([b for _, b in qkv])
-        layers.append(LayerWeights(
-            n_heads, w_qkv, b_qkv,
-            w_o, b_o, norm(f"{att}.output.LayerNorm"), w_in, b_in, w_out, b_out,
-            norm(f"{pre}.output.LayerNorm"),
-        ))  # fmt: skip
-    w_o_lhed = np.stack([lw.w_o_hed for lw in layers])
+        d = w_qkv.shape[0]
+        for i, name in enumerate(qkv_names):
+            self.laid[f"{name}.weight"] = w_qkv[:, i * d : (i + 1) * d]
+        w_o, b_o = self.linear(f"{att}.output.dense")
+        w_in, b_in = self.linear(f"{pre}.intermediate.dense")
+        w_out, b_out = self.linear(f"{pre}.output.dense")
+        return w_o, dict(
+            w_qkv_dn=w_qkv, b_qkv_n=np.concatenate([b for _, b in qkv]), b_o_d=b_o,
+            attn_norm=self.norm(f"{att}.output.LayerNorm"), w_in_df=w_in, b_in_f=b_in,
+            w_out_fd=w_out, b_out_d=b_out, out_norm=self.norm(f"{pre}.output.LayerNorm"),
+        )  # fmt: skip
+
+
+def lay_out(tensors: MutableMapping[str, F32], n_layers: int, n_heads: int) -> Weights:
+    """Lay the checkpoint's named tensors out as ``Weights``; MissingWeights names a gap. Each
+    weight is then held once: the [out, in] matrices in ``tensors`` are replaced by views
+    (transposed back) of the laid-out arrays, which saves a copy of every matrix (~45 MB)."""
+    read, emb = _Reader(tensors), "embeddings"
+    embeddings = EmbeddingWeights(
+        read.get(f"{emb}.word_embeddings.weight"), read.get(f"{emb}.position_embeddings.weight"),
+        read.get(f"{emb}.token_type_embeddings.weight")[0], read.norm(f"{emb}.LayerNorm"),
+    )  # fmt: skip
+    w_o_list, parts = zip(*(read.layer(layer) for layer in range(n_layers)), strict=True)
+    # Every layer's W_O in one stack (each trace shares it); the layers' W_O are views into it.
+    w_o_lhed = np.stack([w.reshape(n_heads, -1, w.shape[1]) for w in w_o_list])
+    layers = []
+    for layer, kwargs in enumerate(parts):
+        w_o = w_o_lhed[layer].reshape(-1, w_o_lhed.shape[-1])
+        read.laid[f"encoder.layer.{layer}.attention.output.dense.weight"] = w_o
+        layers.append(LayerWeights(n_heads=n_heads, w_o_dd=w_o, **kwargs))
     weights = Weights(embeddings, tuple(layers), w_o_lhed)
     for array in weights.arrays():
         array.flags.writeable = False
+    for name, array in read.laid.items():
+        tensors[name] = array.T
     return weights

@@ -9,6 +9,7 @@ BENCHMARKS = {
     "core": "bench.core",  # the NumPy engine: forward pass and attention steps
     "app": "bench.app",  # the running app in Chromium, against the targets, and BertViz
     "soak": "bench.soak",  # server memory over many sentences through every page
+    "classroom": "bench.classroom",  # 30 browsers through serve.sh, a heavy visitor, per replica
 }
 
 

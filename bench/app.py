@@ -52,6 +52,7 @@ from bench.live import (
 )
 from bench.report import fmt_bytes, fmt_s, load, p50, p95, progress, table, verdict
 from scripts.live_app import launch_chromium, streamlit_server
+from ui import registry
 
 PARAGRAPH = (
     "The river bank was muddy after the storm, so the children walked along the old stone "
@@ -66,17 +67,10 @@ SIZES = (12, 128, 512)
 _SENTENCES: dict[tuple[int, int], str] = {}
 SECTIONS = ("floor", "cold", "explorer", "all_heads", "pages", "memory", "bertviz")
 
-# (url_path, sidebar title, the page's main chart: index among its Plotly charts, or the
-# explorer's "sentence" view or "grid", bench/explorer.py)
-PAGES = (
-    ("pattern", "Attention pattern", "sentence"),
-    ("all_heads", "All heads", "grid"),
-    ("values", "Value updates ΔE", 0),
-    ("embedding_shift", "Embedding shift", 0),
-    ("compare", "Compare sentences", 0),
-    ("build_head", "Build your own head", 0),
-    ("learn", "Learn step by step", 0),
-)
+# Each page's main chart: the explorer's "sentence" view or "grid" (bench/explorer.py), else the
+# index among its Plotly charts. (url_path, title, main chart) for every page but Start here.
+MAIN_CHART: dict[str, str | int] = {"pattern": "sentence", "all_heads": "grid"}
+PAGES = tuple((p.name, p.title, MAIN_CHART.get(p.name, 0)) for p in registry.PAGES[1:])
 
 
 def sentence(model: Model, n_tokens: int, variant: int = 0) -> str:
@@ -196,7 +190,7 @@ def bench_new_sentence(browser, url: str, model: Model, repeats: int, n_tokens: 
         label = "Sentence A" if path == "compare" else "Your sentence"
         samples = []
         for r in range(repeats):
-            act = type_sentence(page, sentence(model, n_tokens, 11 + 10 * p + r), label)
+            act = type_sentence(page, sentence(model, n_tokens, 11 + 8 * p + r), label)
             samples.append(measure_new_sentence(page, wire, act, chart, url.pid) if explorer
                            else measure(page, wire, act, chart))  # fmt: skip
         page.context.close()

@@ -29,10 +29,9 @@ from urllib.parse import quote
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-PAGES = (
-    "", "pattern", "all_heads", "values", "embedding_shift", "hide_word", "build_head",
-    "compare", "learn",
-)  # fmt: skip
+from ui import registry  # noqa: E402 - after the path above
+
+PAGES = tuple(p.url_path for p in registry.PAGES)  # "" is Start here
 LIMIT_MB = 700
 FLAT_FRACTION, FLAT_MB = 0.10, 50
 DRAWN = ".js-plotly-plot .main-svg, .ax[data-drawn]"

@@ -4,7 +4,8 @@ the cell arithmetic) without a server round trip.
 
 Its JavaScript lives in the .js files next to this one (plain functions, no build step), joined
 in order into one ES module; Streamlit registers it once per process. The numbers travel over
-the HTTP route in ``explorer/api.py``, one layer block at a time, fetched by the browser.
+the HTTP route at ``PATH`` (served by ``ui/api.py`` from the trace store), one layer block at a
+time, fetched by the browser.
 """
 
 from __future__ import annotations
@@ -21,8 +22,8 @@ from numpy.typing import NDArray
 
 from attention_core import Trace
 from attention_core.pack import MAX_TILE, float32_bytes, header
-from explorer.api import PATH
 
+PATH = "/api/attention/block"  # where the browser fetches layer blocks (ui/api.py serves it)
 HERE = Path(__file__).parent
 JS_FILES = ("stages.js", "draw.js", "fetch.js", "grid.js", "view.js")  # view.js: the export
 VIEW_FIELDS = ("layer", "head", "causal", "scale", "temp", "transpose", "hide_special", "q", "k")

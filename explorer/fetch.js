@@ -1,5 +1,5 @@
 // A sentence's numbers, fetched one layer block at a time from the server's HTTP route
-// (explorer/api.py) and kept for the page's lifetime, so a view switching back, or another view
+// (ui/api.py) and kept for the page's lifetime, so a view switching back, or another view
 // of the same sentence, never asks twice. Bounded: the oldest blocks go past BLOCK_BUDGET bytes.
 
 const BLOCK_BUDGET = 256 * 2 ** 20;

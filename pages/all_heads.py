@@ -6,10 +6,10 @@ import numpy as np
 import streamlit as st
 
 import explorer
+from attention_core.head_order import METRICS, list_heads, order_heads
 from attention_core.pack import MAX_TILE
 from ui import params, router
-from ui.all_heads_cache import head_figures
-from viz.head_grid import METRICS, list_heads, order_heads
+from ui.cache import head_figures
 
 
 def _open(layer: int, head: int) -> None:

@@ -8,15 +8,13 @@ import explorer
 from attention_core import BlockConfig
 from attention_core.fallback import MAX_PIECES, split_pieces
 from attention_core.saturation import N_SEEDS
-from ui import downloads, router, safe
-from ui.build_head_cache import block_input, block_view, saturation
-from ui.cache import model_error
+from ui import downloads, router, safe, show
+from ui.cache import block_input, block_saturation, block_view, model_error
 from viz.dk_saturation import make_dk_saturation
 from viz.head_deltas import make_head_deltas
 
 SOURCES = {"random": "random", "similarity": "similarity (W_Q = W_K)", "pretrained": "pretrained"}
 COMBINE = {"sum": "sum of per-head ΔE", "concat": "concat, then W_O"}
-PLOT = {"displaylogo": False}
 
 shared = router.shared()
 st.title("Build your own head")
@@ -111,8 +109,7 @@ st.markdown(
     f"entries of ΔE, whose largest entry is {view.delta_max:.3g}. The two are one linear map "
     f"written two ways; any gap is float32 rounding. Drawn below: {COMBINE[combine]}."
 )
-st.plotly_chart(make_head_deltas(view.head_norm_ht, view.delta_norm_t, tokens), key="bh_deltas",
-                config=PLOT)  # fmt: skip
+show.plot(make_head_deltas(view.head_norm_ht, view.delta_norm_t, tokens), "bh_deltas")  # fmt: skip
 st.caption(
     f"Length of each head's proposed update ΔE_h for each token, and of their total ΔE (last "
     f"row; proposals can cancel). For scale, each input vector is {np.sqrt(d):.1f} long."
@@ -120,8 +117,8 @@ st.caption(
 
 st.subheader("Why divide by √d_k?")
 seeds = tuple(range(int(seed), int(seed) + N_SEEDS))
-sat = saturation(shared.model, shared.text, shared.hide_special, use_model, seeds)
-st.plotly_chart(make_dk_saturation(sat, d_k), key="bh_saturation", config=PLOT)
+sat = block_saturation(shared.model, shared.text, shared.hide_special, use_model, seeds)
+show.plot(make_dk_saturation(sat, d_k), "bh_saturation")
 st.caption(
     f"Measured on this sentence's {sat.n_tokens} input vectors, each scaled to length 1, with "
     f"random heads: W_Q and W_K entries drawn N(0, 1) (seeds {seeds[0]}–{seeds[-1]}), so every "

@@ -4,8 +4,9 @@ contextual vectors compared layer by layer."""
 import streamlit as st
 
 from attention_core import cosine, shared_words, word_positions, word_vectors
-from ui import downloads, explore, params, router, safe
+from ui import downloads, explore, params, router, safe, show
 from ui.cache import get_trace, model_error
+from ui.presets import MONEY_BANK, RIVER_BANK
 from viz.embedding_shift import layer_name
 from viz.layer_similarity import make_layer_similarity
 
@@ -65,8 +66,7 @@ options = shared_words(a.tokens.tokens, b.tokens.tokens)
 if not options:
     st.info(
         "The two sentences share no word, so there is no word to follow from one to the other. "
-        "Use the same word in both, for example “bank” in “The river bank was muddy” and "
-        "“I made a deposit at the bank”."
+        f"Use the same word in both, for example “bank” in “{RIVER_BANK}” and “{MONEY_BANK}”."
     )
     st.stop()
 if st.session_state.get("cmp_word") not in options:
@@ -81,7 +81,7 @@ after = layer + 1  # hidden state index of "after layer {layer}"
 w = safe.token(word)
 fig = make_layer_similarity({f"{word}: A vs B": cos_l}, mark_layer=after)
 left, right = st.columns([3, 1])
-left.plotly_chart(fig, key="cmp_similarity", config={"displaylogo": False})
+show.plot(fig, "cmp_similarity", left)
 where = f"position {', '.join(map(str, pos_a))} in A and {', '.join(map(str, pos_b))} in B"
 layer0 = (
     f"In the embeddings (before any layer) the cosine is {cos_l[0]:.4f}: the word embedding is the "

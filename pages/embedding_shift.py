@@ -5,15 +5,16 @@ import streamlit as st
 
 from attention_core import closest_token, fit_shift_plane
 from attention_core.geometry import probe_cosines
-from ui import downloads, params, router, safe
-from ui.embedding_shift_cache import read_probes
+from ui import downloads, params, router, safe, show
+from ui.cache import read_probes
 from ui.presets import probes_for
+from ui.widgets import token_picker
 from viz.embedding_shift import layer_name, make_embedding_shift, name_states
 from viz.layer_similarity import make_layer_similarity
 from viz.probe_similarity import RELATIVE, make_probe_similarity
 from viz.token_trajectory import make_token_trajectory
 
-NUM = st.column_config.NumberColumn(format="%+.4f")
+NUM = show.SIGNED
 
 shared = router.shared()
 trace = router.require_trace(shared)
@@ -32,8 +33,6 @@ previous = st.session_state.get("_es_text")
 if previous != shared.text:  # a new sentence: its preset probes, unless the probes were edited
     if st.session_state["es_probes"] == ", ".join(probes_for(previous or "")):
         st.session_state["es_probes"] = ", ".join(probes_for(shared.text))
-    if previous is not None:
-        st.session_state["es_token"] = -1
     st.session_state["_es_text"] = shared.text
 raw = st.text_input(
     "Probe words, comma-separated (at most 12, each up to 40 characters)",
@@ -49,13 +48,9 @@ if not probes:
     st.info("Add at least one probe word to compare the tokens with.")
 
 keep = shared.visible(trace)
-if st.session_state.get("es_token", -1) not in keep:
-    st.session_state["es_token"] = closest_token(tokens, hidden[0], vectors_lpd[0], probes)
-    if st.session_state["es_token"] not in keep:
-        st.session_state["es_token"] = int(keep[0])
+token = token_picker("Token to follow", "es_token", shared.text, keep, tokens,
+                     lambda: closest_token(tokens, hidden[0], vectors_lpd[0], probes))  # fmt: skip
 params.write_url("embedding_shift")  # the probe and token defaults just chosen
-token = st.selectbox("Token to follow", keep.tolist(), key="es_token",
-                     format_func=lambda i: f"{i}: {tokens[i]}")  # fmt: skip
 focus = int(np.searchsorted(keep, token))
 who = safe.token(tokens[token])
 
@@ -63,7 +58,7 @@ pca, tokens_lt2, probes_lp2 = fit_shift_plane(hidden, keep, vectors_lpd)
 shown = [tokens[i] for i in keep]
 fig = make_embedding_shift(tokens_lt2, probes_lp2, shown, probes, state=state,
                            explained_c=pca.explained_ratio_c, focus=focus)  # fmt: skip
-st.plotly_chart(fig, key="es_plane", config={"displaylogo": False})
+show.plot(fig, "es_plane")
 st.caption(
     "How to read this: hollow circles are the tokens' **embeddings** (word and position, before "
     "any layer: no context yet). Each arrow runs to the same token **after a layer**; stars are "
@@ -80,7 +75,7 @@ if probes:
     st.subheader(f"Which probes is {who} nearer, relative to the others, before and after context?")
     left, right = st.columns([3, 2])
     fig = make_probe_similarity(rel0, rel, probes, after_label=now)
-    left.plotly_chart(fig, key="es_probe_bars", config={"displaylogo": False})
+    show.plot(fig, "es_probe_bars", left)
     if len(probes) > 1:
         up, down = int(np.argmax(change)), int(np.argmin(change))
         right.markdown(f"From the embedding to {now}, {who} moved most towards "
@@ -112,7 +107,7 @@ st.subheader(f"The path of {who} through the layers")
 left, right = st.columns(2)
 fig = make_token_trajectory(tokens_lt2[:, focus], tokens[token], probes_lp2[state], probes,
                             probe_state=state, explained_c=pca.explained_ratio_c)  # fmt: skip
-left.plotly_chart(fig, key="es_trajectory", config={"displaylogo": False})
+show.plot(fig, "es_trajectory", left)
 left.caption(
     f"How to read this: dot E is the embedding of {who}; dot N is {who} after layer N, up to "
     f"{last}, in the same PCA plane as above. Stars are the probes {now}."
@@ -120,8 +115,7 @@ left.caption(
 if probes:
     fig = make_layer_similarity({p: cos.relative_lp[:, j] for j, p in enumerate(probes)},
                                 mark_layer=state)  # fmt: skip
-    right.plotly_chart(name_states(fig, RELATIVE), key="es_probe_lines",
-                       config={"displaylogo": False})  # fmt: skip
+    show.plot(name_states(fig, RELATIVE), "es_probe_lines", right)  # fmt: skip
     right.caption(
         f"How to read this: the same measure as the bars (cosine of {who} with each probe minus "
         f"the average over the probes) at every point from the embedding to {last}. The dotted "

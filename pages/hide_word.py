@@ -4,16 +4,14 @@ watched token's vector, its probe cosines and the sentence embedding change, lay
 import numpy as np
 import streamlit as st
 
-from ui import params, router, safe
-from ui.embedding_shift_cache import read_probes
-from ui.hide_word_cache import default_base, default_view, word_effect, words_of
-from ui.presets import probes_for
+from attention_core.knockout import default_base, default_choice, words_of
+from ui import params, router, safe, show
+from ui.cache import read_probes, word_effect
+from ui.presets import curated, probes_for
+from ui.show import NUM
 from viz.embedding_shift import layer_name
 from viz.word_effect import make_word_effect
 from viz.word_effect_probes import make_word_effect_probes
-
-NUM = st.column_config.NumberColumn(format="%.4f")
-CONFIG = {"displaylogo": False}
 
 shared = router.shared()
 trace = router.require_trace(shared)
@@ -26,7 +24,8 @@ st.caption(
     "and measure what “bank” loses."
 )
 words = words_of(trace.tokens)
-start = default_view(shared.text, trace.tokens)
+preset = curated(shared.text)
+start = default_choice(trace.tokens, (preset.token, preset.key) if preset else None)
 if start is None:
     st.info("This sentence has only one word, so there is no other word to hide it from. Type a "
             "sentence of at least two words in the sidebar.")  # fmt: skip
@@ -101,7 +100,7 @@ st.markdown(summary)
 st.subheader(f"How far {who} moved, layer by layer")
 fig = make_word_effect({w: e.distance_l for w, e in pairs}, {w: e.cosine_l for w, e in pairs},
                        effect.length_l, watched=tokens[token])  # fmt: skip
-st.plotly_chart(fig, key="hw_moved", config=CONFIG)
+show.plot(fig, "hw_moved")
 st.caption(
     f"How to read this: each bar is the distance between {who}'s vector in the ordinary pass and "
     "in a second pass with one word hidden, at the same layer (hover for the cosine and the "
@@ -124,7 +123,7 @@ if probes:
     left, right = st.columns([3, 2])
     fig = make_word_effect_probes(with_p, without_p, probes, hidden_word=word,
                                   state_label=layer_name(after))  # fmt: skip
-    left.plotly_chart(fig, key="hw_probes_chart", config=CONFIG)
+    show.plot(fig, "hw_probes_chart", left)
     cols = {"with": with_p, "hidden": without_p, "with − hidden": with_p - without_p}
     right.dataframe({"probe": probes} | cols, key="hw_probe_table", hide_index=True,
                     column_config=dict.fromkeys(cols, NUM))  # fmt: skip

@@ -3,11 +3,13 @@
 import streamlit as st
 
 from ui import explore, registry, router, safe
-from ui.cache import get_trace, model_error, opening_view
+from ui.cache import get_trace, model_config, model_error
 
 shared = router.shared()
 
 st.title("Attention, step by step")
+cfg = model_config(shared.model)
+about = f"{cfg.name}: {cfg.n_layers} layers × {cfg.n_heads} heads" if cfg else shared.model
 error = model_error(shared.model)
 if error:
     st.warning(
@@ -18,8 +20,8 @@ st.markdown(
     "A word on its own has one fixed vector, whatever sentence it sits in. **Attention** is how "
     "a transformer lets each word look at the others and move its vector toward what it finds: "
     "*bank* drifts toward *water* next to *river* and toward *money* next to *deposit*. This app "
-    "runs a real trained model (all-MiniLM-L6-v2: 6 layers × 12 heads) on **your** sentence and "
-    "shows every number on the way, computed live."
+    f"runs a real trained model ({about}) on **your** sentence and shows "
+    "every number on the way, computed live."
 )
 st.markdown(
     "**The path of one attention head**, in the order the pages show it:  \n"
@@ -35,7 +37,7 @@ st.markdown(
     "vector the model finally uses."
 )
 if not error and shared.text.strip():
-    view = opening_view(shared.model, shared.text)
+    view = router.opening_view(shared.model, shared.text)
     if view:
         st.subheader("Your sentence, one head")
         st.markdown(safe.md(view.said))

@@ -6,7 +6,7 @@ navigation, the current step's heading and content, and its "explore further" li
 
 import streamlit as st
 
-from ui import router, tour
+from ui import registry, router, tour
 from ui.tour.common import keep_choices
 
 shared = router.shared()
@@ -60,8 +60,10 @@ step = tour.step(number)
 st.header(f"{number}. {step.TITLE}")
 step.render(shared, trace)
 st.divider()
+further = registry.page(step.PAGE)
+hint = f" ({step.HINT})" if getattr(step, "HINT", "") else ""
 st.page_link(
-    f"pages/{step.PAGE}.py", label=f"Explore further: {step.LINK}", icon=":material/open_in_new:"
+    further.path, label=f"Explore further: {further.title}{hint}", icon=":material/open_in_new:"
 )
 if number < last:
     st.button(

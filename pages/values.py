@@ -4,14 +4,15 @@ import numpy as np
 import streamlit as st
 
 from attention_core import default_token, largest_terms, output_bias, update_steps, value_update
-from ui import downloads, router, safe
+from ui import downloads, router, safe, show
 from ui.cache import get_model
+from ui.show import NUM
+from ui.widgets import token_picker
 from viz.norm_bars import make_norm_bars
 from viz.value_update import make_value_update
 
 SHOWN = 8  # dimensions of a vector shown in the tables
 SUB = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
-NUM = st.column_config.NumberColumn(format="%.4f")
 
 shared = router.shared()
 trace = router.require_trace(shared)
@@ -25,19 +26,16 @@ st.caption(
 )
 
 keep = shared.visible(trace)
-stale = st.session_state.get("_v_text") not in (None, shared.text)  # the sentence changed
-if stale or st.session_state.get("v_token", -1) not in keep:
-    st.session_state["v_token"] = default_token(tokens, trace.tokens.special_t)
-st.session_state["_v_text"] = shared.text
-token = st.selectbox("Token whose update to follow", keep.tolist(), key="v_token",
-                     format_func=lambda i: f"{i}: {tokens[i]}")  # fmt: skip
+first = default_token(tokens, trace.tokens.special_t)
+token = token_picker("Token whose update to follow", "v_token", shared.text, keep, tokens,
+                     lambda: first)  # fmt: skip
 up = value_update(trace, output_bias(get_model(shared.model), layer), layer, head, token)
 who, sub = safe.token(tokens[token]), str(token).translate(SUB)
 
 st.subheader(f"1 · How much {who} takes from each token")
 fig = make_value_update(up.weights_k[keep], up.v_norms_k[keep], [tokens[i] for i in keep],
                         int(np.searchsorted(keep, token)))  # fmt: skip
-st.plotly_chart(fig, key="v_weights", config={"displaylogo": False})
+show.plot(fig, "v_weights")
 st.caption(
     f"How to read this: each bar is the weight a_j that {who} gives a token in this head, its row "
     f"of the attention pattern (all weights sum to 1); the orange bar is {who} itself. Hover "
@@ -105,7 +103,7 @@ st.subheader(f"4 · Every head's proposal for {who}")
 fig = make_norm_bars(up.head_norms_h, [f"H{h}" for h in range(up.head_norms_h.size)],
                      highlight=head, x_title="heads of layer " + str(layer),
                      y_title="‖ΔE_h‖")  # fmt: skip
-st.plotly_chart(fig, key="v_heads", config={"displaylogo": False})
+show.plot(fig, "v_heads")
 st.caption(
     f"How to read this: the size of each head's proposed change to {who}; the orange bar is the "
     "head followed above. A tall bar is a head that wants to move this token a lot."
@@ -118,7 +116,7 @@ st.markdown(
 st.subheader(f"5 · How much layer {layer} changes every token")
 fig = make_norm_bars(up.delta_norms_t[keep], [tokens[i] for i in keep], token_axis=True,
                      highlight=int(np.searchsorted(keep, token)), y_title="‖ΔE‖")  # fmt: skip
-st.plotly_chart(fig, key="v_tokens", config={"displaylogo": False})
+show.plot(fig, "v_tokens")
 st.caption(
     "How to read this: the size of the whole layer's update ΔE for each token (all heads plus the "
     "bias); the orange bar is the chosen token. Tokens with tall bars are rewritten the most."

@@ -26,7 +26,7 @@ ALLOWED = {
     "ui": {"ui", "viz", "explorer", "attention_core"},
     "pages": {"ui", "viz", "explorer", "attention_core"},
     "app": {"ui"},
-    "server": {"explorer", "ui"},
+    "server": {"explorer", "ui", "viz"},
 }
 ENGINE_FORBIDDEN = {"streamlit", "plotly"}
 
@@ -35,6 +35,7 @@ ENGINE_FORBIDDEN = {"streamlit", "plotly"}
 class Module:
     name: str  # dotted, e.g. "ui.tour.block"
     path: Path
+    rel: str  # the path from the tree's root
     tree: ast.Module
     n_lines: int
 
@@ -49,7 +50,9 @@ def app_modules(root: Path = ROOT) -> list[Module]:
         if parts[-1] == "__init__":
             parts.pop()
         text = path.read_text()
-        found.append(Module(".".join(parts), path, ast.parse(text), len(text.splitlines())))
+        found.append(
+            Module(".".join(parts), path, str(rel), ast.parse(text), len(text.splitlines()))
+        )
     return found
 
 
@@ -72,11 +75,7 @@ def _imports(module: Module, names: set[str]) -> list[tuple[str, list[str]]]:
 
 
 def long_modules(modules: list[Module]) -> list[str]:
-    return [
-        f"{m.path.relative_to(ROOT)}: {m.n_lines} lines"
-        for m in modules
-        if m.n_lines > MAX_MODULE_LINES
-    ]
+    return [f"{m.rel}: {m.n_lines} lines" for m in modules if m.n_lines > MAX_MODULE_LINES]
 
 
 def long_functions(modules: list[Module]) -> list[str]:
@@ -86,7 +85,7 @@ def long_functions(modules: list[Module]) -> list[str]:
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 n = (node.end_lineno or node.lineno) - node.lineno + 1
                 if n > MAX_FUNCTION_LINES:
-                    found.append(f"{m.path.relative_to(ROOT)}:{node.lineno} {node.name}: {n} lines")
+                    found.append(f"{m.rel}:{node.lineno} {node.name}: {n} lines")
     return found
 
 
@@ -184,7 +183,7 @@ def report(root: Path = ROOT) -> dict[str, list[str]]:
 def main() -> int:
     modules = app_modules()
     longest = max(modules, key=lambda m: m.n_lines)
-    print(f"{len(modules)} app modules, longest {longest.path.relative_to(ROOT)} "
+    print(f"{len(modules)} app modules, longest {longest.rel} "
           f"({longest.n_lines} lines)")  # fmt: skip
     failed = False
     for title, rows in report().items():

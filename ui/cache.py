@@ -1,29 +1,65 @@
-"""Cached model and traces. Cached objects are shared by every session: their arrays are made
-read-only, so no page can change what another visitor sees."""
+"""Every cached computation of the app, each a thin st.cache_* wrapper over one engine call: the
+model, the traces (through the trace store, ui/trace_store.py), and what single pages need.
+Cached objects are shared by every session: a trace's arrays are read-only, so no page can
+change what another visitor sees; st.cache_data copies the small results it hands out."""
 
 from __future__ import annotations
 
-import ctypes
 import os
 import threading
-from collections import OrderedDict
-from collections.abc import Callable, Hashable
-from dataclasses import dataclass, fields, is_dataclass
-from typing import TypeVar
+from contextlib import AbstractContextManager, nullcontext
 
 import numpy as np
 import streamlit as st
+from numpy.typing import NDArray
 from streamlit.runtime.scriptrunner_utils.script_requests import ScriptRequestType
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
-from attention_core import Model, ModelLoadError, Trace, WhatIf, load_model, trace_sentence
+import attention_core
+from attention_core import (
+    DEFAULT_MODEL_NAME,
+    Model,
+    ModelConfig,
+    ModelLoadError,
+    Trace,
+    WhatIf,
+    load_config,
+    load_model,
+    trace_nbytes,
+    trace_sentence,
+)
+from attention_core.block import (
+    BlockConfig,
+    BlockView,
+    make_block_weights,
+    unit_variance,
+    view_block,
+)
+from attention_core.cost import CostPoint, measure_cost
+from attention_core.decoder import DecoderTrace, run_decoder
+from attention_core.demos import Padding, SplitPoint, measure_split, padding_demo
+from attention_core.explain import summarize_heads
+from attention_core.fallback import fallback_embeddings
+from attention_core.geometry import embed_words, parse_probes
+from attention_core.head_order import head_metrics
+from attention_core.knockout import WordEffect, compare_passes
+from attention_core.saturation import Saturation, saturation_curve
 from attention_core.telling import TellingHead, telling_head
-from ui.presets import curated
+from attention_core.tokens import tokenize
+from ui.presets import DEFAULT_SENTENCE
+from ui.trace_store import Superseded, TraceStore, trim_periodically
+
+try:
+    from threadpoolctl import threadpool_limits
+except ImportError:  # comes with scikit-learn (a sentence-transformers dependency); optional here
+    threadpool_limits = None
+
+DECODER_MAX_TOKENS = 64  # longest source or target the decoder demonstration reads
+N_PAD = 3  # [PAD] tokens appended in the padding example
 
 # The server-side list of models a visitor may choose: name -> local folder (None = packaged).
 # Paths never come from the browser.
-MODELS: dict[str, str | None] = {"all-MiniLM-L6-v2": None}
-T = TypeVar("T")
+MODELS: dict[str, str | None] = {DEFAULT_MODEL_NAME: None}
 
 
 # One entry per server-side model: worst case len(MODELS) × ~90 MB (MiniLM-L6's float32 weights).
@@ -38,6 +74,23 @@ def get_model(name: str) -> Model:
     return model
 
 
+# One entry per server-side model: worst case len(MODELS) × ~1 kB (a config's fields).
+@st.cache_resource(max_entries=len(MODELS), show_spinner=False)
+def _config(name: str) -> ModelConfig:
+    return load_config(MODELS[name])
+
+
+def model_config(name: str = DEFAULT_MODEL_NAME) -> ModelConfig | None:
+    """The model's config (its JSON only, no weights: cheap), None when it cannot be read. Layer,
+    head and token bounds come from here, never typed."""
+    if name not in MODELS:
+        return None
+    try:
+        return _config(name)
+    except ModelLoadError:
+        return None
+
+
 def model_error(name: str) -> str | None:
     """None when the model loads, else the message explaining what is missing and how to fix it."""
     try:
@@ -47,182 +100,9 @@ def model_error(name: str) -> str | None:
     return None
 
 
-def _freeze(obj: T) -> T:
-    """Make every array of a dataclass read-only, also inside nested ones (a Trace's Tokens)."""
-    for f in fields(obj):
-        value = getattr(obj, f.name)
-        if isinstance(value, np.ndarray):
-            value.flags.writeable = False
-        elif is_dataclass(value):
-            _freeze(value)
-    return obj
-
-
-def nbytes(obj) -> int:
-    """Bytes held by the arrays of a dataclass, nested ones included."""
-    total = 0
-    for f in fields(obj):
-        value = getattr(obj, f.name)
-        if isinstance(value, np.ndarray):
-            total += value.nbytes
-        elif is_dataclass(value):
-            total += nbytes(value)
-    return total
-
-
-def _malloc_trim() -> Callable[[int], int] | None:
-    try:
-        return ctypes.CDLL("libc.so.6").malloc_trim
-    except (OSError, AttributeError):  # not glibc: nothing to call
-        return None
-
-
-_MALLOC_TRIM = _malloc_trim()
-
-
-def release_free_memory() -> None:
-    """Hand memory freed by the forward pass back to the system (glibc's malloc_trim). A
-    512-token pass frees hundreds of MB of temporaries that malloc otherwise keeps: replaying
-    4 × 512 and 4 × 128 tokens through a 400 MB store held 708 MB resident without it, 405-432
-    MB with it, for 1-7 ms a trace."""
-    if _MALLOC_TRIM is not None:
-        _MALLOC_TRIM(0)
-
-
-TRIM_EVERY_S = 10.0
-
-
-def _trim_periodically(stop: threading.Event, every_s: float = TRIM_EVERY_S) -> None:
-    """Every ``every_s`` seconds hand freed memory back (release_free_memory), until ``stop``.
-    The store trims after its own passes, but other work frees large arrays too (hiding a word
-    runs the sentence twice, figures at 512 tokens, other threads' temporaries): in a soak at
-    1.18 GB one malloc_trim gave back 150 MB. Each call takes 0.2-7 ms."""
-    while not stop.wait(every_s):
-        release_free_memory()
-
-
-class Superseded(Exception):
-    """A waiting forward pass that its session no longer wants (it asked for a newer one)."""
-
-
-class TraceStore:
-    """Traces shared by every session, least recently used first out once their arrays pass
-    ``budget`` bytes (the newest always stays). Not st.cache_resource: its max_entries counts
-    traces, and one 512-token trace holds ~230 MB where a 12-token one holds ~1 MB. Not
-    st.cache_data either: that would pickle and copy the arrays on every rerun; read-only arrays
-    protect them without the copy. A sentence several sessions ask for at once is computed once.
-
-    Fair under one heavy visitor: at most ``slots`` forward passes run at once (default the
-    number of cores), the others wait for a slot. A session's newer sentence supersedes its
-    older one: ``get(..., session=s)`` records the key as s's latest; a request still waiting for
-    a slot whose session has since asked for another key, or whose ``wanted()`` turns false (the
-    Streamlit run was told to rerun), raises ``Superseded`` instead of computing. A request
-    already computing finishes (NumPy cannot be interrupted) and its trace is stored."""
-
-    POLL_S = 0.05  # how often a waiting request re-asks ``wanted()``
-
-    def __init__(self, budget: int, slots: int | None = None) -> None:
-        self.budget = budget
-        self.nbytes = 0
-        self.slots = max(1, slots or os.cpu_count() or 1)
-        self.running = 0  # forward passes computing now (never above slots)
-        self.peak_running = 0
-        self._lru: OrderedDict[Hashable, tuple[Trace, int]] = OrderedDict()
-        self._lock = threading.Lock()
-        self._slot_free = threading.Condition(self._lock)
-        # key -> [its lock, requests holding or waiting for it]; removed when the count is 0
-        self._computing: dict[Hashable, list] = {}
-        self._latest: dict[Hashable, Hashable] = {}  # session -> key it asked for last
-
-    def __len__(self) -> int:
-        return len(self._lru)
-
-    def _lookup(self, key: Hashable) -> Trace | None:
-        with self._lock:
-            if key not in self._lru:
-                return None
-            self._lru.move_to_end(key)
-            return self._lru[key][0]
-
-    def _still_wanted(
-        self, key: Hashable, session: Hashable | None, wanted: Callable[[], bool] | None
-    ) -> bool:  # called with self._lock held
-        if session is not None and self._latest.get(session, key) != key:
-            return False
-        return wanted is None or wanted()
-
-    def _acquire_slot(
-        self, key: Hashable, session: Hashable | None, wanted: Callable[[], bool] | None
-    ) -> None:
-        with self._slot_free:
-            while True:
-                if not self._still_wanted(key, session, wanted):
-                    raise Superseded(key)
-                if self.running < self.slots:
-                    self.running += 1
-                    self.peak_running = max(self.peak_running, self.running)
-                    return
-                self._slot_free.wait(self.POLL_S if wanted is not None else None)
-
-    def _release_slot(self) -> None:
-        with self._slot_free:
-            self.running -= 1
-            self._slot_free.notify_all()
-
-    def get(
-        self,
-        key: Hashable,
-        compute: Callable[[], Trace],
-        session: Hashable | None = None,
-        wanted: Callable[[], bool] | None = None,
-    ) -> Trace:
-        if session is not None:
-            with self._slot_free:
-                self._latest[session] = key
-                self._slot_free.notify_all()  # the session's older request, if waiting, drops
-        try:
-            found = self._lookup(key)
-            if found is not None:
-                return found
-            with self._lock:
-                entry = self._computing.setdefault(key, [threading.Lock(), 0])
-                entry[1] += 1
-            try:
-                with entry[0]:  # a second session asking for the same key waits for the first
-                    found = self._lookup(key)
-                    if found is not None:
-                        return found
-                    self._acquire_slot(key, session, wanted)
-                    try:
-                        trace = _freeze(compute())
-                    finally:
-                        self._release_slot()
-                    self._store(key, trace)
-                    release_free_memory()
-                    return trace
-            finally:
-                with self._lock:
-                    entry[1] -= 1
-                    if entry[1] == 0:
-                        del self._computing[key]
-        finally:
-            if session is not None:
-                with self._lock:
-                    if self._latest.get(session) == key:
-                        del self._latest[session]
-
-    def _store(self, key: Hashable, trace: Trace) -> None:
-        size = nbytes(trace)
-        with self._lock:
-            self._lru[key] = (trace, size)
-            self.nbytes += size
-            while self.nbytes > self.budget and len(self._lru) > 1:
-                _, (_, dropped) = self._lru.popitem(last=False)
-                self.nbytes -= dropped
-
-
-# Memory for cached traces; ATTENTION_TRACE_CACHE_MB overrides it (e.g. on a bigger server).
-TRACE_BUDGET_MB = int(os.environ.get("ATTENTION_TRACE_CACHE_MB", "400"))
+# Memory for traces, stored and computing (one 512-token trace is 235 MB, a 128-token one 16 MB);
+# ATTENTION_TRACE_CACHE_MB overrides it (e.g. on a bigger server).
+TRACE_BUDGET_MB = int(os.environ.get("ATTENTION_TRACE_CACHE_MB", "320"))
 # Forward passes at once; ATTENTION_TRACE_SLOTS overrides the default, the number of cores.
 TRACE_SLOTS = int(os.environ.get("ATTENTION_TRACE_SLOTS", "0")) or None
 
@@ -232,7 +112,7 @@ TRACE_SLOTS = int(os.environ.get("ATTENTION_TRACE_SLOTS", "0")) or None
 def trace_store() -> TraceStore:
     """The one store of this server process (and the thread that trims freed memory)."""
     threading.Thread(
-        target=_trim_periodically, args=(threading.Event(),), name="malloc-trim", daemon=True
+        target=trim_periodically, args=(threading.Event(),), name="malloc-trim", daemon=True
     ).start()
     return TraceStore(TRACE_BUDGET_MB * 2**20, TRACE_SLOTS)
 
@@ -247,19 +127,23 @@ def get_trace(model_name: str, text: str, whatif: WhatIf = WhatIf()) -> Trace:
     def compute() -> Trace:
         return trace_sentence(get_model(model_name), text, whatif)
 
+    def expected() -> int:
+        model = get_model(model_name)
+        return trace_nbytes(model.config, len(tokenize(model, text)))
+
     ctx = get_script_run_ctx(suppress_warning=True)
     requests = getattr(ctx, "script_requests", None)
     if ctx is None or requests is None:  # the explorer's HTTP route, a test: no session
-        return trace_store().get(key, compute)
+        return trace_store().get(key, compute, expected=expected)
 
     def wanted() -> bool:  # False once Streamlit was asked to rerun or stop this session's run
         return getattr(requests, "_state", ScriptRequestType.CONTINUE) is ScriptRequestType.CONTINUE
 
     try:
-        return trace_store().get(key, compute, session=ctx.session_id, wanted=wanted)
+        return trace_store().get(key, compute, ctx.session_id, wanted, expected)
     except Superseded:
         st.empty()  # a yield point: Streamlit raises its RerunException/StopException here
-        return trace_store().get(key, compute)  # a rerun that does not preempt this run
+        return trace_store().get(key, compute, expected=expected)  # a rerun not preempting it
 
 
 # Worst case 64 × < 1 kB (a few ints and floats).
@@ -269,28 +153,136 @@ def get_telling_head(model_name: str, text: str) -> TellingHead | None:
     return telling_head(get_trace(model_name, text))
 
 
-@dataclass(frozen=True)
-class OpeningView:
-    """The head and cell a page opens on, and one sentence saying what they show."""
-
-    layer: int
-    head: int
-    query: int
-    key: int
-    said: str  # e.g. a preset's claim, or the telling head's statement
-    by_hand: bool  # curated for a preset (else found by attention_core.telling's rule)
+# --- per-page computations: each a thin wrapper over one engine call ---------------------------
 
 
-def opening_view(model_name: str, text: str) -> OpeningView | None:
-    """The view a page opens on for ``text``: a preset's curated view, else its most telling
-    head; None when there is nothing to show (no model, no word)."""
-    preset = curated(text)
-    if preset:
-        return OpeningView(preset.layer, preset.head, preset.token, preset.key, preset.claim, True)
-    if not text.strip() or model_error(model_name):
-        return None
-    pick = get_telling_head(model_name, text)
-    if pick is None:
-        return None
-    said = pick.statement[:1].upper() + pick.statement[1:] + "."
-    return OpeningView(pick.layer, pick.head, pick.query, pick.key, said, False)
+# Worst case 512 × 21.5 kB (7 × 384 float64) = 11 MB.
+@st.cache_data(max_entries=512, show_spinner=False)
+def _probe(model: str, word: str) -> NDArray[np.float64]:
+    return embed_words(get_model(model), [word])[:, 0]  # [l,1,d] -> [l,d]
+
+
+def read_probes(model: str, raw: str) -> tuple[list[str], NDArray[np.float64], list[str]]:
+    """Probe words typed as one comma-separated text: the ones kept, their vectors at every
+    layer [l, p, d] (each word run alone through the model), and the problems to tell the
+    visitor (too many, too long, unreadable by the model)."""
+    probes, problems = parse_probes(raw)
+    kept, vectors, unreadable = [], [], []
+    for word in probes:
+        try:
+            vectors.append(_probe(model, word))
+            kept.append(word)
+        except ValueError:
+            unreadable.append(word)
+    if unreadable:
+        problems.append(f"Dropped {', '.join(unreadable)}: the model reads no word pieces in them.")
+    if not vectors:
+        cfg = get_model(model).config
+        return kept, np.zeros((cfg.n_layers + 1, 0, cfg.d_model)), problems
+    return kept, np.stack(vectors, axis=1), problems  # p × [l,d] -> [l,p,d]
+
+
+# Worst case 64 × ~10 kB (per-layer numbers; 7 × probes cosines) = 640 kB. The two passes come
+# from the trace store (its byte budget and forward-pass slots), not from this cache.
+@st.cache_data(max_entries=64, show_spinner="Running the sentence with the word hidden…")
+def word_effect(
+    model: str, text: str, word_positions: tuple[int, ...], token: int, probes: tuple[str, ...]
+) -> WordEffect:
+    """``compare_passes`` of the sentence's own pass (the one every page shares) and the pass
+    with the word hidden; ``probes`` are words the model reads (as ``read_probes`` kept them)."""
+    _, vectors_lpd, _ = read_probes(model, ", ".join(probes))
+    with_word = get_trace(model, text)
+    without_word = get_trace(model, text, WhatIf(hidden=tuple(word_positions)))
+    return compare_passes(with_word, without_word, token, vectors_lpd)
+
+
+# Worst case 32 × ~4 kB (a few [6, 12] float arrays) = 128 kB.
+@st.cache_data(max_entries=32, show_spinner=False)
+def head_figures(model: str, text: str) -> dict[str, NDArray[np.float32]]:
+    """Summary figures of every head by label, each [l, h], over the full pattern."""
+    trace = get_trace(model, text)
+    return head_metrics(summarize_heads(trace.pattern_lhqk, trace.tokens.special_t))
+
+
+# Worst case 16 × 0.75 MB (512 tokens × 384 float32 and their strings) = 12 MB.
+@st.cache_data(max_entries=16, show_spinner=False)
+def block_input(
+    model: str, text: str, hide_special: bool, use_model: bool
+) -> tuple[tuple[str, ...], NDArray[np.float32]]:
+    """Build your own head's input: the model's word embeddings of the tokens on show, or, when
+    the model cannot load, the hashed fallback; at unit variance per dimension."""
+    if use_model:
+        return attention_core.block.block_input(get_trace(model, text), hide_special)
+    tokens, x_td = fallback_embeddings(text)
+    return tokens, unit_variance(x_td)
+
+
+# Worst case 4 × 24 MB (12 heads × 512² float32 scores and patterns, pickled) = 96 MB; every
+# slider move is a new entry, so few are kept.
+@st.cache_data(max_entries=4, show_spinner="Running your block…")
+def block_view(
+    model: str, text: str, hide_special: bool, use_model: bool, cfg: BlockConfig
+) -> BlockView:
+    """One run of the experimental block on ``block_input``, with the combine check."""
+    _, x_td = block_input(model, text, hide_special, use_model)
+    pretrained = get_model(model) if cfg.source == "pretrained" else None
+    return view_block(x_td, cfg, make_block_weights(cfg, x_td.shape[1], pretrained))
+
+
+# Worst case 16 × ~2 kB (a few curves over ~10 values of d_k) = 32 kB.
+@st.cache_data(max_entries=16, show_spinner="Measuring softmax saturation…")
+def block_saturation(
+    model: str, text: str, hide_special: bool, use_model: bool, seeds: tuple[int, ...]
+) -> Saturation:
+    """The d_k curve of random heads over Build your own head's input, per (text, seeds)."""
+    return saturation_curve(block_input(model, text, hide_special, use_model)[1], seeds=seeds)
+
+
+# Worst case 16 × ~2 kB = 32 kB.
+@st.cache_data(max_entries=16, show_spinner="Measuring softmax saturation for d_k = 1…384…")
+def layer_saturation(model_name: str, text: str) -> Saturation:
+    """Random heads of growing d_k on the sentence's first-layer input (the tour)."""
+    return saturation_curve(get_trace(model_name, text).hidden_ltd[0])
+
+
+def _one_blas_thread() -> AbstractContextManager[object]:
+    """Timings on a shared machine: multi-threaded BLAS waits on busy cores (a 16-token pass
+    measured 20 ms one moment and 700 ms the next); one thread keeps the growth readable."""
+    if threadpool_limits is None:
+        return nullcontext()
+    return threadpool_limits(limits=1, user_api="blas")
+
+
+# Worst case 2 × < 1 kB (a handful of timings).
+@st.cache_data(max_entries=2, show_spinner="Timing the engine at 16 to 512 tokens (once)…")
+def cost_points(model_name: str) -> tuple[tuple[CostPoint, ...], float, int, bool]:
+    """One timed forward pass per length (measured once per server: the time depends on the
+    length, not the words), the 1-minute load average, the core count, and whether BLAS was
+    held to one thread."""
+    with _one_blas_thread():
+        points = measure_cost(get_model(model_name), DEFAULT_SENTENCE)
+    return points, os.getloadavg()[0], os.cpu_count() or 1, threadpool_limits is not None
+
+
+# Worst case 2 × < 1 kB.
+@st.cache_data(max_entries=2, show_spinner="Timing attention and the dense layers (once)…")
+def split_points(model_name: str) -> tuple[SplitPoint, ...]:
+    """One layer's time split between attention and the dense layers at 16 to 512 tokens."""
+    with _one_blas_thread():
+        return measure_split(get_model(model_name))
+
+
+# Worst case 8 × 4.7 MB (64-token source and target, every layer's patterns) = 38 MB.
+@st.cache_data(max_entries=8, show_spinner="Running the decoder demonstration…")
+def decoder(model_name: str, source: str, target: str, layer: int) -> DecoderTrace:
+    """The decoder demonstration on both texts, each cut to ``DECODER_MAX_TOKENS``."""
+    model = get_model(model_name)
+    src = tokenize(model, source, DECODER_MAX_TOKENS)
+    return run_decoder(model, src, tokenize(model, target, DECODER_MAX_TOKENS), layer)
+
+
+# Worst case 4 × 24 MB (layer 0's 12 × 512² patterns with and without the mask, pickled) = 96 MB.
+@st.cache_data(max_entries=4, show_spinner=False)
+def padding(model_name: str, text: str) -> Padding:
+    """Layer 0 on the sentence plus ``N_PAD`` [PAD] tokens, without and with the padding mask."""
+    return padding_demo(get_model(model_name), get_trace(model_name, text), N_PAD)

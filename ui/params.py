@@ -7,13 +7,16 @@ reproduces the view, also after a server restart. Widgets use the parameter name
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import streamlit as st
 
-from ui.presets import DEFAULT_PROBES, DEFAULT_SENTENCE
+from attention_core import DEFAULT_MODEL_NAME, ModelConfig
+from ui.cache import MODELS, model_config
+from ui.presets import DEFAULT_PROBES, DEFAULT_SENTENCE, MONEY_BANK, RIVER_BANK
 from ui.tour import N_STEPS
 
 MAX_CHARS = 20_000  # longest text accepted from a box or a URL
@@ -27,17 +30,26 @@ def _bool(raw: str) -> bool:
     raise ValueError("must be 1 or 0")
 
 
-def _int_in(lo: int, hi: int) -> Callable[[str], int]:
+def _int_in(lo: int, hi: int | Callable[[], int]) -> Callable[[str], int]:
+    """Whole numbers in [lo, hi]; ``hi`` may be read when a value is parsed (from the model)."""
+
     def parse(raw: str) -> int:
         try:
             value = int(raw)
         except ValueError:
             raise ValueError("must be a whole number") from None
-        if not lo <= value <= hi:
-            raise ValueError(f"must be between {lo} and {hi}")
+        top = hi() if callable(hi) else hi
+        if not lo <= value <= top:
+            raise ValueError(f"must be between {lo} and {top}")
         return value
 
     return parse
+
+
+def _model(read: Callable[[ModelConfig], int]) -> Callable[[], int]:
+    """A bound read from the default model's config (no bound when it cannot be read: the page
+    then says why the model is missing)."""
+    return lambda: read(cfg) if (cfg := model_config()) else sys.maxsize
 
 
 def _float_in(lo: float, hi: float) -> Callable[[str], float]:
@@ -77,45 +89,65 @@ class Param:
     page: str | None = None
 
 
+LAST_LAYER = _model(lambda cfg: cfg.n_layers - 1)
+LAST_HEAD = _model(lambda cfg: cfg.n_heads - 1)
+N_HEADS = _model(lambda cfg: cfg.n_heads)
+D_MODEL = _model(lambda cfg: cfg.d_model)
+LAST_TOKEN = _model(lambda cfg: cfg.n_positions - 1)
+
+
+def _all_or_layer(raw: str) -> str:
+    """ "all", or a layer number as the page's menu writes it ("3", not "03")."""
+    if raw == "all":
+        return raw
+    try:
+        ok = str(_int_in(0, LAST_LAYER)(raw)) == raw
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ValueError(f"must be all or a layer number (0 to {LAST_LAYER()})")
+    return raw
+
+
 PARAMS: dict[str, Param] = {
     # shared (sidebar)
     "s": Param(DEFAULT_SENTENCE, _text),
-    "model": Param("all-MiniLM-L6-v2", _choice("all-MiniLM-L6-v2")),
-    "layer": Param(2, _int_in(0, 5)),
-    "head": Param(0, _int_in(0, 11)),
+    "model": Param(DEFAULT_MODEL_NAME, _choice(*MODELS)),
+    "layer": Param(2, _int_in(0, LAST_LAYER)),
+    "head": Param(0, _int_in(0, LAST_HEAD)),
     "hide_special": Param(False, _bool),
     # pattern page
     "causal": Param(False, _bool, "pattern"),
     "scale": Param(True, _bool, "pattern"),
     "temp": Param(1.0, _float_in(0.05, 5.0), "pattern"),
     "transpose": Param(False, _bool, "pattern"),
-    "q": Param(0, _int_in(0, 511), "pattern"),
-    "k": Param(0, _int_in(0, 511), "pattern"),
+    "q": Param(0, _int_in(0, LAST_TOKEN), "pattern"),
+    "k": Param(0, _int_in(0, LAST_TOKEN), "pattern"),
     # learn page
     "step": Param(1, _int_in(1, N_STEPS), "learn"),  # 1-based, bounded by ui.tour's registry
-    "learn_token": Param(-1, _int_in(-1, 511), "learn"),  # -1: the last real word
-    "learn_src": Param("The river bank was muddy", _text, "learn"),
+    "learn_token": Param(-1, _int_in(-1, LAST_TOKEN), "learn"),  # -1: the last real word
+    "learn_src": Param(RIVER_BANK, _text, "learn"),
     "learn_tgt": Param("the shore of the stream was wet", _text, "learn"),
     # all_heads page
     "ah_sort": Param(
         "head", _choice("head", "entropy", "special", "previous", "diagonal", "max"), "all_heads"
     ),
     "ah_desc": Param(True, _bool, "all_heads"),
-    "ah_layers": Param("all", _choice("all", "0", "1", "2", "3", "4", "5"), "all_heads"),
-    "ah_top": Param(12, _int_in(1, 12), "all_heads"),
+    "ah_layers": Param("all", _all_or_layer, "all_heads"),
+    "ah_top": Param(12, _int_in(1, N_HEADS), "all_heads"),
     # values page
-    "v_token": Param(-1, _int_in(-1, 511), "values"),  # -1: the last real word
+    "v_token": Param(-1, _int_in(-1, LAST_TOKEN), "values"),  # -1: the last real word
     # embedding_shift page
-    "es_probes": Param("river, water, money, finance", _text, "embedding_shift"),  # per preset
-    "es_token": Param(-1, _int_in(-1, 511), "embedding_shift"),  # -1: closest to the probes
+    "es_probes": Param(", ".join(DEFAULT_PROBES), _text, "embedding_shift"),  # per preset
+    "es_token": Param(-1, _int_in(-1, LAST_TOKEN), "embedding_shift"),  # -1: closest to the probes
     # hide_word page ("" and -1: the page's default for the sentence)
     "hw_word": Param("", _text, "hide_word"),  # the word hidden from every token
-    "hw_token": Param(-1, _int_in(-1, 511), "hide_word"),  # the token watched
+    "hw_token": Param(-1, _int_in(-1, LAST_TOKEN), "hide_word"),  # the token watched
     "hw_base": Param("", _text, "hide_word"),  # the word hidden for comparison
     "hw_probes": Param(", ".join(DEFAULT_PROBES), _text, "hide_word"),  # per preset
     # build_head page
-    "bh_heads": Param(4, _int_in(1, 12), "build_head"),
-    "bh_dk": Param(16, _int_in(1, 384), "build_head"),
+    "bh_heads": Param(4, _int_in(1, N_HEADS), "build_head"),
+    "bh_dk": Param(16, _int_in(1, D_MODEL), "build_head"),
     "bh_source": Param("random", _choice("random", "similarity", "pretrained"), "build_head"),
     "bh_seed": Param(0, _int_in(0, 9999), "build_head"),
     "bh_scale": Param(True, _bool, "build_head"),
@@ -124,8 +156,8 @@ PARAMS: dict[str, Param] = {
     "bh_temp": Param(1.0, _float_in(0.05, 5.0), "build_head"),
     "bh_combine": Param("sum", _choice("sum", "concat"), "build_head"),
     # compare page
-    "cmp_a": Param("The river bank was muddy", _text, "compare"),
-    "cmp_b": Param("I made a deposit at the bank", _text, "compare"),
+    "cmp_a": Param(RIVER_BANK, _text, "compare"),
+    "cmp_b": Param(MONEY_BANK, _text, "compare"),
     "cmp_word": Param("bank", _text, "compare"),
 }
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 BANK_PROBES = ("shore", "stream", "money", "finance")  # two of each sense of "bank"
+RIVER_BANK = "The river bank was muddy"  # the default sentence; "bank" the river's side
+MONEY_BANK = "I made a deposit at the bank"  # the same word, the other sense
 
 
 @dataclass(frozen=True)
@@ -30,12 +32,12 @@ class Preset:
 
 CURATED: tuple[Preset, ...] = (
     Preset(
-        "The river bank was muddy", 1, 9, 3, 2, BANK_PROBES,
+        RIVER_BANK, 1, 9, 3, 2, BANK_PROBES,
         "Layer 1, head 9: “bank” puts 0.75 of its attention on “river”, the word that says "
         "which kind of bank this is.",
     ),
     Preset(
-        "I made a deposit at the bank", 5, 7, 7, 4, BANK_PROBES,
+        MONEY_BANK, 5, 7, 7, 4, BANK_PROBES,
         "Layer 5, head 7: “bank” puts 0.67 of its attention on “deposit”, the word that makes it "
         "the bank that keeps money.",
     ),
@@ -64,8 +66,8 @@ CURATED: tuple[Preset, ...] = (
 )  # fmt: skip
 
 PRESETS: dict[str, tuple[str, ...]] = {preset.sentence: preset.probes for preset in CURATED}
-DEFAULT_SENTENCE = "The river bank was muddy"
-# For sentences the user types; the embedding-shift page's URL default (ui/params.py) repeats it.
+DEFAULT_SENTENCE = RIVER_BANK
+# For sentences the user types (and the URL defaults of the pages with probe words).
 DEFAULT_PROBES = ("river", "water", "money", "finance")
 
 

@@ -1,7 +1,7 @@
 """Every page of the app, once: its file in pages/, title, icon and the line Start here shows.
 
-app.py builds the navigation from it and Start here its map of the pages; a new page is one entry
-here (and its file)."""
+app.py builds the navigation from it, Start here its map of the pages, the tour its "Explore
+further" links and the benchmarks their page lists; a new page is one entry here (and its file)."""
 
 from __future__ import annotations
 
@@ -22,6 +22,11 @@ class PageInfo:
     @property
     def path(self) -> str:
         return f"pages/{self.name}.py"
+
+    @property
+    def url_path(self) -> str:
+        """Where Streamlit serves it: "" for the default page, else its name."""
+        return "" if self is PAGES[0] else self.name
 
 
 PAGES: tuple[PageInfo, ...] = (
@@ -45,3 +50,11 @@ PAGES: tuple[PageInfo, ...] = (
     PageInfo("compare", "Compare sentences", ":material/compare_arrows:",
              "Two sentences on the same head; the same word's vector compared layer by layer."),
 )  # fmt: skip
+
+
+def page(name: str) -> PageInfo:
+    """The page called ``name``; KeyError if there is none."""
+    for info in PAGES:
+        if info.name == name:
+            return info
+    raise KeyError(f"no page {name!r}; pages: {', '.join(p.name for p in PAGES)}")

@@ -18,7 +18,8 @@ from numpy.typing import NDArray
 from attention_core import Trace
 from attention_core.pack import visible_tokens
 from ui import params, sidebar
-from ui.cache import get_trace, model_error, opening_view
+from ui.cache import get_telling_head, get_trace, model_error
+from ui.presets import curated
 
 # Pages whose attention explorer holds layer, head and [CLS]/[SEP] (and reports them in a
 # fragment rerun): the sidebar names them instead of drawing sliders that would go stale.
@@ -126,3 +127,30 @@ def require_trace(shared: Shared) -> Trace:
             f"{trace.n_tokens}, so the last {trace.tokens.n_cut} were cut."
         )
     return trace
+
+
+@dataclass(frozen=True)
+class OpeningView:
+    """The head and cell a page opens on, and one sentence saying what they show."""
+
+    layer: int
+    head: int
+    query: int
+    key: int
+    said: str  # e.g. a preset's claim, or the telling head's statement
+    by_hand: bool  # curated for a preset (else found by attention_core.telling's rule)
+
+
+def opening_view(model_name: str, text: str) -> OpeningView | None:
+    """The view a page opens on for ``text``: a preset's curated view, else its most telling
+    head; None when there is nothing to show (no model, no word)."""
+    preset = curated(text)
+    if preset:
+        return OpeningView(preset.layer, preset.head, preset.token, preset.key, preset.claim, True)
+    if not text.strip() or model_error(model_name):
+        return None
+    pick = get_telling_head(model_name, text)
+    if pick is None:
+        return None
+    said = pick.statement[:1].upper() + pick.statement[1:] + "."
+    return OpeningView(pick.layer, pick.head, pick.query, pick.key, said, False)

@@ -5,9 +5,10 @@ A leaf: it reads session state and draws; ui.router frames each page around it."
 from __future__ import annotations
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from ui import params, safe
-from ui.cache import MODELS
+from ui.cache import MODELS, model_config
 from ui.presets import PRESETS, curated
 
 CUSTOM = "(your own sentence)"
@@ -24,6 +25,19 @@ def _use_preset() -> None:
     if preset:
         st.session_state["layer"], st.session_state["head"] = preset.layer, preset.head
         st.session_state["q"], st.session_state["k"] = preset.token, preset.key
+
+
+def _layer_and_head(sb: DeltaGenerator) -> None:
+    cfg = model_config(st.session_state["model"])
+    if cfg is None:  # the page says why the model is missing
+        return
+    n_l, n_h = cfg.n_layers, cfg.n_heads
+    sb.slider(
+        "Layer", 0, n_l - 1, key="layer", help=f"Which of the {n_l} encoder blocks (0 = first)."
+    )
+    sb.slider(
+        "Head", 0, n_h - 1, key="head", help=f"Which of the {n_h} attention heads in that layer."
+    )
 
 
 def render(view_in_page: bool = False) -> None:
@@ -50,8 +64,7 @@ def render(view_in_page: bool = False) -> None:
             "the head, ↑ ↓ the layer after a click on it)."
         )
     else:
-        sb.slider("Layer", 0, 5, key="layer", help="Which of the 6 encoder blocks (0 = first).")
-        sb.slider("Head", 0, 11, key="head", help="Which of the 12 attention heads in that layer.")
+        _layer_and_head(sb)
         sb.toggle("Hide [CLS] / [SEP]", key="hide_special", help="Hide the two special tokens.")
     for warning in st.session_state.get("_url_warnings", []):
         sb.warning(safe.md(warning))  # quotes what the link said: keep it literal

@@ -18,6 +18,9 @@ from numpy.typing import NDArray
 # Colour-blind-safe scales: sequential for weights in [0, 1], diverging for signed scores.
 PATTERN_SCALE = "Cividis"
 SIGNED_SCALE = "RdBu_r"
+# Okabe & Ito's colour-blind-safe palette (legible on light and dark backgrounds), named once.
+BLUE, ORANGE, VERMILLION, SKY = "#0072B2", "#E69F00", "#D55E00", "#56B4E9"
+GREEN, PURPLE, YELLOW, BLACK, GREY = "#009E73", "#CC79A7", "#F0E442", "#000000", "#999999"
 FONT = {"family": "Inter, Arial, sans-serif", "size": 12}
 
 

@@ -7,12 +7,12 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from attention_core import Saturation
-from viz.common import base_layout
+from viz.common import BLUE, VERMILLION, base_layout
 
 # Okabe–Ito blue and vermillion: distinguishable with every common colour-vision deficiency,
 # and the unscaled line is also dashed.
-SCALED = ("with ÷√d_k", "#0072B2", "solid")
-UNSCALED = ("without scaling", "#D55E00", "dash")
+SCALED = ("with ÷√d_k", BLUE, "solid")
+UNSCALED = ("without scaling", VERMILLION, "dash")
 DOTTED = {"color": "rgba(128,128,128,0.8)", "dash": "dot", "width": 1}  # reference lines
 
 

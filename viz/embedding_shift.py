@@ -10,11 +10,11 @@ import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import NDArray
 
-from viz.common import base_layout, escape
+from viz.common import BLUE, ORANGE, VERMILLION, base_layout, escape
 
-TOKEN_COLOUR = "#0072B2"  # Okabe-Ito blue
-PROBE_COLOUR = "#E69F00"  # Okabe-Ito orange
-FOCUS_COLOUR = "#D55E00"  # Okabe-Ito vermillion
+TOKEN_COLOUR = BLUE
+PROBE_COLOUR = ORANGE
+FOCUS_COLOUR = VERMILLION
 
 
 def layer_name(layer: int) -> str:

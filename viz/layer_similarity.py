@@ -10,12 +10,23 @@ import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import NDArray
 
-from viz.common import base_layout, escape
+from viz.common import (
+    BLACK,
+    BLUE,
+    GREEN,
+    ORANGE,
+    PURPLE,
+    SKY,
+    VERMILLION,
+    YELLOW,
+    base_layout,
+    escape,
+)
 from viz.embedding_shift import layer_name
 
 # Okabe-Ito, colour-blind safe, in a fixed order so a probe keeps its colour across charts
-COLOURS = ("#E69F00", "#56B4E9", "#009E73", "#CC79A7", "#0072B2", "#D55E00", "#F0E442",
-           "#000000")  # fmt: skip
+COLOURS = (ORANGE, SKY, GREEN, PURPLE, BLUE, VERMILLION, YELLOW,
+           BLACK)  # fmt: skip
 
 
 def make_layer_similarity(

@@ -8,10 +8,10 @@ from numpy.typing import NDArray
 from plotly.subplots import make_subplots
 
 from attention_core import square_law
-from viz.common import base_layout
+from viz.common import BLUE, VERMILLION, base_layout
 
-MEASURED = "#0072B2"  # Okabe-Ito blue
-SQUARE = "#D55E00"  # Okabe-Ito vermillion, also dashed
+MEASURED = BLUE
+SQUARE = VERMILLION  # also dashed
 
 
 def make_cost_curve(n_tokens: NDArray, seconds: NDArray, nbytes: NDArray) -> go.Figure:

@@ -7,10 +7,10 @@ import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import NDArray
 
-from viz.common import base_layout
+from viz.common import BLUE, VERMILLION, base_layout
 
-ATTENTION = "#D55E00"  # Okabe-Ito vermillion
-DENSE = "#0072B2"  # Okabe-Ito blue
+ATTENTION = VERMILLION
+DENSE = BLUE
 
 
 def make_cost_split(n_tokens: NDArray, attention_s: NDArray, dense_s: NDArray) -> go.Figure:

@@ -8,10 +8,10 @@ import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import NDArray
 
-from viz.common import base_layout, category_ticks, escape, token_categories
+from viz.common import BLUE, ORANGE, base_layout, category_ticks, escape, token_categories
 
-BAR = "#0072B2"  # Okabe-Ito blue
-HIGHLIGHT = "#E69F00"  # Okabe-Ito orange: the chosen head or token
+BAR = BLUE
+HIGHLIGHT = ORANGE  # the chosen head or token
 
 
 def make_norm_bars(

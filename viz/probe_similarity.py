@@ -10,10 +10,10 @@ import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import NDArray
 
-from viz.common import base_layout, escape
+from viz.common import SKY, VERMILLION, base_layout, escape
 
-BEFORE_COLOUR = "#56B4E9"  # Okabe-Ito sky blue
-AFTER_COLOUR = "#D55E00"  # Okabe-Ito vermillion
+BEFORE_COLOUR = SKY
+AFTER_COLOUR = VERMILLION
 RELATIVE = "cosine − mean over the probes"
 
 

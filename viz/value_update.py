@@ -8,11 +8,11 @@ import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import NDArray
 
-from viz.common import base_layout, category_ticks, token_categories
+from viz.common import BLUE, ORANGE, base_layout, category_ticks, token_categories
 
 _NUMBERS_UP_TO = 16  # print each bar's weight when there are this few keys
-BAR = "#0072B2"  # Okabe-Ito blue, legible on light and dark backgrounds
-QUERY = "#E69F00"  # Okabe-Ito orange: the query token's own bar
+BAR = BLUE
+QUERY = ORANGE  # the query token's own bar
 
 
 def make_value_update(

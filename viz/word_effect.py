@@ -9,10 +9,10 @@ import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import NDArray
 
-from viz.common import base_layout, escape
+from viz.common import GREEN, SKY, VERMILLION, base_layout, escape
 from viz.embedding_shift import layer_name
 
-COLOURS = ("#D55E00", "#56B4E9", "#009E73")  # Okabe-Ito: the word asked about first
+COLOURS = (VERMILLION, SKY, GREEN)  # the word asked about first
 
 
 def make_word_effect(

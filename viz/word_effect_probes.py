@@ -9,10 +9,10 @@ import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import NDArray
 
-from viz.common import base_layout, escape
+from viz.common import GREY, VERMILLION, base_layout, escape
 
-WITH_COLOUR = "#D55E00"  # Okabe-Ito vermillion: the sentence as written
-WITHOUT_COLOUR = "#999999"  # grey: the word hidden
+WITH_COLOUR = VERMILLION  # the sentence as written
+WITHOUT_COLOUR = GREY  # grey: the word hidden
 
 
 def make_word_effect_probes(

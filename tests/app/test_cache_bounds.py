@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from attention_core import trace_sentence
-from ui.cache import TraceStore, nbytes
+from ui.trace_store import TraceStore, nbytes
 
 ROOT = Path(__file__).resolve().parents[2]
 FOLDERS = ("ui", "pages", "explorer")
@@ -50,7 +50,7 @@ CACHED = list(_cached_functions())
 def test_the_inventory_finds_the_apps_caches():
     names = {(f, node.name) for f, node, *_ in CACHED}
     assert ("ui/cache.py", "trace_store") in names and ("ui/cache.py", "get_model") in names
-    assert ("ui/build_head_cache.py", "block_view") in names
+    assert ("ui/cache.py", "block_view") in names
     assert len(CACHED) >= 15
 
 
@@ -98,11 +98,13 @@ def test_the_trace_store_stays_within_its_budget_under_many_traces(model):
 def test_freed_memory_is_trimmed_periodically(monkeypatch):
     import threading
 
-    import ui.cache
+    import ui.trace_store
 
     calls, stop = [], threading.Event()
-    monkeypatch.setattr(ui.cache, "release_free_memory", lambda: calls.append(1))
-    thread = threading.Thread(target=ui.cache._trim_periodically, args=(stop, 0.01), daemon=True)
+    monkeypatch.setattr(ui.trace_store, "release_free_memory", lambda: calls.append(1))
+    thread = threading.Thread(
+        target=ui.trace_store.trim_periodically, args=(stop, 0.01), daemon=True
+    )
     thread.start()
     deadline = time.monotonic() + 5
     while len(calls) < 3 and time.monotonic() < deadline:

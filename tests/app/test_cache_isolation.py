@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from attention_core import DEFAULT_MODEL_NAME, Tokens, attention_steps, trace_sentence
-from explorer.api import block_bytes
 from tests.app.conftest import open_page
 from tests.app.test_page_pattern import open_numbers
+from ui.api import block_bytes
 from ui.cache import get_model, get_trace
 
 SENTENCE = "Session one reads about the muddy river bank"

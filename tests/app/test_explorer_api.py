@@ -13,9 +13,10 @@ import pytest
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
-import explorer.api
+import ui.api
 from attention_core import trace_sentence
 from attention_core.pack import layer_block
+from explorer import PATH
 from ui.params import MAX_CHARS
 
 MODEL = "all-MiniLM-L6-v2"
@@ -25,7 +26,7 @@ PAYLOAD = "<img src=x onerror=alert(1)> <b>bold</b> <script>alert(2)</script> \"
 
 @pytest.fixture(scope="module")
 def client():
-    with TestClient(Starlette(routes=explorer.api.ROUTES)) as client:
+    with TestClient(Starlette(routes=ui.api.ROUTES)) as client:
         yield client
 
 
@@ -37,9 +38,7 @@ def trace(model):
 def post(client, body, **kwargs):
     if not isinstance(body, bytes | str):
         body = json.dumps(body)
-    return client.post(
-        explorer.api.PATH, content=body, headers={"Content-Type": "application/json"}, **kwargs
-    )
+    return client.post(PATH, content=body, headers={"Content-Type": "application/json"}, **kwargs)
 
 
 def good(**changes):
@@ -96,7 +95,7 @@ BAD = [
     ("layer missing", {"model": MODEL, "text": SENTENCE, "part": "scores"}, "whole number"),
     ("unknown part", good(part="pattern"), "part must be one of scores, qk"),
     ("part missing", {"model": MODEL, "text": SENTENCE, "layer": 0}, "part must be one of"),
-    ("body too large", good(text="x" * (explorer.api.MAX_BODY + 1)), "request too large"),
+    ("body too large", good(text="x" * (ui.api.MAX_BODY + 1)), "request too large"),
 ]
 
 
@@ -123,9 +122,9 @@ def test_text_of_exactly_max_chars_is_accepted(client, model):
 
 
 def test_only_post_is_routed(client):
-    assert client.get(explorer.api.PATH).status_code == 405
+    assert client.get(PATH).status_code == 405
 
 
 def test_parse_request_returns_the_fields():
     body = json.dumps(good(text=PAYLOAD, layer=4, part="qk")).encode()
-    assert explorer.api.parse_request(body) == (MODEL, PAYLOAD, 4, "qk")
+    assert ui.api.parse_request(body) == (MODEL, PAYLOAD, 4, "qk")

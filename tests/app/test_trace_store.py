@@ -6,8 +6,8 @@ import time
 import numpy as np
 import pytest
 
-from attention_core import trace_sentence
-from ui.cache import Superseded, TraceStore, nbytes
+from attention_core import trace_nbytes, trace_sentence
+from ui.trace_store import Superseded, TraceStore, nbytes
 
 
 @pytest.fixture(scope="module")
@@ -33,6 +33,30 @@ def test_least_recently_used_traces_leave_once_the_budget_is_passed(traces):
     recomputed = []
     store.get("b", lambda: recomputed.append(1) or traces[120])
     assert recomputed == [1]
+
+
+def test_trace_nbytes_says_before_the_pass_what_the_trace_will_hold(model, traces):
+    for n, trace in traces.items():
+        assert trace_nbytes(model.config, trace.n_tokens) == nbytes(trace), n
+
+
+def test_room_is_made_before_a_pass_so_stored_and_computing_stay_in_budget(traces):
+    sizes = {n: nbytes(t) for n, t in traces.items()}
+    store = TraceStore(budget=sizes[120] + sizes[60])
+    store.get("a", lambda: traces[10])
+    store.get("b", lambda: traces[120])
+    seen = []
+
+    def compute():  # while the pass runs: what the store holds plus what it has reserved
+        seen.append((len(store), store.nbytes + store.reserved))
+        return traces[60]
+
+    store.get("c", compute, expected=lambda: sizes[60])
+    # 'a' (least recent) left before the pass, so that 'b' + the pass fit; after it, 'b' + 'c'
+    assert seen == [(1, sizes[120] + sizes[60])]
+    assert store.reserved == 0 and store.nbytes == sizes[120] + sizes[60]
+    store.get("d", lambda: traces[120], expected=lambda: 10**12)  # more than any budget
+    assert len(store) == 1 and store.reserved == 0  # everything made room; the newest stays
 
 
 def test_one_trace_bigger_than_the_budget_is_still_kept(traces):

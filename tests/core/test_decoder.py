@@ -122,7 +122,7 @@ def test_padding_mask_leaves_real_tokens_as_if_unpadded(model):
 
 def test_bad_inputs_are_refused_with_the_shapes(model):
     x = np.zeros((4, model.config.d_model), np.float32)
-    with pytest.raises(ValueError, match="layer 6 is outside 0..5"):
+    with pytest.raises(ValueError, match=r"layer 6 is outside 0\.\.5"):
         multi_head_attention(model.params.layer(6), x)
     with pytest.raises(ValueError, match=r"memory_kd must be \[n, 384\]"):
         multi_head_attention(model.params.layer(0), x, np.zeros((4, 10), np.float32))

@@ -104,5 +104,5 @@ def test_the_laid_out_weights_are_the_checkpoints_and_read_only(model):
         np.testing.assert_array_equal(lw.w_o_hed.reshape(-1, d), w_o)
         np.testing.assert_array_equal(model.params.w_o_lhed[layer], lw.w_o_hed)
     assert all(not a.flags.writeable for a in model.params.arrays())
-    with pytest.raises(ValueError, match="layer 6 is outside 0..5"):
+    with pytest.raises(ValueError, match=r"layer 6 is outside 0\.\.5"):
         model.params.layer(6)

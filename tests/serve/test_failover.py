@@ -12,25 +12,30 @@ wait is bounded. Figures (start-up, reconnect) are printed: run with -s to see t
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import signal
-import subprocess
 import threading
 import time
-import urllib.request
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote_plus
 
 import pytest
 
-from scripts.live_app import ROOT, free_port, wait_idle
+from scripts.live_app import free_port, wait_idle
+from scripts.serving import (
+    Serve,
+    http_status,
+    parent_and_state,
+    srv_cookie,
+    start_serve,
+    stop_serve,
+    wait_until,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.serve]
 
 WAIT_MS = 60_000  # one page load or reconnection on a busy 2-core machine
-STOP_S = 30  # serve.sh stops its children within 10 s (then SIGKILL); this bounds the whole stop
 RESTART_S = 60  # the dead replica must answer its health check again within this
 
 
@@ -61,113 +66,8 @@ VIEWS = [  # layer 2 and head 0 are the defaults, which the app leaves out of th
 NEWCOMER = View("values", "A late student joins the lesson", 0, 9)
 
 
-@dataclass
-class Serve:
-    """A running ./serve.sh: its process, its output file and what that output says."""
-
-    proc: subprocess.Popen
-    port: int
-    out: Path
-    seen: dict[int, str] = field(default_factory=dict)  # pid -> start time: all it ever ran
-
-    def text(self) -> str:
-        return self.out.read_text(errors="replace")
-
-    def replicas(self) -> dict[int, tuple[int, int]]:
-        """Replica number -> (pid, port) of its latest start, from serve.sh's log lines."""
-        found = re.findall(r"replica (\d+) started: pid (\d+), port (\d+)", self.text())
-        return {int(i): (int(pid), int(port)) for i, pid, port in found}
-
-    def run_dir(self) -> Path:
-        return Path(re.search(r"logs and config: (\S+)", self.text()).group(1))
-
-    def remember_children(self) -> None:
-        for pid in descendants(self.proc.pid):
-            self.seen.setdefault(pid, start_time(pid))
-
-
-def start_time(pid: int) -> str:
-    """The process's start time (field 22 of /proc/pid/stat): tells a reused pid apart."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
-    except (OSError, IndexError):
-        return ""
-
-
-def parent_and_state(pid: int) -> tuple[int, str]:
-    try:
-        state, ppid = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[:2]
-    except (OSError, ValueError):
-        return -1, ""
-    return int(ppid), state
-
-
-def descendants(root: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            children.setdefault(parent_and_state(int(entry.name))[0], []).append(int(entry.name))
-    found, todo = [], [root]
-    while todo:
-        kids = children.get(todo.pop(), [])
-        found += kids
-        todo += kids
-    return found
-
-
-def alive(pid: int, started: str) -> bool:
-    return start_time(pid) == started and parent_and_state(pid)[1] not in ("Z", "")
-
-
-def wait_until(ok, timeout_s: float, pause=lambda: time.sleep(0.25)) -> bool:
-    """Poll ``ok`` until it holds (True) or ``timeout_s`` passed (False). Pass a page's
-    ``wait_for_timeout`` as ``pause`` while browser events must keep arriving."""
-    deadline = time.monotonic() + timeout_s
-    while not ok():
-        if time.monotonic() > deadline:
-            return False
-        pause()
-    return True
-
-
-def http_status(url: str) -> int | str:
-    try:
-        with urllib.request.urlopen(url, timeout=5) as reply:
-            return reply.status
-    except OSError as error:
-        return repr(error)
-
-
 def _seconds(values: list[float]) -> str:
     return ", ".join(f"{v:.1f}" for v in values)
-
-
-def start_serve(port: int, out: Path) -> Serve:
-    with out.open("wb") as sink:
-        proc = subprocess.Popen(
-            [str(ROOT / "serve.sh"), "--replicas", "2", "--port", str(port)],
-            cwd=ROOT, stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            start_new_session=True,  # a Ctrl-C of pytest reaches it only through our SIGTERM
-        )  # fmt: skip
-    return Serve(proc, port, out)
-
-
-def stop_serve(serve: Serve) -> tuple[int | None, list[int]]:
-    """SIGTERM to serve.sh alone; its exit code and the pids it left behind (killed here)."""
-    serve.remember_children()
-    if serve.proc.poll() is None:
-        serve.proc.send_signal(signal.SIGTERM)
-    try:
-        code = serve.proc.wait(timeout=STOP_S)
-    except subprocess.TimeoutExpired:
-        code = None
-    left = [pid for pid, started in serve.seen.items() if alive(pid, started)]
-    for pid in left:  # only processes serve.sh started (pid and start time recorded)
-        os.kill(pid, signal.SIGKILL)
-    if code is None:
-        serve.proc.kill()
-        serve.proc.wait(timeout=10)
-    return code, left
 
 
 def track_sockets(page) -> list[dict]:
@@ -229,10 +129,6 @@ def assert_shows(page, view: View) -> None:
         assert part in page.url, (part, page.url)
     assert page.locator('[data-testid="stException"]').count() == 0
     assert page.get_by_text("Connection error").count() == 0
-
-
-def srv_cookie(context) -> str | None:
-    return next((c["value"] for c in context.cookies() if c["name"] == "SRV"), None)
 
 
 class Prober(threading.Thread):

@@ -1,9 +1,10 @@
 """The guided tour's registry: the order of its steps, one module per step.
 
-Each step module holds its title (``TITLE``), the page that explores it further (``PAGE``,
-``LINK``) and ``render(shared, trace)``, which writes its text and draws its figures. The
-modules are imported when the tour asks for them, so that the URL parameters (``ui.params``)
-can read the number of steps without importing the step modules, which import ``ui.params``.
+Each step module holds its title (``TITLE``), the page that explores it further (``PAGE``, a
+name from ``ui.registry``; ``HINT`` optionally says what to do there) and
+``render(shared, trace)``, which writes its text and draws its figures. The modules are imported
+when the tour asks for them, so that the URL parameters (``ui.params``) can read the number of
+steps without importing the step modules, which import ``ui.params``.
 """
 
 from __future__ import annotations

@@ -9,13 +9,14 @@ from attention_core import Trace, cosine
 from attention_core.demos import drift
 from ui.cache import get_trace
 from ui.router import Shared
-from ui.tour.common import BANK_A, BANK_B, NUM, chart, engineers, say, token
+from ui.show import NUM
+from ui.tour.common import BANK_A, BANK_B, chart, engineers, say, token
 from viz.embedding_shift import layer_name
 from viz.learn_strip import make_embedding_strip
 from viz.norm_bars import make_norm_bars
 
 TITLE = "The encoder block, and why blocks stack"
-PAGE, LINK = "embedding_shift", "Embedding shift"
+PAGE = "embedding_shift"  # the page that explores this step further (ui.registry)
 
 
 def text(cfg) -> str:

@@ -6,12 +6,12 @@ import numpy as np
 import streamlit as st
 
 from attention_core import Trace, default_token
-from ui import safe
+from ui import safe, show
+from ui.presets import MONEY_BANK, RIVER_BANK
 from ui.router import Shared
+from ui.widgets import token_picker
 
-CHART = {"displaylogo": False}
-NUM = st.column_config.NumberColumn(format="%.4f")
-BANK_A, BANK_B = "The river bank was muddy", "I made a deposit at the bank"
+BANK_A, BANK_B = RIVER_BANK, MONEY_BANK  # the tour's sentences A and B
 LAYER_HEAD = ("layer", "head")  # the explorer's controls in the tour: the switches stay off
 KEPT = ("learn_token", "learn_src", "learn_tgt")  # choices that survive steps without the widget
 
@@ -23,23 +23,16 @@ def view(shared: Shared, trace: Trace) -> tuple[np.ndarray, list[str]]:
 
 
 def chart(fig, key: str, caption: str, where=st) -> None:
-    where.plotly_chart(fig, key=key, config=CHART)
-    where.caption(caption)
+    show.plot(fig, key, where, caption)
 
 
 def token(shared: Shared, trace: Trace) -> int:
     """The token whose numbers a step spells out (URL ``learn_token``; −1 = last real word)."""
     keep, tokens = view(shared, trace)[0], trace.tokens.tokens
-    stale = st.session_state.get("_learn_text") not in (None, shared.text)
-    if stale or st.session_state.get("learn_token", -1) not in keep:
-        st.session_state["learn_token"] = default_token(tokens, trace.tokens.special_t)
-    st.session_state["_learn_text"] = shared.text
-    return st.columns([1, 2])[0].selectbox(
-        "Token to follow",
-        keep.tolist(),
-        key="learn_token",
-        format_func=lambda i: f"{i}: {tokens[i]}",
-    )
+    return token_picker(
+        "Token to follow", "learn_token", shared.text, keep, tokens,
+        lambda: default_token(tokens, trace.tokens.special_t), st.columns([1, 2])[0],
+    )  # fmt: skip
 
 
 def say(i: int, trace: Trace) -> str:

@@ -8,14 +8,14 @@ import streamlit as st
 
 from attention_core import Trace, attention_bytes
 from attention_core.demos import crossover_tokens
-from ui import learn_cache
+from ui import cache
 from ui.router import Shared
 from ui.tour.common import chart, engineers
 from viz.learn_cost import make_cost_curve
 from viz.learn_split import make_cost_split
 
 TITLE = "Context size and cost"
-PAGE, LINK = "pattern", "Attention pattern"
+PAGE = "pattern"  # the page that explores this step further (ui.registry)
 MS = st.column_config.NumberColumn(format="%.2f")
 
 
@@ -43,7 +43,7 @@ def render(shared: Shared, trace: Trace) -> None:
 
 def _split(shared: Shared) -> None:
     """One layer's measured time: attention against the dense layers."""
-    split = learn_cache.split_points(shared.model)
+    split = cache.split_points(shared.model)
     ns = np.array([p.n_tokens for p in split])
     att, dense = np.array([p.attention_s for p in split]), np.array([p.dense_s for p in split])
     chart(
@@ -67,7 +67,7 @@ def _split(shared: Shared) -> None:
 
 def _whole_pass(shared: Shared) -> None:
     """The whole forward pass timed, and the memory of its scores and patterns, per length."""
-    points, load, cpus, one_thread = learn_cache.cost_points(shared.model)
+    points, load, cpus, one_thread = cache.cost_points(shared.model)
     ns = np.array([p.n_tokens for p in points])
     secs = np.array([p.seconds for p in points])
     nbytes = np.array([p.attention_bytes for p in points])

@@ -6,14 +6,16 @@ import numpy as np
 import streamlit as st
 
 from attention_core import DecoderTrace, Trace
-from ui import learn_cache
+from ui import cache
 from ui.router import Shared
-from ui.tour.common import NUM, chart, engineers
+from ui.show import NUM
+from ui.tour.common import chart, engineers
 from viz.learn_cross import make_cross_pattern
 from viz.pattern_heatmap import make_pattern_heatmap
 
 TITLE = "Decoder and cross-attention"
-PAGE, LINK = "build_head", "Build your own head (switch on its causal mask)"
+PAGE = "build_head"  # the page that explores this step further (ui.registry)
+HINT = "switch on its causal mask"  # what to do there
 TAG = "illustrative"
 
 
@@ -45,7 +47,7 @@ def render(shared: Shared, trace: Trace) -> None:
     if not source.strip() or not target.strip():
         st.info("Type both a source and a target sentence to run the demonstration.")
         return
-    dec = learn_cache.decoder(shared.model, source, target, layer)
+    dec = cache.decoder(shared.model, source, target, layer)
     for name, toks in (("source", dec.source), ("target", dec.target)):
         if toks.n_cut:
             st.warning(f"The {name} was cut to {len(toks)} tokens for this demonstration.")

@@ -14,7 +14,7 @@ from ui.tour.common import chart, engineers, token
 from viz.norm_bars import make_norm_bars
 
 TITLE = "Many heads at once"
-PAGE, LINK = "all_heads", "All heads"
+PAGE = "all_heads"  # the page that explores this step further (ui.registry)
 N_SIDE_BY_SIDE = 4  # heads drawn next to each other
 
 

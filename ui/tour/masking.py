@@ -6,13 +6,13 @@ import numpy as np
 import streamlit as st
 
 from attention_core import Trace, attention_steps
-from ui import explore, learn_cache
+from ui import cache, explore, show
 from ui.router import Shared
-from ui.tour.common import CHART, LAYER_HEAD, engineers, say, token
+from ui.tour.common import LAYER_HEAD, engineers, say, token
 from viz.pattern_heatmap import make_pattern_heatmap
 
 TITLE = "Masking"
-PAGE, LINK = "pattern", "Attention pattern"
+PAGE = "pattern"  # the page that explores this step further (ui.registry)
 
 TEXT = (
     "A mask decides which keys a query may see. A decoder, which writes text one token at a "
@@ -59,7 +59,8 @@ def _padding(shared: Shared, trace: Trace) -> None:
     """The sentence plus [PAD] tokens in layer 0, with and without the padding mask."""
     head, n = shared.head, trace.n_tokens
     st.markdown(PADDING)
-    tokens, pad = learn_cache.padding(shared.model, shared.text)
+    pad = cache.padding(shared.model, shared.text)
+    tokens = pad.tokens
     if len(tokens) == n:
         st.info("Your text already fills every position: there is no room for padding.")
         return
@@ -68,7 +69,7 @@ def _padding(shared: Shared, trace: Trace) -> None:
         (c1, "learn_pad_free", pad.free_hqk[head], "no padding mask"),
         (c2, "learn_pad_masked", pad.masked_hqk[head], "with the padding mask"),
     ):
-        col.plotly_chart(make_pattern_heatmap(pattern, tokens, title=title), key=key, config=CHART)
+        show.plot(make_pattern_heatmap(pattern, tokens, title=title), key, col)
     st.caption(
         f"How to read this: your sentence with {len(tokens) - n} [PAD] tokens appended, in "
         f"layer 0, head {head}. Left without the padding mask (real tokens leak weight onto "

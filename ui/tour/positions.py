@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import streamlit as st
+from numpy.typing import NDArray
 
 from attention_core import Trace, cosine, default_token, sinusoidal_positions
 from ui.cache import get_trace
@@ -12,7 +13,7 @@ from ui.tour.common import BANK_A, BANK_B, chart, engineers
 from viz.learn_positions import make_positions
 
 TITLE = "Positional information"
-PAGE, LINK = "build_head", "Build your own head"
+PAGE = "build_head"  # the page that explores this step further (ui.registry)
 
 
 def text(cfg) -> str:
@@ -26,25 +27,29 @@ def text(cfg) -> str:
     )
 
 
-def render(shared: Shared, trace: Trace) -> None:
-    st.markdown(text(trace.config))
-    n, d = trace.n_tokens, trace.config.d_model
-    sinus = sinusoidal_positions(n, d)
+def _charts(trace: Trace, sinus_td: NDArray[np.float32]) -> None:
     c1, c2 = st.columns(2)
     chart(
-        make_positions(trace.position_td, title="MiniLM: learned position vectors"),
+        make_positions(trace.position_td, title=f"{trace.config.name}: learned position vectors"),
         "learn_pos_learned",
         "How to read this: row p is the vector added at position p (0 is [CLS]); columns are "
         "dimensions. Neighbouring rows look alike, far-apart rows less so.",
         c1,
     )
     chart(
-        make_positions(sinus, title="sinusoidal encoding"),
+        make_positions(sinus_td, title="sinusoidal encoding"),
         "learn_pos_sin",
         "How to read this: the fixed encoding. Early dimensions oscillate fast (they tell close "
         "positions apart), later ones slowly (they tell far-apart positions apart).",
         c2,
     )
+
+
+def render(shared: Shared, trace: Trace) -> None:
+    st.markdown(text(trace.config))
+    n, d = trace.n_tokens, trace.config.d_model
+    sinus = sinusoidal_positions(n, d)
+    _charts(trace, sinus)
     st.latex(
         rf"PE_{{(p,\,2i)}} = \sin\!\left(\frac{{p}}{{10000^{{2i/{d}}}}}\right),\quad "
         rf"PE_{{(p,\,2i+1)}} = \cos\!\left(\frac{{p}}{{10000^{{2i/{d}}}}}\right),\quad "

@@ -13,7 +13,7 @@ from ui.tour.common import chart, engineers, say, token, view
 from viz.learn_matrix import make_small_matrix
 
 TITLE = "Queries and keys"
-PAGE, LINK = "pattern", "Attention pattern"
+PAGE = "pattern"  # the page that explores this step further (ui.registry)
 SHOWN_DIMS = 8  # query/key dimensions drawn
 
 

@@ -7,13 +7,13 @@ import streamlit as st
 
 from attention_core import Trace, attention_steps, cell_arithmetic, row_entropy_bits
 from attention_core.demos import dot_spread, scale_effect
-from ui import explore, learn_cache
+from ui import cache, explore
 from ui.router import Shared
 from ui.tour.common import LAYER_HEAD, chart, engineers, say, token
 from viz.dk_saturation import make_dk_saturation
 
 TITLE = "Scaling the scores by √d_k"
-PAGE, LINK = "build_head", "Build your own head"
+PAGE = "build_head"  # the page that explores this step further (ui.registry)
 
 
 def text(d_ks: tuple[int, ...], stds: np.ndarray) -> str:
@@ -92,7 +92,7 @@ def _saturation(shared: Shared, trace: Trace) -> None:
         "1, so q·k has spread √d_k) are run on your sentence's tokens for widths 1 to "
         f"{trace.config.d_model}."
     )
-    sat = learn_cache.saturation(shared.model, shared.text)
+    sat = cache.layer_saturation(shared.model, shared.text)
     chart(
         make_dk_saturation(sat, current_d_k=e),
         "learn_saturation",

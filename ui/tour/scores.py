@@ -11,7 +11,7 @@ from ui.router import Shared
 from ui.tour.common import LAYER_HEAD, engineers, say, token
 
 TITLE = "Scores: query · key"
-PAGE, LINK = "pattern", "Attention pattern"
+PAGE = "pattern"  # the page that explores this step further (ui.registry)
 
 TEXT = (
     "How well key j answers query i is their dot product q_i·k_j: multiply the two vectors "

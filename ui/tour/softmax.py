@@ -7,13 +7,13 @@ import streamlit as st
 
 from attention_core import Trace, attention_steps, cell_arithmetic
 from attention_core.demos import shift_gap
-from ui import explore, safe
+from ui import explore, safe, show
 from ui.router import Shared
-from ui.tour.common import LAYER_HEAD, NUM, engineers, say, token, view
+from ui.show import NUM
+from ui.tour.common import LAYER_HEAD, engineers, say, token, view
 
 TITLE = "Softmax: who looks at whom"
-PAGE, LINK = "pattern", "Attention pattern"
-SUM = st.column_config.NumberColumn(format="%.6f")
+PAGE = "pattern"  # the page that explores this step further (ui.registry)
 SHIFT = 10.0  # the constant added to a row to show that softmax ignores it
 
 
@@ -55,7 +55,7 @@ def render(shared: Shared, trace: Trace) -> None:
         table,
         key="learn_top3",
         hide_index=True,
-        column_config={"share 1": NUM, "share 2": NUM, "share 3": NUM, "row sum": SUM},
+        column_config={"share 1": NUM, "share 2": NUM, "share 3": NUM, "row sum": show.FINE},
     )
     st.caption("For each query: its three largest weights and the row's sum (1).")
     j = int(top[i, 0])

@@ -14,7 +14,7 @@ from ui.tour.common import BANK_A, BANK_B, chart, engineers, view
 from viz.learn_strip import make_embedding_strip
 
 TITLE = "Tokens and static embeddings"
-PAGE, LINK = "compare", "Compare sentences"
+PAGE = "compare"  # the page that explores this step further (ui.registry)
 
 
 def text(cfg) -> str:

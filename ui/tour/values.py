@@ -13,7 +13,7 @@ from viz.learn_strip import make_embedding_strip
 from viz.value_update import make_value_update
 
 TITLE = "Values and the update ΔE"
-PAGE, LINK = "values", "Value updates ΔE"
+PAGE = "values"  # the page that explores this step further (ui.registry)
 
 
 def text(cfg) -> str:

@@ -16,10 +16,10 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
 from attention_core.pack import PARTS, layer_block
+from explorer import PATH
 from ui.cache import MODELS, get_trace, model_error
 from ui.params import MAX_CHARS
 
-PATH = "/api/attention/block"
 MAX_BODY = 4 * MAX_CHARS + 1024  # JSON-escaped text plus the small fields
 
 

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from attention_core import HeadSummary
+from attention_core.explain import HeadSummary
 
 # Sort keys (URL values) -> (label, HeadSummary field). Every figure is averaged over query rows.
 METRICS = {
@@ -20,7 +20,7 @@ METRICS = {
 }
 
 
-def head_metrics(summary: HeadSummary) -> dict[str, NDArray]:
+def head_metrics(summary: HeadSummary) -> dict[str, NDArray[np.float32]]:
     """The summary figures by display label, each [l, h], in METRICS order."""
     return {label: getattr(summary, name) for label, name in METRICS.values()}
 
@@ -29,7 +29,7 @@ def order_heads(
     n_heads: int,
     layers: Sequence[int],
     top: int,
-    values_lh: NDArray | None = None,
+    values_lh: NDArray[np.floating] | None = None,
     descending: bool = True,
 ) -> NDArray[np.int64]:
     """Head numbers to draw for each chosen layer, [len(layers), top]: the first ``top`` heads in
@@ -44,9 +44,9 @@ def order_heads(
 
 
 def list_heads(
-    order_rh: NDArray,
+    order_rh: NDArray[np.integer],
     layers: Sequence[int],
-    values_lh: NDArray | None = None,
+    values_lh: NDArray[np.floating] | None = None,
     descending: bool = True,
 ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """The drawn heads as (layer, head) lists: layer by layer, or ranked by ``values_lh`` over

@@ -1,0 +1,334 @@
+"""``python -m bench classroom [--sessions 30] [--replicas 2] [--no-heavy]``: a class behind
+./serve.sh, as the load test drives it (tests/serve/test_classroom.py asserts its correctness).
+
+Thirty browser sessions (one Chromium, one context each, so each holds its own balancer cookie)
+arrive within 10 s, each on /pattern with a sentence of its own. Then, in rounds, every session
+makes moves inside its sentence in the attention explorer (head and layer keys), and types one
+new sentence of its own; then a second new sentence while one heavy visitor (its own Chromium,
+in a thread) pastes new 512-token texts in a loop. Every time is taken inside the page, from
+the key press to the redraw (``bench.explorer``'s instrumentation); the replicas' CPU from their
+process clocks over each phase.
+
+Checked for every session: no error box, no uncaught page error, no HTTP 5xx, the explorer's row
+labels are its own sentence's tokens, and every block it fetched was for one of its own texts
+(no cross-session leak). Printed: sessions per replica, server CPU per move and per new
+sentence, new-sentence and redraw p50/p95, the heavy visitor's effect on the others' new-sentence
+p95, memory per replica. Bounded: every wait has a timeout, the heavy visitor at most HEAVY_MAX
+texts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import quote_plus
+
+from attention_core import Model, load_model, tokenize
+from bench.app import sentence
+from bench.explorer import DONE, FIRST_DRAW, INSTRUMENT, MARK, RESULT, SETTLED, server_cpu_s
+from bench.live import rss_mb
+from bench.report import load, p50, p95, progress, table
+from scripts.live_app import free_port, launch_chromium
+from scripts.serving import Serve, srv_cookie, start_serve, stop_serve, wait_ready
+
+ARRIVAL_S = 10.0  # every session arrives within this
+WAIT_MS = 180_000  # one wait on a page (30 sessions on 2 shared cores)
+MOVES = ("ArrowRight", "ArrowRight", "ArrowDown", "ArrowRight")  # head, head, layer, head
+HEAVY_N = 512  # tokens in each of the heavy visitor's texts
+HEAVY_MAX = 40  # texts the heavy visitor pastes at the most
+API = "/api/attention/block"
+ERROR = '[data-testid="stException"]'
+LABELS = """() => {
+  const out = [];
+  const walk = (node) => {
+    for (const el of node.querySelectorAll("*")) {
+      if (el.shadowRoot) walk(el.shadowRoot);
+      if (el.matches(".ax:not(.ax-heads) .ax-rows span")) out.push(el.title);
+    }
+  };
+  walk(document);
+  return out;
+}"""
+
+
+@dataclass
+class Session:
+    """One student: a browser context and page, the texts it typed, what went wrong."""
+
+    number: int
+    texts: list[str]  # its first sentence, then the new ones it types
+    current: int = 0  # the one on screen
+    context: object = None
+    page: object = None
+    replica: str | None = None
+    errors: list[str] = field(default_factory=list)
+    asked: list[str] = field(default_factory=list)  # the text of every block it fetched
+    first_draw_s: float | None = None
+    redraws_s: list[float] = field(default_factory=list)
+    new_sentence_s: list[float] = field(default_factory=list)  # one per new sentence
+
+    def watch(self) -> None:
+        page = self.page
+        page.on("pageerror", lambda e: self.errors.append(f"page error: {e}"))
+        page.on("response", lambda r: r.status >= 500 and self.errors.append(
+            f"HTTP {r.status} {r.url}"))  # fmt: skip
+        page.on("request", self._request)
+
+    def _request(self, request) -> None:
+        if API in request.url and request.method == "POST":
+            try:
+                self.asked.append(json.loads(request.post_data or "{}").get("text", ""))
+            except ValueError:
+                self.errors.append("a block request that is not JSON")
+
+
+def texts_for(model: Model, number: int) -> list[str]:
+    """The session's own sentence and the two new ones it types: real words, 14 + ``number``
+    tokens each, so that no two sessions (and no two of its texts) share a text."""
+    n = 14 + number
+    return [sentence(model, n, variant) for variant in (101, 102, 103)]
+
+
+def check_view(session: Session, model: Model) -> None:
+    """The explorer shows this session's current text (its row labels are its tokens)."""
+    tokens = tokenize(model, session.texts[session.current]).tokens
+    labels = session.page.evaluate(LABELS)
+    if not labels:
+        session.errors.append("no row labels drawn")
+    for label in labels:
+        index, _, token = label.partition(": ")
+        if not index.isdigit() or int(index) >= len(tokens) or tokens[int(index)] != token:
+            session.errors.append(f"label {label!r} is not of its own sentence")
+            return
+    if session.page.locator(ERROR).count():
+        session.errors.append("an error box on the page")
+
+
+def settle(page) -> None:
+    page.wait_for_function(SETTLED, timeout=WAIT_MS, polling=200)
+
+
+def arrive(browser, front: str, sessions: list[Session]) -> None:
+    """Open every session's page, spread over ARRIVAL_S, then wait for each first draw."""
+    start = time.monotonic()
+    for i, s in enumerate(sessions):
+        time.sleep(max(0.0, start + i * ARRIVAL_S / len(sessions) - time.monotonic()))
+        s.context = browser.new_context(viewport={"width": 1200, "height": 900})
+        s.page = s.context.new_page()
+        s.page.add_init_script(INSTRUMENT)
+        s.watch()
+        s.page.goto(f"{front}/pattern?layer=0&head=0&s={quote_plus(s.texts[0])}",
+                    wait_until="commit", timeout=WAIT_MS)  # fmt: skip
+        s.asked.clear()  # the texts it asks for are checked from here; goto is the test's
+    for s in sessions:
+        s.page.wait_for_function(FIRST_DRAW, timeout=WAIT_MS, polling=200)
+        s.first_draw_s = s.page.evaluate("() => window.__bench.draws[0].frame / 1000")
+        s.replica = srv_cookie(s.context)
+    for s in sessions:
+        settle(s.page)
+
+
+def timed_round(sessions: list[Session], act, kind: str) -> list[float]:
+    """``act(session)`` on every session, then each one's time from its key press to the
+    redraw on screen (``frame``), in seconds."""
+    marks = []
+    for s in sessions:
+        marks.append(s.page.evaluate(MARK))
+        act(s)
+    times = []
+    for s, mark in zip(sessions, marks, strict=True):
+        s.page.wait_for_function(DONE, arg=[mark, kind, 6], timeout=WAIT_MS, polling=100)
+        times.append(s.page.evaluate(RESULT, [mark, kind, 6])["frame"] / 1000)
+    for s in sessions:
+        settle(s.page)
+    return times
+
+
+def press(key: str):
+    def act(s: Session) -> None:
+        s.page.locator(".ax:not(.ax-heads)").last.focus()
+        s.page.keyboard.press(key)
+
+    return act
+
+
+def new_sentence(index: int, spread_s: float, count: int):
+    """Type each session's ``index``-th text, the sessions spread over ``spread_s``."""
+    start = time.monotonic()
+    done = [0]
+
+    def act(s: Session) -> None:
+        time.sleep(max(0.0, start + done[0] * spread_s / count - time.monotonic()))
+        done[0] += 1
+        s.current = index
+        box = s.page.get_by_role("textbox", name="Your sentence")
+        box.fill(s.texts[index])
+        box.press("Enter")
+
+    return act
+
+
+class Heavy(threading.Thread):
+    """One visitor pasting new 512-token texts in a loop, in its own Chromium (Playwright's sync
+    API is one loop per thread), until ``stop`` or HEAVY_MAX texts."""
+
+    def __init__(self, front: str, texts: list[str]) -> None:
+        super().__init__(daemon=True)
+        self.front, self.texts = front, texts
+        self.stop, self.started = threading.Event(), threading.Event()
+        self.done: list[float] = []
+        self.errors: list[str] = []
+        self.replica: str | None = None
+
+    def run(self) -> None:
+        from playwright.sync_api import sync_playwright
+
+        try:
+            with sync_playwright() as pw:
+                browser = launch_chromium(pw)
+                context = browser.new_context()
+                page = context.new_page()
+                page.add_init_script(INSTRUMENT)
+                page.goto(f"{self.front}/pattern?s={quote_plus(self.texts[0])}", timeout=WAIT_MS)
+                page.wait_for_function(FIRST_DRAW, timeout=WAIT_MS, polling=200)
+                self.replica = srv_cookie(context)
+                self.started.set()
+                for text in self.texts[1:HEAVY_MAX]:
+                    if self.stop.is_set():
+                        break
+                    mark = page.evaluate(MARK)
+                    box = page.get_by_role("textbox", name="Your sentence")
+                    box.fill(text)
+                    box.press("Enter")
+                    page.wait_for_function(DONE, arg=[mark, "sentence", 6], timeout=WAIT_MS)
+                    self.done.append(page.evaluate(RESULT, [mark, "sentence", 6])["frame"] / 1000)
+                browser.close()
+        except Exception as error:  # reported by the caller
+            self.errors.append(repr(error))
+        finally:
+            self.started.set()
+
+
+@dataclass
+class Figures:
+    sessions: list[Session]
+    cpu_per_move_s: float
+    cpu_per_sentence_s: float
+    quiet_s: list[float]  # new sentence, no heavy visitor
+    busy_s: list[float]  # new sentence, heavy visitor pasting
+    heavy: Heavy | None
+    rss_mb: dict[int, float]
+    per_replica: dict[str, int]
+
+
+def replica_cpu(serve: Serve) -> float:
+    return sum(server_cpu_s(pid) for pid, _ in serve.replicas().values())
+
+
+def run(browser, serve: Serve, model: Model, n_sessions: int, heavy: bool) -> Figures:
+    """The whole class (see the module's docstring); the caller owns the browser and serve.sh."""
+    front = f"http://127.0.0.1:{serve.port}"
+    sessions = [Session(i, texts_for(model, i)) for i in range(n_sessions)]
+    arrive(browser, front, sessions)
+    progress(f"{n_sessions} sessions drawn; first draw p50 "
+             f"{p50([s.first_draw_s for s in sessions]):.2f} s")  # fmt: skip
+    for s in sessions:
+        check_view(s, model)
+    cpu = replica_cpu(serve)
+    for key in MOVES:
+        for s, t in zip(sessions, timed_round(sessions, press(key), "view"), strict=True):
+            s.redraws_s.append(t)
+    cpu_moves = (replica_cpu(serve) - cpu) / (n_sessions * len(MOVES))
+    redraws = [t for s in sessions for t in s.redraws_s]
+    progress(f"{len(MOVES)} moves each, redraw p50 {p50(redraws) * 1000:.0f} ms")
+    cpu = replica_cpu(serve)
+    quiet = timed_round(sessions, new_sentence(1, ARRIVAL_S, n_sessions), "sentence")
+    cpu_sentence = (replica_cpu(serve) - cpu) / n_sessions
+    for s, t in zip(sessions, quiet, strict=True):
+        s.new_sentence_s.append(t)
+        check_view(s, model)
+    busy, worker = [], None
+    if heavy:
+        # Each text its own length, so each is a new forward pass of about HEAVY_N tokens.
+        worker = Heavy(front, [sentence(model, HEAVY_N - k, 104) for k in range(HEAVY_MAX)])
+        worker.start()
+        worker.started.wait(WAIT_MS / 1000)
+        busy = timed_round(sessions, new_sentence(2, ARRIVAL_S, n_sessions), "sentence")
+        worker.stop.set()
+        worker.join(WAIT_MS / 1000)
+        for s, t in zip(sessions, busy, strict=True):
+            s.new_sentence_s.append(t)
+            check_view(s, model)
+    for s in sessions:
+        strangers = {t for t in s.asked if t not in s.texts}
+        if strangers:
+            s.errors.append(f"fetched blocks of other texts: {sorted(strangers)[:2]}")
+    counts: dict[str, int] = {}
+    for s in sessions:
+        counts[s.replica or "?"] = counts.get(s.replica or "?", 0) + 1
+    rss = {i: rss_mb(pid)[0] for i, (pid, _) in serve.replicas().items()}
+    return Figures(sessions, cpu_moves, cpu_sentence, quiet, busy, worker, rss, counts)
+
+
+def _pair(xs: list[float], unit: str = "s", scale: float = 1.0) -> str:
+    digits = 0 if unit == "ms" else 2
+    return f"{p50(xs) * scale:.{digits}f} / {p95(xs) * scale:.{digits}f} {unit}"
+
+
+def report(fig: Figures) -> None:
+    redraws = [t for s in fig.sessions for t in s.redraws_s]
+    spread = ", ".join(f"{k}: {v}" for k, v in sorted(fig.per_replica.items()))
+    memory = ", ".join(f"r{i}: {mb:.0f} MB" for i, mb in sorted(fig.rss_mb.items()))
+    rows = [
+        ["sessions per replica", spread],
+        ["first draw p50 / p95", _pair([s.first_draw_s or 0.0 for s in fig.sessions])],
+        ["redraw (move in the explorer) p50 / p95", _pair(redraws, "ms", 1000)],
+        ["server CPU per move (with its tell rerun)", f"{fig.cpu_per_move_s * 1000:.1f} ms"],
+        ["new sentence p50 / p95", _pair(fig.quiet_s)],
+        ["server CPU per new sentence", f"{fig.cpu_per_sentence_s * 1000:.0f} ms"],
+        ["memory per replica (VmRSS)", memory],
+        ["errors / cross-session leaks", str(sum(len(s.errors) for s in fig.sessions))],
+    ]
+    if fig.heavy is not None:
+        ratio = p95(fig.busy_s) / p95(fig.quiet_s)
+        heavy = fig.heavy.done
+        rows += [
+            ["with a heavy visitor: new sentence p50 / p95",
+             f"{_pair(fig.busy_s)} ({ratio:.2f}× the p95 without)"],
+            ["heavy visitor", f"on {fig.heavy.replica}: {len(heavy)} texts of ~{HEAVY_N} tokens, "
+             f"each drawn in p50 {p50(heavy) if heavy else float('nan'):.2f} s"],
+        ]  # fmt: skip
+    table(f"A class of {len(fig.sessions)} behind serve.sh (load {load()})", ["", "measured"], rows)
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench classroom")
+    parser.add_argument("--sessions", type=int, default=30)
+    parser.add_argument("--replicas", type=int, default=2)
+    parser.add_argument("--no-heavy", action="store_true")
+    args = parser.parse_args(argv)
+    from playwright.sync_api import sync_playwright
+
+    model = load_model()
+    with tempfile.TemporaryDirectory() as tmp:
+        serve = start_serve(free_port(), Path(tmp) / "serve.out", args.replicas)
+        try:
+            if not wait_ready(serve, 240) or serve.proc.poll() is not None:
+                print(serve.text())
+                return 1
+            with sync_playwright() as pw:
+                browser = launch_chromium(pw)
+                fig = run(browser, serve, model, args.sessions, not args.no_heavy)
+                report(fig)
+                browser.close()
+        finally:
+            stop_serve(serve)
+    bad = [e for s in fig.sessions for e in s.errors]
+    for error in bad[:10]:
+        print("  error:", error)
+    return int(bool(bad))

@@ -1,0 +1,133 @@
+"""Run ./serve.sh from Python and watch what it started: its replicas (pid, port), the process
+tree, a stop that leaves nothing behind. Shared by the failover test, the classroom load test
+and ``python -m bench classroom``; everything listens on 127.0.0.1 and every wait is bounded.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from scripts.live_app import ROOT
+
+STOP_S = 30  # serve.sh stops its children within 10 s (then SIGKILL); this bounds the whole stop
+
+
+@dataclass
+class Serve:
+    """A running ./serve.sh: its process, its output file and what that output says."""
+
+    proc: subprocess.Popen
+    port: int
+    out: Path
+    seen: dict[int, str] = field(default_factory=dict)  # pid -> start time: all it ever ran
+
+    def text(self) -> str:
+        return self.out.read_text(errors="replace")
+
+    def replicas(self) -> dict[int, tuple[int, int]]:
+        """Replica number -> (pid, port) of its latest start, from serve.sh's log lines."""
+        found = re.findall(r"replica (\d+) started: pid (\d+), port (\d+)", self.text())
+        return {int(i): (int(pid), int(port)) for i, pid, port in found}
+
+    def run_dir(self) -> Path:
+        return Path(re.search(r"logs and config: (\S+)", self.text()).group(1))
+
+    def remember_children(self) -> None:
+        for pid in descendants(self.proc.pid):
+            self.seen.setdefault(pid, start_time(pid))
+
+
+def start_time(pid: int) -> str:
+    """The process's start time (field 22 of /proc/pid/stat): tells a reused pid apart."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return ""
+
+
+def parent_and_state(pid: int) -> tuple[int, str]:
+    try:
+        state, ppid = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[:2]
+    except (OSError, ValueError):
+        return -1, ""
+    return int(ppid), state
+
+
+def descendants(root: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            children.setdefault(parent_and_state(int(entry.name))[0], []).append(int(entry.name))
+    found, todo = [], [root]
+    while todo:
+        kids = children.get(todo.pop(), [])
+        found += kids
+        todo += kids
+    return found
+
+
+def alive(pid: int, started: str) -> bool:
+    return start_time(pid) == started and parent_and_state(pid)[1] not in ("Z", "")
+
+
+def wait_until(ok, timeout_s: float, pause=lambda: time.sleep(0.25)) -> bool:
+    """Poll ``ok`` until it holds (True) or ``timeout_s`` passed (False). Pass a page's
+    ``wait_for_timeout`` as ``pause`` while browser events must keep arriving."""
+    deadline = time.monotonic() + timeout_s
+    while not ok():
+        if time.monotonic() > deadline:
+            return False
+        pause()
+    return True
+
+
+def http_status(url: str) -> int | str:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as reply:
+            return reply.status
+    except OSError as error:
+        return repr(error)
+
+
+def start_serve(port: int, out: Path, replicas: int = 2) -> Serve:
+    with out.open("wb") as sink:
+        proc = subprocess.Popen(
+            [str(ROOT / "serve.sh"), "--replicas", str(replicas), "--port", str(port)],
+            cwd=ROOT, stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            start_new_session=True,  # a Ctrl-C of pytest reaches it only through our SIGTERM
+        )  # fmt: skip
+    return Serve(proc, port, out)
+
+
+def stop_serve(serve: Serve) -> tuple[int | None, list[int]]:
+    """SIGTERM to serve.sh alone; its exit code and the pids it left behind (killed here)."""
+    serve.remember_children()
+    if serve.proc.poll() is None:
+        serve.proc.send_signal(signal.SIGTERM)
+    try:
+        code = serve.proc.wait(timeout=STOP_S)
+    except subprocess.TimeoutExpired:
+        code = None
+    left = [pid for pid, started in serve.seen.items() if alive(pid, started)]
+    for pid in left:  # only processes serve.sh started (pid and start time recorded)
+        os.kill(pid, signal.SIGKILL)
+    if code is None:
+        serve.proc.kill()
+        serve.proc.wait(timeout=10)
+    return code, left
+
+
+def srv_cookie(context) -> str | None:
+    return next((c["value"] for c in context.cookies() if c["name"] == "SRV"), None)
+
+
+def wait_ready(serve: Serve, timeout_s: float) -> bool:
+    """Until serve.sh says "ready:" (every replica healthy, HAProxy up), or it exited."""
+    return wait_until(lambda: "ready:" in serve.text() or serve.proc.poll() is not None, timeout_s)

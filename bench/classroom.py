@@ -254,8 +254,10 @@ def run(browser, serve: Serve, model: Model, n_sessions: int, heavy: bool) -> Fi
         check_view(s, model)
     busy, worker = [], None
     if heavy:
-        # Each text its own length, so each is a new forward pass of about HEAVY_N tokens.
-        worker = Heavy(front, [sentence(model, HEAVY_N - k, 104) for k in range(HEAVY_MAX)])
+        # Each text new (a forward pass of about HEAVY_N tokens) and starting with other words
+        # than the one before (the redraw is told by its first row labels).
+        texts = [sentence(model, HEAVY_N - k // 6, 104 + k % 6) for k in range(HEAVY_MAX)]
+        worker = Heavy(front, texts)
         worker.start()
         worker.started.wait(WAIT_MS / 1000)
         busy = timed_round(sessions, new_sentence(2, ARRIVAL_S, n_sessions), "sentence")

@@ -7,6 +7,7 @@ reproduces the view, also after a server restart. Widgets use the parameter name
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -173,16 +174,54 @@ def accept(name: str, value: Any) -> Any:
     return PARAMS[name].parse(_encode(value))
 
 
+def _plain(proto: Any) -> str | None:
+    """A slider's, toggle's or text box's value from its widget-state proto, as a URL would
+    write it; None for other kinds (menus: their URL value is used)."""
+    kind = proto.WhichOneof("value")
+    if kind == "double_array_value" and len(proto.double_array_value.data) == 1:
+        value = proto.double_array_value.data[0]
+        return str(int(value)) if float(value).is_integer() else str(value)
+    if kind in ("bool_value", "string_value", "int_value", "double_value"):
+        return str(getattr(proto, kind))
+    return None
+
+
+def sent_by_browser() -> dict[str, Any]:
+    """The settings whose widgets the browser sent values for with this run, parsed. A new
+    session's first run has none, except when a page reconnects to another replica (its own
+    died): its first action there sends what its sliders and boxes show, which is newer than
+    its URL (the move itself is in it). Reads Streamlit's private session state: empty if that
+    changes."""
+    try:
+        from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+        from streamlit.runtime.state.common import user_key_from_element_id
+
+        states = get_script_run_ctx().session_state._state._new_widget_state.states
+        raw = {user_key_from_element_id(w): _plain(s.value) for w, s in states.items()}
+    except Exception:  # no run context (a test), or Streamlit's internals moved
+        return {}
+    found = {}
+    for name, value in raw.items():
+        if name in PARAMS and value is not None:
+            with contextlib.suppress(ValueError):
+                found[name] = PARAMS[name].parse(value)
+    return found
+
+
 def init_from_url() -> None:
-    """Once per session: copy valid URL parameters into session state, warn about the rest."""
+    """Once per session: copy valid URL parameters into session state, warn about the rest.
+    A value the browser's widget sent with this run is newer than the URL: it is kept."""
     if st.session_state.get("_url_read"):
         return
     st.session_state["_url_read"] = True
-    warnings = []
+    warnings, sent = [], sent_by_browser()
+    st.session_state.update(sent)
     for name, raw in st.query_params.items():
         param = PARAMS.get(name)
         if param is None:
             warnings.append(f"Ignored unknown URL parameter “{name}”.")
+            continue
+        if name in sent:
             continue
         try:
             st.session_state[name] = param.parse(raw)

@@ -65,8 +65,8 @@ def open_on_telling_view() -> None:
     if st.session_state.get("_view_opened"):
         return
     st.session_state["_view_opened"] = True
-    if "layer" in st.query_params or "head" in st.query_params:
-        return
+    if {"layer", "head"} & (set(st.query_params) | set(params.sent_by_browser())):
+        return  # the link, or the page's own sliders (a page reconnecting), say which head
     view = opening_view(st.session_state["model"], st.session_state["s"])
     if view is None:
         return

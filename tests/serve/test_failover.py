@@ -4,7 +4,9 @@ Four browsers, each in its own context (so each holds its own HAProxy cookie), o
 of their own (sentence, layer, head in the URL); the balancer spreads them over both replicas.
 Then one replica's streamlit process is killed (SIGKILL, as a crash). Every page must reconnect
 and show its own view again (title, sentence box, URL) with no error box and no lasting
-"Connection error"; new visitors are served throughout; serve.sh starts the dead replica again;
+"Connection error"; one of them makes its first move there with a slider, which must stick
+(the new replica's session starts from the URL, but not over what the browser's widgets sent);
+new visitors are served throughout; serve.sh starts the dead replica again;
 and SIGTERM to serve.sh stops every process it started. Everything listens on 127.0.0.1; every
 wait is bounded. Figures (start-up, reconnect) are printed: run with -s to see them.
 """
@@ -117,6 +119,22 @@ def rerun(page, sockets: list[dict], opened_after: float, tries: int = 4) -> flo
     raise AssertionError(f"no answer to {tries} reruns: {sockets}")
 
 
+def move_layer(page, sockets: list[dict], opened_after: float, key: str) -> float:
+    """The page's first action on the new replica is the sidebar's Layer slider, one step
+    (``key``; once the page has reconnected, so that the press is sent): that run starts a
+    session there with the slider's new value, which must win over the URL's older one."""
+    slider = page.get_by_role("slider", name="Layer")
+    assert wait_until(lambda: any(s["opened"] > opened_after for s in sockets), WAIT_MS / 1000,
+                      lambda: page.wait_for_timeout(100))  # fmt: skip
+    page.get_by_text("Connecting").wait_for(state="hidden", timeout=WAIT_MS)
+    pressed = time.monotonic()
+    slider.focus()
+    slider.press(key)
+    assert wait_until(lambda: answered(sockets, opened_after, pressed), WAIT_MS / 1000,
+                      lambda: page.wait_for_timeout(100)), sockets  # fmt: skip
+    return pressed
+
+
 def assert_shows(page, view: View) -> None:
     """The page shows its own view: title, sentence box, URL; no error box, no lost connection."""
     from playwright.sync_api import expect
@@ -192,11 +210,20 @@ def test_a_replica_dies_and_every_page_comes_back(browser, tmp_path, ready_timeo
         newcomer_s = time.monotonic() - killed
 
         reconnect_s, redraw_s = [], []
+        # One page of the dead replica moves a slider as its first action on the new one.
+        mover = next(i for i, v in enumerate(VIEWS) if pinned[i] == "r1" and v.path == "values")
         for i, ((_, page, sockets), view) in enumerate(zip(visitors, VIEWS, strict=True)):
             since = killed if pinned[i] == "r1" else 0.0  # pages on r2 keep their socket
             if since:
                 reconnect_s.append(socket_opened(page, sockets, since) - killed)
-            pressed = rerun(page, sockets, since)
+            if i == mover:  # one step, not onto layer 2 (the default, left out of the URL)
+                step = 1 if view.layer + 1 not in (2, 6) else -1
+                pressed = move_layer(
+                    page, sockets, since, "ArrowRight" if step > 0 else "ArrowLeft"
+                )
+                view = View(view.path, view.sentence, view.layer + step, view.head)
+            else:
+                pressed = rerun(page, sockets, since)
             assert_shows(page, view)
             redraw_s.append(time.monotonic() - pressed)
             page.screenshot(path=str(tmp_path / f"after-failover-{i}.png"))

@@ -217,6 +217,7 @@ class Heavy(threading.Thread):
 @dataclass
 class Figures:
     sessions: list[Session]
+    cpu_per_arrival_s: float  # a first visit: the page's first runs and its blocks
     cpu_per_move_s: float
     cpu_per_sentence_s: float
     quiet_s: list[float]  # new sentence, no heavy visitor
@@ -234,7 +235,9 @@ def run(browser, serve: Serve, model: Model, n_sessions: int, heavy: bool) -> Fi
     """The whole class (see the module's docstring); the caller owns the browser and serve.sh."""
     front = f"http://127.0.0.1:{serve.port}"
     sessions = [Session(i, texts_for(model, i)) for i in range(n_sessions)]
+    cpu = replica_cpu(serve)
     arrive(browser, front, sessions)
+    cpu_arrival = (replica_cpu(serve) - cpu) / n_sessions
     progress(f"{n_sessions} sessions drawn; first draw p50 "
              f"{p50([s.first_draw_s for s in sessions]):.2f} s")  # fmt: skip
     for s in sessions:
@@ -274,7 +277,7 @@ def run(browser, serve: Serve, model: Model, n_sessions: int, heavy: bool) -> Fi
     for s in sessions:
         counts[s.replica or "?"] = counts.get(s.replica or "?", 0) + 1
     rss = {i: rss_mb(pid)[0] for i, (pid, _) in serve.replicas().items()}
-    return Figures(sessions, cpu_moves, cpu_sentence, quiet, busy, worker, rss, counts)
+    return Figures(sessions, cpu_arrival, cpu_moves, cpu_sentence, quiet, busy, worker, rss, counts)
 
 
 def _pair(xs: list[float], unit: str = "s", scale: float = 1.0) -> str:
@@ -289,6 +292,7 @@ def report(fig: Figures) -> None:
     rows = [
         ["sessions per replica", spread],
         ["first draw p50 / p95", _pair([s.first_draw_s or 0.0 for s in fig.sessions])],
+        ["server CPU per arrival (first visit)", f"{fig.cpu_per_arrival_s * 1000:.0f} ms"],
         ["redraw (move in the explorer) p50 / p95", _pair(redraws, "ms", 1000)],
         ["server CPU per move (with its tell rerun)", f"{fig.cpu_per_move_s * 1000:.1f} ms"],
         ["new sentence p50 / p95", _pair(fig.quiet_s)],

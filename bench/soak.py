@@ -11,7 +11,8 @@ resident memory (VmRSS). The server runs a copy of the working tree taken at the
 people's edits mid-run would otherwise mix old modules with new page scripts), and its output
 is kept in a log whose errors are counted. Verdict: the peak is
 at most 700 MB, and the readings over the last half of the run (the last 100 of 200 sentences)
-are flat: max - min <= max(10 % of their min, 50 MB).
+are flat: their least-squares trend rises at most 50 MB per 100 sentences (their spread, printed
+too, is mostly what the byte-budgeted trace store holds when each reading is taken).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from ui import registry  # noqa: E402 - after the path above
 
 PAGES = tuple(p.url_path for p in registry.PAGES)  # "" is Start here
 LIMIT_MB = 700
-FLAT_FRACTION, FLAT_MB = 0.10, 50
+FLAT_MB = 50  # the most the last half's trend may rise per 100 sentences
 DRAWN = ".js-plotly-plot .main-svg, .ax[data-drawn]"
 PAGE_TIMEOUT_MS = 30_000
 ERROR = "[data-testid=stException]"
@@ -80,9 +81,19 @@ def lengths(n: int) -> list[int]:
     return [5 + (i * 197) % 508 for i in range(n)]
 
 
-def flat(readings: list[float]) -> tuple[bool, float]:
-    spread = max(readings) - min(readings)
-    return spread <= max(FLAT_FRACTION * min(readings), FLAT_MB), spread
+def flat(readings: list[tuple[int, float]]) -> tuple[bool, float, float]:
+    """Flat = no growth: the least-squares line through the (sentence, MB) readings rises at most
+    FLAT_MB per 100 sentences. Also returns their spread (max - min), which is mostly what the
+    trace store holds at the moment of reading (0 to its budget, by design, as the sentences'
+    lengths vary), not growth."""
+    xs = [float(n) for n, _ in readings]
+    ys = [mb for _, mb in readings]
+    mean_x, mean_y = sum(xs) / len(xs), sum(ys) / len(ys)
+    var = sum((x - mean_x) ** 2 for x in xs)
+    slope = (
+        sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True)) / var if var else 0
+    )
+    return slope * 100 <= FLAT_MB, slope * 100, max(ys) - min(ys)
 
 
 def visit(page, url: str) -> str:
@@ -176,13 +187,13 @@ def main(argv: list[str]) -> int:
     values = [mb for _, mb in readings]
     if not values:
         return 1
-    last = [mb for n, mb in readings if n > len(texts) // 2] or values[-1:]
-    is_flat, spread = flat(last)
+    last = [(n, mb) for n, mb in readings if n >= len(texts) // 2] or readings[-1:]
+    is_flat, rise, spread = flat(last)
     peak = max(values)
     ok = peak <= LIMIT_MB and is_flat
     print(f"verdict: {'PASS' if ok else 'FAIL'}: peak {peak:.0f} MB (limit {LIMIT_MB}); over the "
-          f"last half, {len(last)} readings spread {spread:.0f} MB (flat means <= "
-          f"max({FLAT_FRACTION:.0%} of their min, {FLAT_MB} MB))")  # fmt: skip
+          f"last half ({len(last)} readings) the trend rises {rise:+.0f} MB per 100 sentences "
+          f"(flat means <= {FLAT_MB}); their spread {spread:.0f} MB")  # fmt: skip
     return 0 if ok else 1
 
 

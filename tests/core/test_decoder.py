@@ -81,8 +81,8 @@ def test_cross_attention_matches_torch_multihead_attention(model, dec):
             [w[f"{pre}.self.{n}.weight"] for n in names])))  # fmt: skip
         mha.in_proj_bias.copy_(torch.from_numpy(np.concatenate(
             [w[f"{pre}.self.{n}.bias"] for n in names])))  # fmt: skip
-        mha.out_proj.weight.copy_(torch.from_numpy(w[f"{pre}.output.dense.weight"]))
-        mha.out_proj.bias.copy_(torch.from_numpy(w[f"{pre}.output.dense.bias"]))
+        mha.out_proj.weight.copy_(torch.tensor(w[f"{pre}.output.dense.weight"]))
+        mha.out_proj.bias.copy_(torch.tensor(w[f"{pre}.output.dense.bias"]))
         query, memory = _torch(dec.mid_td[None], dec.memory_kd[None])
         out, weights = mha(query, memory, memory, need_weights=True, average_attn_weights=False)
     np.testing.assert_allclose(dec.cross.delta_qd, out[0].numpy(), atol=5e-5)

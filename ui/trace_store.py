@@ -10,6 +10,7 @@ from __future__ import annotations
 import ctypes
 import os
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import fields, is_dataclass
@@ -88,7 +89,9 @@ class TraceStore:
     protect them without the copy. A sentence several sessions ask for at once is computed once.
 
     Fair under one heavy visitor: at most ``slots`` forward passes run at once (default the
-    number of cores), the others wait for a slot. A session's newer sentence supersedes its
+    number of cores; serve.sh shares the cores out between its replicas), the others wait for a
+    slot, and a freed slot goes to the waiting session that used the least forward-pass time
+    lately. A session's newer sentence supersedes its
     older one: ``get(..., session=s)`` records the key as s's latest; a request still waiting for
     a slot whose session has since asked for another key, or whose ``wanted()`` turns false (the
     Streamlit run was told to rerun), raises ``Superseded`` instead of computing. A request
@@ -101,9 +104,14 @@ class TraceStore:
     the server's peak was the budget plus one or two passes)."""
 
     POLL_S = 0.05  # how often a waiting request re-asks ``wanted()``
+    USAGE_HALF_LIFE_S = 10.0  # how fast a session's forward-pass time is forgotten
+    USAGE_CAP_S = 2.0  # a session over this much (decayed) pass time waits before its next
 
-    def __init__(self, budget: int, slots: int | None = None) -> None:
+    def __init__(
+        self, budget: int, slots: int | None = None, usage_cap_s: float = USAGE_CAP_S
+    ) -> None:
         self.budget = budget
+        self.usage_cap_s = usage_cap_s
         self.nbytes = 0
         self.reserved = 0  # bytes of the passes computing now (their ``expected``)
         self.slots = max(1, slots or os.cpu_count() or 1)
@@ -115,6 +123,9 @@ class TraceStore:
         # key -> [its lock, requests holding or waiting for it]; removed when the count is 0
         self._computing: dict[Hashable, list] = {}
         self._latest: dict[Hashable, Hashable] = {}  # session -> key it asked for last
+        self._usage: dict[Hashable, tuple[float, float]] = {}  # session -> (seconds, when)
+        self._waiting: dict[int, Hashable | None] = {}  # ticket -> its session, in arrival order
+        self._tickets = 0
 
     def __len__(self) -> int:
         return len(self._lru)
@@ -133,18 +144,54 @@ class TraceStore:
             return False
         return wanted is None or wanted()
 
+    def usage(self, session: Hashable | None, now: float | None = None) -> float:
+        """Seconds of forward pass ``session`` used lately (halving every USAGE_HALF_LIFE_S)."""
+        if session not in self._usage:
+            return 0.0
+        used, at = self._usage[session]
+        now = time.monotonic() if now is None else now
+        return used * 0.5 ** ((now - at) / self.USAGE_HALF_LIFE_S)
+
+    def _charge(self, session: Hashable | None, seconds: float) -> None:
+        with self._lock:
+            now = time.monotonic()
+            for other in [s for s in self._usage if self.usage(s, now) < 0.001]:
+                del self._usage[other]  # forgotten: the table holds recent sessions only
+            if session is not None:
+                self._usage[session] = (self.usage(session, now) + seconds, now)
+
     def _acquire_slot(
         self, key: Hashable, session: Hashable | None, wanted: Callable[[], bool] | None
     ) -> None:
+        """Wait for a slot. A free slot goes to the waiting request whose session used the
+        least forward-pass time lately (then the earliest), and a session over its share
+        (``usage_cap_s``) waits until it is under it again: a visitor pasting long texts in a
+        loop queues behind everyone else's sentences, and gets about USAGE_CAP_S × ln 2 /
+        USAGE_HALF_LIFE_S of a core (0.14 with the defaults: a 512-token pass every ~3 s)."""
         with self._slot_free:
-            while True:
-                if not self._still_wanted(key, session, wanted):
-                    raise Superseded(key)
-                if self.running < self.slots:
-                    self.running += 1
-                    self.peak_running = max(self.peak_running, self.running)
-                    return
-                self._slot_free.wait(self.POLL_S if wanted is not None else None)
+            ticket = self._tickets = self._tickets + 1
+            self._waiting[ticket] = session
+            try:
+                while True:
+                    if not self._still_wanted(key, session, wanted):
+                        raise Superseded(key)
+                    if (
+                        self.running < self.slots
+                        and self._first_in_line(ticket)
+                        and self.usage(session) <= self.usage_cap_s
+                    ):
+                        self.running += 1
+                        self.peak_running = max(self.peak_running, self.running)
+                        return
+                    self._slot_free.wait(self.POLL_S)  # usage decays: look again
+            finally:
+                del self._waiting[ticket]
+                self._slot_free.notify_all()
+
+    def _first_in_line(self, ticket: int) -> bool:  # called with self._lock held
+        now = time.monotonic()
+        best = min(self._waiting, key=lambda t: (self.usage(self._waiting[t], now), t))
+        return best == ticket
 
     def _release_slot(self) -> None:
         with self._slot_free:
@@ -178,11 +225,13 @@ class TraceStore:
                     self._acquire_slot(key, session, wanted)
                     size = expected() if expected else 0
                     self._make_room(size)
+                    started = time.monotonic()
                     try:
                         trace = _freeze(compute())
                     finally:
                         with self._lock:
                             self.reserved -= size
+                        self._charge(session, time.monotonic() - started)
                         self._release_slot()
                     self._store(key, trace)
                     release_free_memory()

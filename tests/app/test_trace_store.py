@@ -268,3 +268,54 @@ def test_two_threads_on_the_real_model_never_exceed_one_slot(model):
     for text in texts:
         np.testing.assert_array_equal(results[text].pattern_lhqk,
                                       trace_sentence(model, text).pattern_lhqk)  # fmt: skip
+
+
+def test_a_freed_slot_goes_to_the_session_that_used_the_least_lately(traces):
+    store = TraceStore(budget=2**30, slots=1)
+    store.get("heavy-1", lambda: time.sleep(0.3) or traces[10], session="heavy")
+    assert store.usage("heavy") >= 0.25 and store.usage("light") == 0
+    gate, order = threading.Event(), []
+
+    def blocker():
+        gate.wait(5)
+        return traces[10]
+
+    def ask(key, session):
+        store.get(key, lambda: order.append(key) or traces[10], session=session)
+
+    holding = threading.Thread(target=store.get, args=("block", blocker, "other"))
+    holding.start()
+    deadline = time.monotonic() + 5
+    while store.running < 1 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    heavy = threading.Thread(target=ask, args=("heavy-2", "heavy"))
+    heavy.start()  # waits first...
+    while len(store._waiting) < 1 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    light = threading.Thread(target=ask, args=("light-1", "light"))
+    light.start()  # ...and this one arrives later
+    while len(store._waiting) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    gate.set()
+    for thread in (holding, heavy, light):
+        thread.join(10)
+    assert order == ["light-1", "heavy-2"]  # the session that used nothing goes first
+
+
+def test_a_session_over_its_share_waits_while_others_go_at_once(traces):
+    store = TraceStore(budget=2**30, slots=2, usage_cap_s=0.25)
+    store.USAGE_HALF_LIFE_S = 2.0  # forget faster than the app, for a short test
+    store.get("long-1", lambda: time.sleep(0.3) or traces[10], session="heavy")
+    seen = {}
+
+    def light():  # runs while the heavy session is still over its share: not held back by it
+        seen["light"] = store.usage("heavy")
+        return traces[10]
+
+    def heavy():  # runs only once its own use has decayed under the cap (~0.5 s here)
+        seen["heavy"] = store.usage("heavy")
+        return traces[10]
+
+    store.get("light-1", light, session="light")
+    store.get("long-2", heavy, session="heavy")
+    assert seen["light"] > store.usage_cap_s >= seen["heavy"], seen

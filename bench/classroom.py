@@ -237,7 +237,13 @@ def replica_cpu(serve: Serve) -> float:
 
 
 def run(
-    browser, serve: Serve, model: Model, n_sessions: int, heavy: bool, heavy_nice: int = 0
+    browser,
+    serve: Serve,
+    model: Model,
+    n_sessions: int,
+    heavy: bool,
+    heavy_nice: int = 0,
+    heavy_texts: int = HEAVY_MAX,
 ) -> Figures:
     """The whole class (see the module's docstring); the caller owns the browser and serve.sh."""
     front = f"http://127.0.0.1:{serve.port}"
@@ -266,7 +272,7 @@ def run(
     if heavy:
         # Each text new (a forward pass of about HEAVY_N tokens) and starting with other words
         # than the one before (the redraw is told by its first row labels).
-        texts = [sentence(model, HEAVY_N - k // 6, 104 + k % 6) for k in range(HEAVY_MAX)]
+        texts = [sentence(model, HEAVY_N - k // 6, 104 + k % 6) for k in range(heavy_texts)]
         worker = Heavy(front, texts, heavy_nice)
         worker.start()
         worker.started.wait(WAIT_MS / 1000)
@@ -338,6 +344,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--sessions", type=int, default=30)
     parser.add_argument("--replicas", type=int, default=2)
     parser.add_argument("--no-heavy", action="store_true")
+    parser.add_argument("--idle-heavy", action="store_true",
+                        help="a control: the heavy visitor arrives with one 512-token text "
+                        "and then does nothing during the second round")  # fmt: skip
     args = parser.parse_args(argv)
     from playwright.sync_api import sync_playwright
 
@@ -356,7 +365,8 @@ def main(argv: list[str]) -> int:
                 browser = launch_chromium(pw)
                 # The heavy visitor's browser lower still: in a class it runs on its own machine,
                 # and here its 512-token drawing would slow the pages taking the measurements.
-                fig = run(browser, serve, model, args.sessions, not args.no_heavy, HEAVY_NICE)
+                fig = run(browser, serve, model, args.sessions, not args.no_heavy, HEAVY_NICE,
+                          1 if args.idle_heavy else HEAVY_MAX)  # fmt: skip
                 report(fig)
                 browser.close()
         finally:

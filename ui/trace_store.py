@@ -83,13 +83,14 @@ class Superseded(Exception):
 
 class TraceStore:
     """Traces shared by every session, least recently used first out once their arrays pass
-    ``budget`` bytes (the newest always stays). Not st.cache_resource: its max_entries counts
-    traces, and one 512-token trace holds ~230 MB where a 12-token one holds ~1 MB. Not
+    ``budget`` bytes (the newest always stays; big traces go before small ones, ``_evict``).
+    Not st.cache_resource: its max_entries counts traces, and one 512-token trace holds ~230 MB
+    where a 12-token one holds ~1 MB. Not
     st.cache_data either: that would pickle and copy the arrays on every rerun; read-only arrays
     protect them without the copy. A sentence several sessions ask for at once is computed once.
 
     Fair under one heavy visitor: at most ``slots`` forward passes run at once (default the
-    number of cores; serve.sh shares the cores out between its replicas), the others wait for a
+    number of cores), the others wait for a
     slot, and a freed slot goes to the waiting session that used the least forward-pass time
     lately. A session's newer sentence supersedes its
     older one: ``get(..., session=s)`` records the key as s's latest; a request still waiting for
@@ -247,18 +248,29 @@ class TraceStore:
                     if self._latest.get(session) == key:
                         del self._latest[session]
 
+    def _evict(self, fits: Callable[[], bool], keep: Hashable | None = None) -> None:
+        """Drop traces until ``fits()`` (called with self._lock held): the big ones first (a
+        quarter of the budget or more), least recently used first, then the others. So one
+        visitor's 512-token traces (235 MB each) make room for each other, not by pushing out a
+        whole class's short sentences, which they would then all compute again."""
+        for big_only in (True, False):
+            for key in list(self._lru):
+                if fits():
+                    return
+                size = self._lru[key][1]
+                if key == keep or (big_only and size < self.budget // 4):
+                    continue
+                del self._lru[key]
+                self.nbytes -= size
+
     def _make_room(self, expected: int) -> None:
         with self._lock:
             self.reserved += expected
-            while self._lru and self.nbytes + self.reserved > self.budget:
-                _, (_, dropped) = self._lru.popitem(last=False)
-                self.nbytes -= dropped
+            self._evict(lambda: self.nbytes + self.reserved <= self.budget)
 
     def _store(self, key: Hashable, trace: Trace) -> None:
         size = nbytes(trace)
         with self._lock:
             self._lru[key] = (trace, size)
             self.nbytes += size
-            while self.nbytes > self.budget and len(self._lru) > 1:
-                _, (_, dropped) = self._lru.popitem(last=False)
-                self.nbytes -= dropped
+            self._evict(lambda: self.nbytes <= self.budget, keep=key)  # the newest stays

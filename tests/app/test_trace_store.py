@@ -52,11 +52,22 @@ def test_room_is_made_before_a_pass_so_stored_and_computing_stay_in_budget(trace
         return traces[60]
 
     store.get("c", compute, expected=lambda: sizes[60])
-    # 'a' (least recent) left before the pass, so that 'b' + the pass fit; after it, 'b' + 'c'
-    assert seen == [(1, sizes[120] + sizes[60])]
-    assert store.reserved == 0 and store.nbytes == sizes[120] + sizes[60]
+    # 'b' (big: a quarter of the budget or more) left before the pass, small 'a' stayed
+    assert seen == [(1, sizes[10] + sizes[60])]
+    assert store.reserved == 0 and store.nbytes == sizes[10] + sizes[60]
     store.get("d", lambda: traces[120], expected=lambda: 10**12)  # more than any budget
     assert len(store) == 1 and store.reserved == 0  # everything made room; the newest stays
+
+
+def test_a_big_pass_makes_room_by_dropping_big_traces_not_a_class_of_small_ones(traces):
+    sizes = {n: nbytes(t) for n, t in traces.items()}
+    store = TraceStore(budget=sizes[120] + 5 * sizes[10])
+    store.get("long-1", lambda: traces[120], session="heavy")  # least recently used
+    for i in range(5):
+        store.get(f"short-{i}", lambda: traces[10], session=f"student-{i}")
+    store.get("long-2", lambda: traces[120], session="heavy", expected=lambda: sizes[120])
+    assert "long-1" not in store._lru and all(f"short-{i}" in store._lru for i in range(5))
+    assert store.nbytes == sizes[120] + 5 * sizes[10] <= store.budget
 
 
 def test_one_trace_bigger_than_the_budget_is_still_kept(traces):

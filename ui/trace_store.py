@@ -85,14 +85,13 @@ class TraceStore:
     """Traces shared by every session, least recently used first out once their arrays pass
     ``budget`` bytes (the newest always stays; big traces go before small ones, ``_evict``).
     Not st.cache_resource: its max_entries counts traces, and one 512-token trace holds ~230 MB
-    where a 12-token one holds ~1 MB. Not
-    st.cache_data either: that would pickle and copy the arrays on every rerun; read-only arrays
-    protect them without the copy. A sentence several sessions ask for at once is computed once.
+    where a 12-token one holds ~1 MB. Not st.cache_data either: that would pickle and copy the
+    arrays on every rerun; read-only arrays protect them without the copy. A sentence several
+    sessions ask for at once is computed once.
 
     Fair under one heavy visitor: at most ``slots`` forward passes run at once (default the
-    number of cores), the others wait for a
-    slot, and a freed slot goes to the waiting session that used the least forward-pass time
-    lately. A session's newer sentence supersedes its
+    number of cores), the others wait for a slot, and a freed slot goes to the waiting session
+    that used the least forward-pass time lately. A session's newer sentence supersedes its
     older one: ``get(..., session=s)`` records the key as s's latest; a request still waiting for
     a slot whose session has since asked for another key, or whose ``wanted()`` turns false (the
     Streamlit run was told to rerun), raises ``Superseded`` instead of computing. A request

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
 
 import numpy as np
@@ -162,24 +163,32 @@ def _probe(model: str, word: str) -> NDArray[np.float64]:
     return embed_words(get_model(model), [word])[:, 0]  # [l,1,d] -> [l,d]
 
 
-def read_probes(model: str, raw: str) -> tuple[list[str], NDArray[np.float64], list[str]]:
-    """Probe words typed as one comma-separated text: the ones kept, their vectors at every
-    layer [l, p, d] (each word run alone through the model), and the problems to tell the
-    visitor (too many, too long, unreadable by the model)."""
-    probes, problems = parse_probes(raw)
+def _probe_vectors(
+    model: str, words: Sequence[str]
+) -> tuple[list[str], NDArray[np.float64], list[str]]:
+    """The words the model could read, their vectors at every layer [l, p, d] (each word run
+    alone through the model), and the words it could not (no word pieces at all)."""
     kept, vectors, unreadable = [], [], []
-    for word in probes:
+    for word in words:
         try:
             vectors.append(_probe(model, word))
             kept.append(word)
         except ValueError:
             unreadable.append(word)
-    if unreadable:
-        problems.append(f"Dropped {', '.join(unreadable)}: the model reads no word pieces in them.")
     if not vectors:
         cfg = get_model(model).config
-        return kept, np.zeros((cfg.n_layers + 1, 0, cfg.d_model)), problems
-    return kept, np.stack(vectors, axis=1), problems  # p × [l,d] -> [l,p,d]
+        return kept, np.zeros((cfg.n_layers + 1, 0, cfg.d_model)), unreadable
+    return kept, np.stack(vectors, axis=1), unreadable  # p × [l,d] -> [l,p,d]
+
+
+def read_probes(model: str, raw: str) -> tuple[list[str], NDArray[np.float64], list[str]]:
+    """Probe words typed as one comma-separated text: the ones kept, their vectors [l, p, d], and
+    the problems to tell the visitor (too many, too long, unreadable by the model)."""
+    probes, problems = parse_probes(raw)
+    kept, vectors_lpd, unreadable = _probe_vectors(model, probes)
+    if unreadable:
+        problems.append(f"Dropped {', '.join(unreadable)}: the model reads no word pieces in them.")
+    return kept, vectors_lpd, problems
 
 
 # Worst case 64 × ~10 kB (per-layer numbers; 7 × probes cosines) = 640 kB. The two passes come
@@ -190,7 +199,7 @@ def word_effect(
 ) -> WordEffect:
     """``compare_passes`` of the sentence's own pass (the one every page shares) and the pass
     with the word hidden; ``probes`` are words the model reads (as ``read_probes`` kept them)."""
-    _, vectors_lpd, _ = read_probes(model, ", ".join(probes))
+    _, vectors_lpd, _ = _probe_vectors(model, probes)
     with_word = get_trace(model, text)
     without_word = get_trace(model, text, WhatIf(hidden=tuple(word_positions)))
     return compare_passes(with_word, without_word, token, vectors_lpd)

@@ -285,31 +285,19 @@ def test_a_freed_slot_goes_to_the_session_that_used_the_least_lately(traces):
     store = TraceStore(budget=2**30, slots=1)
     store.get("heavy-1", lambda: time.sleep(0.3) or traces[10], session="heavy")
     assert store.usage("heavy") >= 0.25 and store.usage("light") == 0
-    gate, order = threading.Event(), []
-
-    def blocker():
-        gate.wait(5)
-        return traces[10]
-
-    def ask(key, session):
-        store.get(key, lambda: order.append(key) or traces[10], session=session)
-
-    holding = threading.Thread(target=store.get, args=("block", blocker, "other"))
-    holding.start()
-    deadline = time.monotonic() + 5
-    while store.running < 1 and time.monotonic() < deadline:
-        time.sleep(0.01)
-    heavy = threading.Thread(target=ask, args=("heavy-2", "heavy"))
-    heavy.start()  # waits first...
-    while len(store._waiting) < 1 and time.monotonic() < deadline:
-        time.sleep(0.01)
-    light = threading.Thread(target=ask, args=("light-1", "light"))
-    light.start()  # ...and this one arrives later
-    while len(store._waiting) < 2 and time.monotonic() < deadline:
-        time.sleep(0.01)
-    gate.set()
-    for thread in (holding, heavy, light):
-        thread.join(10)
+    started, release, order, results = threading.Event(), threading.Event(), [], {}
+    busy = _run(lambda: store.get("busy", _fake(traces[10], started, release), "other"),
+                results, "busy")  # fmt: skip
+    assert started.wait(WAIT_S)
+    heavy = _run(lambda: store.get("heavy-2", _fake(traces[10], log=order, name="heavy-2"),
+                                   session="heavy"), results, "heavy")  # fmt: skip
+    _wait_until(lambda: len(store._waiting) == 1)  # heavy waits first...
+    light = _run(lambda: store.get("light-1", _fake(traces[10], log=order, name="light-1"),
+                                   session="light"), results, "light")  # fmt: skip
+    _wait_until(lambda: len(store._waiting) == 2)  # ...and light arrives later
+    release.set()
+    for thread in (busy, heavy, light):
+        thread.join(WAIT_S)
     assert order == ["light-1", "heavy-2"]  # the session that used nothing goes first
 
 

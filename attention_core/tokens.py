@@ -1,13 +1,18 @@
-"""Text -> the model's own WordPiece tokens, each mapped back to its character span."""
+"""Text -> the model's own tokens (WordPiece, or a decoder's byte-level BPE), each mapped back to
+its character span."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
 
 from attention_core.model import Model
+
+if TYPE_CHECKING:
+    from attention_core.models.llama import LlamaModel
 
 
 @dataclass(frozen=True)
@@ -25,16 +30,21 @@ class Tokens:
         return len(self.tokens)
 
 
-def tokenize(model: Model, text: str, max_tokens: int | None = None) -> Tokens:
+def tokenize(model: Model | LlamaModel, text: str, max_tokens: int | None = None) -> Tokens:
     """Tokenize ``text``; keep at most ``max_tokens`` (default: the model's positions).
 
     Longer input is cut at the end and the final [SEP] kept, as the model's tokenizer does;
-    ``n_cut`` says how many pieces were dropped.
+    ``n_cut`` says how many pieces were dropped. A decoder (SmolLM2) keeps its first
+    ``max_tokens`` pieces (default ``config.max_tokens``); see ``models.llama_tokenizer``.
     """
     if not isinstance(text, str):
         raise ValueError(f"text must be a string, got {type(text).__name__}")
     if not text.strip():
         raise ValueError("text is empty: type a sentence")
+    if not isinstance(model, Model):
+        from attention_core.models.llama_tokenizer import tokenize_llama
+
+        return tokenize_llama(model, text, max_tokens)
     limit = model.config.n_positions if max_tokens is None else max_tokens
     if not 3 <= limit <= model.config.n_positions:
         raise ValueError(f"max_tokens must be in [3, {model.config.n_positions}], got {limit}")

@@ -18,6 +18,12 @@ def model() -> Model:
 
 
 @pytest.fixture(scope="session")
+def smollm2():
+    """The packaged SmolLM2-135M-Instruct (GGUF), loaded once per test session."""
+    return load_model("smollm2")
+
+
+@pytest.fixture(scope="session")
 def browser():
     """Debian's Chromium, one for the whole session: Playwright's sync API runs one event loop per
     process, so the browser and serving tests share this instead of starting their own."""

@@ -2,6 +2,8 @@
 pieces, probe parsing, probe embeddings against the engine's own forward pass, and a token's
 cosines with the probes relative to their mean, measured on the river and deposit "bank"."""
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -17,6 +19,7 @@ from attention_core import (
     parse_probes,
     shared_words,
     split_words,
+    tokenize,
     trace_sentence,
     word_positions,
     word_vectors,
@@ -94,6 +97,19 @@ def test_split_words_merges_pieces_and_skips_specials():
     assert split_words(tokens) == [("the", (1,)), ("river", (2,)), ("muddyer", (3, 4, 5)),
                                    (",x", (6, 7))]  # fmt: skip
     assert split_words(["[CLS]", "##a", "[SEP]"]) == [("##a", (1,))]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["dirty quantum plumbing", "The river bank was muddy.", "Unbelievably, the caterpillars "
+     "metamorphosed overnight!", "Héllo wörld, ok?"],
+)  # fmt: skip
+def test_split_words_rejoins_smollm2_pieces_into_the_texts_words(smollm2, text):
+    # Byte-level pieces ("dir" + "ty", "␣quantum") pooled back into words: the text's own words
+    # and punctuation, as a plain regular expression finds them.
+    pieces = tokenize(smollm2, text).tokens
+    words = [word for word, _ in split_words(pieces)]
+    assert words == re.findall(r"\w+|[^\w\s]+", text)
 
 
 def test_shared_words_and_positions_on_real_tokens(model):

@@ -116,3 +116,34 @@ def test_bad_arguments_are_named():
         rope_frequencies(63, BASE)
     with pytest.raises(ValueError, match="bands"):
         rotate(np.zeros((2, 10)), [0, 1], FREQS)
+
+
+def test_the_real_scores_depend_only_on_distance(smollm2):
+    """SmolLM2's own raw scores Q·Kᵀ equal q · R(-Δ)k of its queries and keys turned back to
+    position 0, with the frequencies from its config: the engine's RoPE is this RoPE."""
+    from attention_core import trace_sentence
+
+    cfg = smollm2.config
+    freqs = rope_frequencies(cfg.d_head, cfg.rope_theta)
+    trace = trace_sentence(smollm2, "The river bank was muddy after the rain")
+    n = trace.n_tokens
+    for layer, head in [(0, 0), (5, 4), (29, 8)]:
+        q = unrotate(trace.q_lhqe[layer, head], freqs)
+        k = unrotate(trace.k_lhke[layer, head], freqs)
+        scores = np.asarray(trace.scores_lhqk[layer, head], dtype=np.float64)
+        ref = [[score_by_distance(q[i], k[j], np.array([i - j]), freqs)[0] for j in range(n)]
+               for i in range(n)]  # fmt: skip
+        np.testing.assert_allclose(ref, scores, atol=1e-5 * np.abs(scores).max())
+        curve = head_distance(trace.q_lhqe[layer, head], trace.k_lhke[layer, head], freqs, n - 1)
+        by_pair = [np.mean([q[i] @ _matrix(-d * freqs) @ k[j] for i in range(n) for j in range(n)])
+                   for d in range(n)]  # fmt: skip
+        np.testing.assert_allclose(curve.mean_score * np.sqrt(cfg.d_head), by_pair, rtol=1e-9,
+                                   atol=1e-9)  # fmt: skip
+
+
+def test_minilm_positions_are_most_alike_at_distance_zero(model):
+    table = model.params.embeddings.position_pd
+    sim = position_similarity(table, 64)
+    assert sim.mean[0] == pytest.approx(1.0)
+    assert sim.mean[1:].max() < 1.0
+    assert sim.distances.size == 65

@@ -9,9 +9,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+
+from attention_core.geometry import split_words
 
 F64 = NDArray[np.float64]
 
@@ -52,6 +55,26 @@ def pick_head(tables_lhqk: NDArray, rule: str) -> HeadPick:
     else:
         raise ValueError(f"unknown rule {rule!r}; rules: {', '.join(RULES)}")
     return HeadPick(int(layer), int(head), rule, float(score_lh[layer, head]))
+
+
+def pool_words(pattern_qk: NDArray, spans: list[tuple[int, ...]]) -> F64:
+    """Token pattern -> word table: a word's row is the mean of its pieces' rows (a query word),
+    its column the sum of its pieces' columns (a key word), so rows still sum to 1 when every
+    token belongs to a word."""
+    p = np.asarray(pattern_qk, dtype=np.float64)
+    cols = np.stack([p[:, list(span)].sum(1) for span in spans], axis=1)  # [q, words]
+    return np.stack([cols[list(span)].mean(0) for span in spans])  # [words, words]
+
+
+def note_tables(trace: Any) -> F64:
+    """Word tables [l, h, 3, 3] of the notes' phrase for every head of a decoder's trace of
+    ``NOTE_PHRASE``; ValueError when the trace does not read as the notes' three words."""
+    spans = split_words(trace.tokens.tokens)
+    if tuple(word.lower() for word, _ in spans) != NOTE_WORDS:
+        raise ValueError(f"the trace reads {[w for w, _ in spans]}, not {list(NOTE_WORDS)}")
+    pos = [span for _, span in spans]
+    return np.stack([[pool_words(p_qk, pos) for p_qk in trace.pattern_lhqk[layer]]
+                     for layer in range(trace.config.n_layers)])  # fmt: skip
 
 
 def first_token_share(pattern_hqk: NDArray, query: int) -> NDArray[np.float32]:

@@ -7,10 +7,13 @@ import numpy as np
 import pytest
 
 from attention_core.decoder_heads import (
+    NOTE_PHRASE,
     NOTE_TABLE_QK,
     first_token_share,
     group_similarity,
+    note_tables,
     pick_head,
+    pool_words,
 )
 
 RNG = np.random.default_rng(3)
@@ -70,3 +73,31 @@ def test_group_similarity_against_a_loop():
 def test_first_token_share():
     p = _causal_rows((3, 4, 4))
     np.testing.assert_array_equal(first_token_share(p, 2), p[:, 2, 0])
+
+
+def test_pool_words_against_a_loop():
+    p = _causal_rows((5, 5))
+    spans = [(0, 1), (2,), (3, 4)]
+    table = pool_words(p, spans)
+    for a, qs in enumerate(spans):
+        for b, ks in enumerate(spans):
+            assert table[a, b] == pytest.approx(np.mean([sum(p[q, k] for k in ks) for q in qs]))
+    np.testing.assert_allclose(table.sum(1), 1.0)
+
+
+def test_note_tables_on_the_real_decoder(smollm2):
+    from attention_core import trace_sentence
+
+    trace = trace_sentence(smollm2, NOTE_PHRASE)
+    tables = note_tables(trace)
+    cfg = smollm2.config
+    assert tables.shape == (cfg.n_layers, cfg.n_heads, 3, 3)
+    np.testing.assert_allclose(tables.sum(-1), 1.0, atol=1e-5)
+    assert (tables[..., np.triu(np.ones((3, 3), bool), 1)] == 0).all()  # the causal mask
+    layer, head = 7, 5
+    spans = [(0, 1), (2,), (3,)]  # "dir" + "ty", "␣quantum", "␣plumbing"
+    assert trace.tokens.tokens[2:] == ("␣quantum", "␣plumbing")
+    np.testing.assert_allclose(tables[layer, head],
+                               pool_words(trace.pattern_lhqk[layer, head], spans))  # fmt: skip
+    with pytest.raises(ValueError, match="not"):
+        note_tables(trace_sentence(smollm2, "clean quantum plumbing"))

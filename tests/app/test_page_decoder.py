@@ -1,0 +1,79 @@
+"""The Inside a decoder page: SmolLM2's own numbers on screen whatever the sidebar's model, the
+notes' table on the head its rule picks, a bad sentence answered with a message."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from attention_core import load_model, trace_sentence
+from attention_core.decoder_heads import NOTE_PHRASE, NOTE_TABLE_QK, note_tables, pick_head
+from tests.app.conftest import open_page
+from tests.figdata import array, spec
+
+SENTENCE = "The river bank was muddy after the rain"
+
+
+@pytest.fixture(scope="module")
+def smollm2():
+    return load_model("smollm2")
+
+
+def _charts(at) -> dict[str, dict]:
+    return {c.proto.id.rsplit("-", 1)[-1]: spec(c) for c in at.get("plotly_chart")}
+
+
+def test_the_page_shows_the_decoders_own_numbers(smollm2):
+    at = open_page("decoder", s=SENTENCE, model="minilm")
+    assert not at.exception
+    trace = trace_sentence(smollm2, SENTENCE)
+    layer, head = at.slider(key="dec_layer").value, at.slider(key="dec_head").value
+    charts = _charts(at)
+    z = array(charts["dec_pattern"]["data"][0]["z"])
+    np.testing.assert_array_equal(z, trace.pattern_lhqk[layer, head])
+    assert (z[np.triu_indices(trace.n_tokens, 1)] == 0).all()
+    table = at.dataframe[-1].value  # groups, overlap, next-token guesses
+    assert table["token"].tolist() == list(trace.tokens.tokens)
+    np.testing.assert_array_equal(table["p1"].to_numpy(np.float32), trace.next_top_probs_tk[:, 0])
+    assert table["guess 1"].iloc[3] == smollm2.tokenizer.id_to_token(
+        int(trace.next_top_ids_tk[3, 0])
+    ).replace("Ġ", "␣")
+
+
+def test_the_notes_table_follows_its_rule(smollm2):
+    at = open_page("decoder", s=SENTENCE)
+    tables = note_tables(trace_sentence(smollm2, NOTE_PHRASE))
+    for rule in ("closest", "adjective"):
+        at.radio(key="dec_rule").set_value(rule).run()
+        assert not at.exception
+        pick = pick_head(tables, rule)
+        charts = _charts(at)
+        shown = array(charts["dec_note_model"]["data"][0]["z"])
+        np.testing.assert_allclose(shown, tables[pick.layer, pick.head].T)
+        assert (
+            f"layer {pick.layer}, head {pick.head}"
+            in charts["dec_note_model"]["layout"]["title"]["text"]
+        )
+        np.testing.assert_allclose(array(charts["dec_note_own"]["data"][0]["z"]), NOTE_TABLE_QK.T)
+        said = next(m.value for m in at.markdown if m.value.startswith("In this head"))
+        assert f"**{tables[pick.layer, pick.head, 2, 1]:.2f}** to “quantum”" in said
+
+
+def test_layer_and_head_sliders(smollm2):
+    at = open_page("decoder", s=SENTENCE)
+    at.slider(key="dec_layer").set_value(29).run()
+    at.slider(key="dec_head").set_value(8).run()
+    assert not at.exception
+    trace = trace_sentence(smollm2, SENTENCE)
+    z = array(_charts(at)["dec_pattern"]["data"][0]["z"])
+    np.testing.assert_array_equal(z, trace.pattern_lhqk[29, 8])
+    head = _charts(at)["dec_pos_head"]["data"][0]
+    assert head["name"] == "layer 29, head 8"
+
+
+def test_a_blank_sentence_gives_a_message():
+    at = open_page("decoder", s=SENTENCE)
+    at.text_input(key="s").input("   ")
+    at.button[0].click().run()
+    assert not at.exception
+    assert any("Type a sentence" in i.value for i in at.info)

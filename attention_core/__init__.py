@@ -72,6 +72,11 @@ from attention_core.model import (
     load_config,
     load_model,
 )
+from attention_core.models import MODEL_KEYS, MODELS, ModelSpec, model_spec
+from attention_core.models.llama import LlamaModel, LlamaParams
+from attention_core.models.llama_forward import LayerStack, LlamaTrace
+from attention_core.models.llama_generate import Generation, StepResult, choose, start_generation
+from attention_core.models.llama_layers import LlamaLayer
 from attention_core.pack import Block, block_nbytes, header, layer_block
 from attention_core.saturation import DK_GRID, Saturation, row_entropy_bits, saturation_curve
 from attention_core.telling import TellingHead, telling_head
@@ -110,6 +115,9 @@ __all__ = [  # noqa: RUF022 - grouped by concept, not alphabetically
     "square_law", "tokens_of_length", "DecoderTrace",
     "padded_input", "run_decoder", "fallback_embeddings", "split_pieces", "DK_GRID",
     "Saturation", "row_entropy_bits", "saturation_curve",
+    # model families: the registry, the decoder (SmolLM2) and generating with it
+    "MODEL_KEYS", "MODELS", "ModelSpec", "model_spec", "LlamaModel", "LlamaParams", "LlamaTrace",
+    "LlamaLayer", "LayerStack", "Generation", "StepResult", "choose", "start_generation",
     # browser packing
     "Block", "block_nbytes", "header", "layer_block",
 ]  # fmt: skip

@@ -9,6 +9,7 @@ of the pass.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, overload
 
 import numpy as np
 from numpy.typing import NDArray
@@ -25,6 +26,10 @@ from attention_core.model import Model, ModelConfig
 from attention_core.tokens import Tokens, tokenize
 from attention_core.weights import LayerWeights
 
+if TYPE_CHECKING:
+    from attention_core.models.llama import LlamaModel
+    from attention_core.models.llama_forward import LlamaTrace
+
 F32 = NDArray[np.float32]
 
 
@@ -36,7 +41,7 @@ def _is_position(p: object) -> bool:
 class WhatIf:
     """Switches that change how attention is computed; the defaults are the trained model."""
 
-    causal: bool = False  # hide later tokens from each query (decoder-style masking)
+    causal: bool = False  # hide later tokens from each query (a decoder's is always on)
     scale: bool = True  # divide scores by √d_k before softmax
     temperature: float = 1.0  # divide the logits by this before softmax (> 0)
     hidden: tuple[int, ...] = ()  # token positions no query may see: their keys masked everywhere
@@ -162,7 +167,12 @@ def _allocate(cfg: ModelConfig, n: int) -> dict[str, F32]:
 
 def trace_nbytes(cfg: ModelConfig, n_tokens: int) -> int:
     """Bytes of the arrays of a ``Trace`` of ``n_tokens`` tokens, before it is computed (the
-    shared W_O included, as a trace holds it): 235 MB at 512 tokens, 1.5 MB at 12."""
+    shared W_O included, as a trace holds it): 235 MB at 512 tokens, 1.5 MB at 12. For a
+    decoder, the most a ``LlamaTrace`` holds (its residual stream and full layer cache)."""
+    if cfg.family == "llama":
+        from attention_core.models.llama_forward import llama_trace_nbytes
+
+        return llama_trace_nbytes(cfg, n_tokens)
     n, d, h, e = n_tokens, cfg.d_model, cfg.n_heads, cfg.d_head
     floats = sum(int(np.prod(shape)) for shape in _shapes(cfg, n).values())
     floats += 4 * n * d + d  # word, position, token type, their sum; the sentence embedding
@@ -210,11 +220,28 @@ def run_model(model: Model, tokens: Tokens, whatif: WhatIf = WhatIf()) -> Trace:
     )  # fmt: skip
 
 
+@overload
 def trace_sentence(
-    model: Model, text: str, whatif: WhatIf = WhatIf(), max_tokens: int | None = None
-) -> Trace:
+    model: Model, text: str, whatif: WhatIf = ..., max_tokens: int | None = ...
+) -> Trace: ...
+@overload
+def trace_sentence(
+    model: LlamaModel, text: str, whatif: WhatIf = ..., max_tokens: int | None = ...
+) -> LlamaTrace: ...
+def trace_sentence(
+    model: Model | LlamaModel,
+    text: str,
+    whatif: WhatIf = WhatIf(),
+    max_tokens: int | None = None,
+) -> Trace | LlamaTrace:
     """Tokenize ``text`` and run the pass. The sentence embedding follows sentence-transformers:
-    past its ``max_seq_length`` (256 for MiniLM) it pools a pass over the first tokens only."""
+    past its ``max_seq_length`` (256 for MiniLM) it pools a pass over the first tokens only.
+    A decoder (``LlamaModel``) gives a ``LlamaTrace``; its causal mask is always on, whatever
+    ``whatif.causal`` says (scale, temperature and hidden keys apply)."""
+    if not isinstance(model, Model):
+        from attention_core.models.llama_forward import run_llama
+
+        return run_llama(model, tokenize(model, text, max_tokens), whatif)
     tokens = tokenize(model, text, max_tokens)
     trace = run_model(model, tokens, whatif)
     limit = model.config.max_seq_length

@@ -1,0 +1,140 @@
+"""Generate, token by token: SmolLM2 writes one token per click; each step shows the new token's
+attention over everything before it, the model's top guesses, and the KV cache it keeps."""
+
+import numpy as np
+import streamlit as st
+
+from ui import generation, router, safe, show
+from ui.cache import model_error
+from viz.generation import make_step_heatmap
+from viz.next_token import make_next_token_bars
+
+router.shared()  # frames the run (sidebar, URL); this page always uses SmolLM2
+st.title("Generate, token by token")
+st.caption(
+    "This page always runs SmolLM2-135M-Instruct, a decoder, whatever model the sidebar shows: "
+    "an encoder such as MiniLM reads a sentence but cannot continue it."
+)
+if error := model_error(generation.MODEL):
+    st.error(f"SmolLM2 could not be loaded. {error}")
+    st.stop()
+cfg = generation.model().config
+prompt = st.text_input("Prompt", "The capital of France is", key="gen_prompt", max_chars=2000)
+if not prompt.strip():
+    st.info("Type a prompt (a few words) and the model will guess what comes next.")
+    st.stop()
+try:
+    run = generation.current(prompt)
+except ValueError as err:
+    st.info(f"The model cannot read this prompt: {err}")
+    st.stop()
+
+with st.expander("Sampling (optional): temperature, top-k, seed"):
+    temp = st.slider(
+        "Temperature (0 = always the most likely token)", 0.0, 2.0, 0.0, 0.1, key="gen_temp"
+    )
+    top_k = st.number_input("Top-k (0 = the whole vocabulary)", 0, 50, 0, key="gen_top_k")
+    seed = st.number_input(
+        "Seed (the same seed repeats the same draws)", 0, 2**31 - 1, 0, key="gen_seed"
+    )
+done, new = run.finished, generation.n_new(run)
+cols = st.columns(3)
+cols[0].button(
+    "Next token",
+    key="gen_step",
+    type="primary",
+    disabled=done,
+    on_click=generation.step_chosen,
+    args=(temp, int(top_k), int(seed)),
+)
+cols[1].button("Back one token", key="gen_back", disabled=new == 0, on_click=generation.back)
+cols[2].button("Reset", key="gen_reset", on_click=generation.reset)
+st.code(generation.text(run), language=None, wrap_lines=True)
+status = f"{new} of {generation.MAX_NEW} new tokens written."
+if done:
+    status += " Finished: the model wrote its end token or reached the limit. Reset to start over."
+st.caption(status)
+
+last = run.last
+guesses = [generation.piece(i) for i in last.top_ids_k]
+left, right = st.columns([2, 3])
+with left:
+    st.subheader("Its guesses for the next token")
+    show.plot(
+        make_next_token_bars(guesses, last.top_probs_k),
+        "gen_guesses",
+        caption="The ten most likely next tokens: the model's softmax over all "
+        f"{cfg.vocab_size:,} tokens of its vocabulary.",
+    )
+    pick = st.selectbox(
+        "Or write another of these",
+        range(len(guesses)),
+        key="gen_pick",
+        format_func=lambda i: f"{guesses[i]} ({last.top_probs_k[i]:.1%})",
+    )
+    st.button(
+        "Write this one",
+        key="gen_write",
+        disabled=done,
+        on_click=generation.write,
+        args=(int(last.top_ids_k[pick]),),
+    )
+with right:
+    group = cfg.n_heads // cfg.n_kv_heads
+    layer = st.slider("Layer", 0, cfg.n_layers - 1, cfg.n_layers // 2, key="gen_layer")
+    st.subheader(f"What {safe.token(run.tokens[last.position])} looked at")
+    fig = make_step_heatmap(
+        last.pattern_lhk[layer],
+        run.tokens[: last.position + 1],
+        group,
+        n_prompt=run.n_prompt,
+        title=f"layer {layer}: one row per head",
+    )
+    groups = "; ".join(
+        f"heads {g * group}-{g * group + group - 1} share key/value head {g}"
+        for g in range(cfg.n_kv_heads)
+    )
+    show.plot(
+        fig,
+        "gen_heads",
+        caption=f"Each row is one head's weights (they sum to 1) over "
+        f"every token so far, the newest last: it sees nothing after itself. {groups}. "
+        "The dotted line ends the prompt.",
+    )
+
+st.subheader("What the model keeps: the KV cache")
+n_cached, kept = len(run.ids), run.k_lgte.nbytes + run.v_lgte.nbytes
+per_token = 2 * cfg.n_layers * cfg.n_kv_heads * cfg.d_head
+m = st.columns(4)
+m[0].metric("tokens kept", n_cached)
+m[1].metric("layers", cfg.n_layers)
+m[2].metric("key/value heads per layer", cfg.n_kv_heads)
+m[3].metric("bytes kept", f"{kept / 1024:,.0f} KiB")
+st.markdown(
+    f"For each token so far, every layer keeps a key and a value for each of its key/value "
+    f"heads ({cfg.d_head} numbers each): {per_token:,} numbers per token. The newest token needs "
+    "only its own query, key and value, and reads the others from here: one token's work per "
+    "step, instead of running the whole text through the model again. "
+    f"(Room is set aside for {run.n_prompt + generation.MAX_NEW} tokens: "
+    f"{run.cache_nbytes / 1024:,.0f} KiB.)"
+)
+times = st.session_state.get(generation.TIMES, {})
+if "prefill" in times:
+    st.caption(
+        f"Reading the {times['prefill'].tokens}-token prompt took "
+        f"{times['prefill'].seconds * 1000:.0f} ms"
+        + (
+            f"; the last step, one token, {times['step'].seconds * 1000:.0f} ms."
+            if "step" in times
+            else "."
+        )
+    )
+with st.expander("For engineers"):
+    st.code(
+        f"k cache {tuple(run.k_lgte.shape)}, v cache {tuple(run.v_lgte.shape)} "
+        f"(layers, KV heads, tokens, d_head), {run.cache_nbytes:,} bytes\n"
+        f"new token's pattern {tuple(last.pattern_lhk.shape)}; rows sum to 1 within "
+        f"{np.abs(last.pattern_lhk.sum(-1) - 1).max():.1e}\n"
+        f"ids {list(map(int, run.ids))}",
+        language=None,
+    )

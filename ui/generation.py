@@ -1,0 +1,94 @@
+"""The Generate page's session state: one generation per session, kept in st.session_state under
+"gen_*" keys, started from the prompt, stepped, taken back one token, reset.
+
+The model is the shared cached one (ui.cache.get_model): read-only. What a session changes, the
+KV cache and its tokens, lives in its own Generation object, never in a cache.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import streamlit as st
+
+from attention_core import Generation, choose, start_generation
+from attention_core.models.llama import LlamaModel
+from ui.cache import get_model
+from ui.decoder_view import MODEL, piece
+
+__all__ = ["MODEL", "piece"]  # the page reads both from here
+MAX_NEW = 64  # new tokens a generation may write
+RUN, PROMPT, TIMES = "gen_run", "gen_run_prompt", "gen_times"
+
+
+@dataclass(frozen=True)
+class Timing:
+    """How long the latest forward pass took, and over how many new tokens it ran."""
+
+    tokens: int
+    seconds: float
+
+
+def model() -> LlamaModel:
+    return get_model(MODEL)
+
+
+def text(run: Generation) -> str:
+    """The prompt and what the model wrote, decoded as one text."""
+    return model().tokenizer.decode([int(i) for i in run.ids])
+
+
+def _timed(kind: str, run: Generation, tokens: int, started: float) -> None:
+    st.session_state[RUN] = run
+    st.session_state[TIMES] = {
+        **st.session_state.get(TIMES, {}),
+        kind: Timing(tokens, time.perf_counter() - started),
+    }
+
+
+def start(prompt: str) -> None:
+    """Read the prompt through the model (the prefill); ValueError when it has no token."""
+    started = time.perf_counter()
+    run = start_generation(model(), prompt, max_new_tokens=MAX_NEW)
+    st.session_state[PROMPT] = prompt
+    st.session_state[TIMES] = {}
+    _timed("prefill", run, run.n_prompt, started)
+
+
+def current(prompt: str) -> Generation:
+    """This session's generation of ``prompt``, started afresh when the prompt changed."""
+    if st.session_state.get(RUN) is None or st.session_state.get(PROMPT) != prompt:
+        start(prompt)
+    return st.session_state[RUN]
+
+
+def n_new(run: Generation) -> int:
+    return len(run.ids) - run.n_prompt
+
+
+def write(token_id: int) -> None:
+    """Feed one token through the model (one step on the KV cache)."""
+    run: Generation = st.session_state[RUN]
+    if run.finished:
+        return
+    started = time.perf_counter()
+    _timed("step", run.step(int(token_id)), 1, started)
+
+
+def step_chosen(temperature: float, top_k: int, seed: int) -> None:
+    """Feed the token the sampling settings choose (greedy at temperature 0)."""
+    run: Generation = st.session_state[RUN]
+    write(choose(run.last, temperature=temperature, top_k=top_k, seed=seed, step_index=n_new(run)))
+
+
+def back() -> None:
+    """Take the newest token back, to choose another candidate in its place."""
+    run: Generation = st.session_state[RUN]
+    if n_new(run) > 0:
+        st.session_state[RUN] = run.rewind(len(run.ids) - 1)
+
+
+def reset() -> None:
+    """Forget the written tokens: the prompt alone again."""
+    start(st.session_state[PROMPT])

@@ -1,0 +1,94 @@
+"""The Generate page: every step's text, guesses and attention equal the engine's own generation
+(greedy, sampled, a candidate picked, a token taken back), and bad prompts give a message."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from attention_core import choose, load_model, start_generation
+from tests.app.conftest import open_page
+from tests.figdata import array, spec
+from ui import generation
+
+PROMPT = "The capital of France is"
+
+
+@pytest.fixture(scope="module")
+def smollm2():
+    return load_model("smollm2")
+
+
+def _charts(at) -> dict[str, dict]:
+    return {c.proto.id.rsplit("-", 1)[-1]: spec(c) for c in at.get("plotly_chart")}
+
+
+def _check(at, run, layer: int) -> None:
+    """What the page shows against the engine's generation ``run``."""
+    assert not at.exception
+    text = run.model.tokenizer.decode(list(run.ids))
+    assert at.code[0].value == text.rstrip("\n")  # st.code drops trailing newlines
+    charts = _charts(at)
+    bars = charts["gen_guesses"]["data"][0]
+    np.testing.assert_array_equal(array(bars["x"]), run.last.top_probs_k)
+    heat = charts["gen_heads"]["data"][0]
+    np.testing.assert_array_equal(array(heat["z"]), run.last.pattern_lhk[layer])
+    assert len(heat["x"]) == len(run.ids)
+    assert at.metric[0].value == str(len(run.ids))
+
+
+def test_step_pick_back_reset(smollm2):
+    at = open_page("generate", model="minilm")
+    layer = at.slider(key="gen_layer").value
+    run = start_generation(smollm2, PROMPT, max_new_tokens=generation.MAX_NEW)
+    _check(at, run, layer)
+    for _ in range(3):
+        at.button(key="gen_step").click().run()
+        run = run.step(choose(run.last))
+        _check(at, run, layer)
+    assert len(run.ids) == run.n_prompt + 3
+    at.selectbox(key="gen_pick").select(2).run()
+    at.button(key="gen_write").click().run()
+    run = run.step(int(run.last.top_ids_k[2]))
+    _check(at, run, layer)
+    at.button(key="gen_back").click().run()
+    run = run.rewind(len(run.ids) - 1)
+    _check(at, run, layer)
+    at.slider(key="gen_layer").set_value(29).run()
+    _check(at, run, 29)
+    at.button(key="gen_reset").click().run()
+    _check(at, start_generation(smollm2, PROMPT), 29)
+    assert at.button(key="gen_back").disabled
+
+
+def test_seeded_sampling_repeats_the_engines_draws(smollm2):
+    at = open_page("generate")
+    at.text_input(key="gen_prompt").input("Once upon a time").run()
+    at.slider(key="gen_temp").set_value(1.0).run()
+    at.number_input(key="gen_top_k").set_value(20).run()
+    at.number_input(key="gen_seed").set_value(7).run()
+    run = start_generation(smollm2, "Once upon a time")
+    for i in range(2):
+        at.button(key="gen_step").click().run()
+        run = run.step(choose(run.last, temperature=1.0, top_k=20, seed=7, step_index=i))
+    _check(at, run, at.slider(key="gen_layer").value)
+
+
+def test_the_limit_stops_generation(smollm2, monkeypatch):
+    monkeypatch.setattr(generation, "MAX_NEW", 2)
+    at = open_page("generate")
+    for _ in range(2):
+        at.button(key="gen_step").click().run()
+    assert not at.exception
+    assert at.button(key="gen_step").disabled and at.button(key="gen_write").disabled
+    assert any("Finished" in c.value for c in at.caption)
+
+
+@pytest.mark.parametrize("bad", ["", "   ", "\n\t"])
+def test_a_bad_prompt_gives_a_message(bad):
+    at = open_page("generate")
+    at.text_input(key="gen_prompt").input(bad).run()
+    assert not at.exception
+    assert any("Type a prompt" in i.value for i in at.info)
+    at.text_input(key="gen_prompt").input(PROMPT).run()  # and the page works again
+    assert not at.exception and at.code[0].value == PROMPT

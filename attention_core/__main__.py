@@ -1,4 +1,7 @@
-"""Command line: ``python -m attention_core trace "SENTENCE" --out FILE.npz [--model PATH]``."""
+"""Command line: ``python -m attention_core trace "SENTENCE" --out FILE.npz [--model KEY|PATH]``.
+
+``--model`` takes "minilm" (the default), "smollm2" (the decoder), a BERT folder or a .gguf file.
+``--causal`` is a what-if for the encoder; a decoder's own mask is always causal (a no-op)."""
 
 from __future__ import annotations
 
@@ -16,8 +19,14 @@ def _parser() -> argparse.ArgumentParser:
     trace = sub.add_parser("trace", help="run a sentence and save every intermediate to .npz")
     trace.add_argument("sentence", help="the text to run through the model")
     trace.add_argument("--out", required=True, help="where to write the .npz")
-    trace.add_argument("--model", default=None, help="a local model folder (default: packaged)")
-    trace.add_argument("--causal", action="store_true", help="hide later tokens (what-if)")
+    trace.add_argument(
+        "--model", default=None,
+        help='"minilm" (default), "smollm2", a local BERT folder or a .gguf file',
+    )  # fmt: skip
+    trace.add_argument(
+        "--causal", action="store_true",
+        help="hide later tokens (what-if; a decoder is always causal, so a no-op there)",
+    )  # fmt: skip
     trace.add_argument("--no-scale", action="store_true", help="skip ÷√d_k (what-if)")
     trace.add_argument("--temperature", type=float, default=1.0, help="softmax temperature")
     return parser
@@ -32,6 +41,9 @@ def main(argv: list[str] | None = None) -> int:
     except (ModelLoadError, ValueError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    if args.causal and model.config.causal:
+        print(f"note: {model.config.name} is a decoder, always causal: --causal changes nothing",
+              file=sys.stderr)  # fmt: skip
     path = save_npz(trace, args.out)
     cut = f" ({trace.tokens.n_cut} tokens cut at the model's limit)" if trace.tokens.n_cut else ""
     print(f"{trace.n_tokens} tokens{cut} -> {path}")

@@ -10,6 +10,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from attention_core.forward import Trace
+from attention_core.models.llama_forward import LlamaTrace
 
 # The documented keys (README, "Export"): short names, shape suffixes dropped.
 _RENAMES = {
@@ -21,8 +22,10 @@ _RENAMES = {
 }
 
 
-def trace_arrays(trace: Trace) -> dict[str, NDArray[Any]]:
-    """Every array of the trace under its export key, plus tokens, ids, offsets and settings."""
+def trace_arrays(trace: Trace | LlamaTrace) -> dict[str, NDArray[Any]]:
+    """Every array of the trace under its export key, plus tokens, ids, offsets and settings.
+    A decoder's trace gives pattern and scores (every layer computed: 566 MB at 512 tokens
+    while writing), hidden, delta, ffn_out and each position's next-token top 10."""
     out: dict[str, NDArray[Any]] = {
         "tokens": np.asarray(trace.tokens.tokens, dtype=str),
         "input_ids": trace.tokens.input_ids_t,
@@ -33,6 +36,8 @@ def trace_arrays(trace: Trace) -> dict[str, NDArray[Any]]:
         "scale": np.asarray(trace.whatif.scale),
         "temperature": np.asarray(trace.whatif.temperature),
     }
+    if isinstance(trace, LlamaTrace):
+        return out | _llama_arrays(trace)
     for f in fields(trace):
         value = getattr(trace, f.name)
         if isinstance(value, np.ndarray):
@@ -41,7 +46,20 @@ def trace_arrays(trace: Trace) -> dict[str, NDArray[Any]]:
     return out
 
 
-def save_npz(trace: Trace, path: str | Path) -> Path:
+def _llama_arrays(trace: LlamaTrace) -> dict[str, NDArray[Any]]:
+    return {
+        "model": np.asarray(trace.config.key, dtype=str),
+        "pattern": np.asarray(trace.pattern_lhqk),
+        "scores": np.asarray(trace.scores_lhqk),
+        "hidden": trace.hidden_ltd,
+        "delta": trace.delta_ltd,
+        "ffn_out": trace.ffn_out_ltd,
+        "next_top_ids": trace.next_top_ids_tk,
+        "next_top_probs": trace.next_top_probs_tk,
+    }
+
+
+def save_npz(trace: Trace | LlamaTrace, path: str | Path) -> Path:
     """Write the trace to a compressed .npz; returns the path written."""
     path = Path(path)
     np.savez_compressed(path, **trace_arrays(trace))  # type: ignore[arg-type]  # numpy stub: **kwds

@@ -53,7 +53,7 @@ def test_rewind_then_step_equals_a_fresh_path_and_keeps_the_old_one(smollm2):
         assert np.abs(a.pattern_lhk - b.pattern_lhk).max() <= 1e-6
         assert np.array_equal(a.top_ids_k, b.top_ids_k)
     assert np.array_equal(gen.k_lgte, kept_k)  # the longer generation is untouched
-    assert all(np.array_equal(s.pattern_lhk, k) for s, k in zip(gen.steps, kept_steps))
+    assert all(np.array_equal(s.pattern_lhk, k) for s, k in zip(gen.steps, kept_steps, strict=True))
     again = gen.step(choose(gen.last))  # and still steps on
     assert again.ids[:-1] == gen.ids
 
@@ -88,7 +88,7 @@ def test_choose_is_greedy_at_zero_and_seeded_otherwise(smollm2):
     assert len(set(draws)) > 1
     top5 = set(step.top(1.0, 5)[0].tolist())
     assert {choose(step, temperature=2.0, top_k=5, seed=s) for s in range(30)} <= top5
-    hot_ids, hot_probs = step.top(temperature=2.0)
+    _, hot_probs = step.top(temperature=2.0)
     assert hot_probs[0] < step.top_probs_k[0] and np.all(np.diff(hot_probs) <= 0)
     assert abs(step.probs_v(2.0).sum() - 1) < 1e-9
     with pytest.raises(ValueError):

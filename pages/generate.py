@@ -1,7 +1,6 @@
 """Generate, token by token: SmolLM2 writes one token per click; each step shows the new token's
 attention over everything before it, the model's top guesses, and the KV cache it keeps."""
 
-import numpy as np
 import streamlit as st
 
 from ui import generation, router, safe, show
@@ -26,7 +25,7 @@ if not prompt.strip():
 try:
     run = generation.current(prompt)
 except ValueError as err:
-    st.info(f"The model cannot read this prompt: {err}")
+    st.info(f"The model cannot read this prompt: {safe.md(str(err))}")
     st.stop()
 
 with st.expander("Sampling (optional): temperature, top-k, seed"):
@@ -57,6 +56,7 @@ st.caption(status)
 
 last = run.last
 guesses = [generation.piece(i) for i in last.top_ids_k]
+probs = dict(zip(map(int, last.top_ids_k), map(float, last.top_probs_k), strict=True))
 left, right = st.columns([2, 3])
 with left:
     st.subheader("Its guesses for the next token")
@@ -64,21 +64,17 @@ with left:
         make_next_token_bars(guesses, last.top_probs_k),
         "gen_guesses",
         caption="The ten most likely next tokens: the model's softmax over all "
-        f"{cfg.vocab_size:,} tokens of its vocabulary.",
+        f"{cfg.vocab_size:,} tokens of its vocabulary (at temperature 1). Next token takes the top "
+        "one, or draws one with the sampling settings.",
     )
-    pick = st.selectbox(
+    pick = st.selectbox(  # a key per length: each step's candidates are a new menu
         "Or write another of these",
-        range(len(guesses)),
-        key="gen_pick",
-        format_func=lambda i: f"{guesses[i]} ({last.top_probs_k[i]:.1%})",
+        [int(i) for i in last.top_ids_k],
+        key=f"gen_pick_{len(run.ids)}",
+        format_func=lambda i: f"{generation.piece(i)} ({probs[i]:.1%})",
     )
-    st.button(
-        "Write this one",
-        key="gen_write",
-        disabled=done,
-        on_click=generation.write,
-        args=(int(last.top_ids_k[pick]),),
-    )
+    st.button("Write this one", key="gen_write", disabled=done, on_click=generation.write,
+              args=(pick,))  # fmt: skip
 with right:
     group = cfg.n_heads // cfg.n_kv_heads
     layer = st.slider("Layer", 0, cfg.n_layers - 1, cfg.n_layers // 2, key="gen_layer")
@@ -103,38 +99,4 @@ with right:
     )
 
 st.subheader("What the model keeps: the KV cache")
-n_cached, kept = len(run.ids), run.k_lgte.nbytes + run.v_lgte.nbytes
-per_token = 2 * cfg.n_layers * cfg.n_kv_heads * cfg.d_head
-m = st.columns(4)
-m[0].metric("tokens kept", n_cached)
-m[1].metric("layers", cfg.n_layers)
-m[2].metric("key/value heads per layer", cfg.n_kv_heads)
-m[3].metric("bytes kept", f"{kept / 1024:,.0f} KiB")
-st.markdown(
-    f"For each token so far, every layer keeps a key and a value for each of its key/value "
-    f"heads ({cfg.d_head} numbers each): {per_token:,} numbers per token. The newest token needs "
-    "only its own query, key and value, and reads the others from here: one token's work per "
-    "step, instead of running the whole text through the model again. "
-    f"(Room is set aside for {run.n_prompt + generation.MAX_NEW} tokens: "
-    f"{run.cache_nbytes / 1024:,.0f} KiB.)"
-)
-times = st.session_state.get(generation.TIMES, {})
-if "prefill" in times:
-    st.caption(
-        f"Reading the {times['prefill'].tokens}-token prompt took "
-        f"{times['prefill'].seconds * 1000:.0f} ms"
-        + (
-            f"; the last step, one token, {times['step'].seconds * 1000:.0f} ms."
-            if "step" in times
-            else "."
-        )
-    )
-with st.expander("For engineers"):
-    st.code(
-        f"k cache {tuple(run.k_lgte.shape)}, v cache {tuple(run.v_lgte.shape)} "
-        f"(layers, KV heads, tokens, d_head), {run.cache_nbytes:,} bytes\n"
-        f"new token's pattern {tuple(last.pattern_lhk.shape)}; rows sum to 1 within "
-        f"{np.abs(last.pattern_lhk.sum(-1) - 1).max():.1e}\n"
-        f"ids {list(map(int, run.ids))}",
-        language=None,
-    )
+generation.show_cache(run)

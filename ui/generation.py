@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+import numpy as np
 import streamlit as st
 
 from attention_core import Generation, choose, start_generation
@@ -92,3 +93,43 @@ def back() -> None:
 def reset() -> None:
     """Forget the written tokens: the prompt alone again."""
     start(st.session_state[PROMPT])
+
+
+def show_cache(run: Generation) -> None:
+    """The KV cache as what the model keeps: tokens, layers, bytes; the steps' times; shapes."""
+    cfg = run.model.config
+    n_cached, kept = len(run.ids), run.k_lgte.nbytes + run.v_lgte.nbytes
+    per_token = 2 * cfg.n_layers * cfg.n_kv_heads * cfg.d_head
+    m = st.columns(4)
+    m[0].metric("tokens kept", n_cached)
+    m[1].metric("layers", cfg.n_layers)
+    m[2].metric("key/value heads per layer", cfg.n_kv_heads)
+    m[3].metric("bytes kept", f"{kept / 1024:,.0f} KiB")
+    st.markdown(
+        f"For each token so far, every layer keeps a key and a value for each of its key/value "
+        f"heads ({cfg.d_head} numbers each): {per_token:,} numbers per token. The newest token "
+        "needs only its own query, key and value, and reads the others from here: one token's "
+        "work per step, instead of running the whole text through the model again. "
+        f"(Room is set aside for {run.n_prompt + run.max_new_tokens} tokens: "
+        f"{run.cache_nbytes / 1024:,.0f} KiB.)"
+    )
+    times = st.session_state.get(TIMES, {})
+    if "prefill" in times:
+        st.caption(
+            f"Reading the {times['prefill'].tokens}-token prompt took "
+            f"{times['prefill'].seconds * 1000:.0f} ms"
+            + (
+                f"; the last step, one token, {times['step'].seconds * 1000:.0f} ms."
+                if "step" in times
+                else "."
+            )
+        )
+    with st.expander("For engineers"):
+        st.code(
+            f"k cache {tuple(run.k_lgte.shape)}, v cache {tuple(run.v_lgte.shape)} "
+            f"(layers, KV heads, tokens, d_head), {run.cache_nbytes:,} bytes\n"
+            f"new token's pattern {tuple(run.last.pattern_lhk.shape)}; rows sum to 1 within "
+            f"{np.abs(run.last.pattern_lhk.sum(-1) - 1).max():.1e}\n"
+            f"ids {list(map(int, run.ids))}",
+            language=None,
+        )

@@ -47,7 +47,9 @@ def test_step_pick_back_reset(smollm2):
         run = run.step(choose(run.last))
         _check(at, run, layer)
     assert len(run.ids) == run.n_prompt + 3
-    at.selectbox(key="gen_pick").select(2).run()
+    menu = next(s for s in at.selectbox if s.key.startswith("gen_pick"))
+    assert menu.options[2].startswith(generation.piece(run.last.top_ids_k[2]))
+    menu.select(int(run.last.top_ids_k[2])).run()
     at.button(key="gen_write").click().run()
     run = run.step(int(run.last.top_ids_k[2]))
     _check(at, run, layer)

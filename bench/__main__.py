@@ -10,6 +10,7 @@ BENCHMARKS = {
     "app": "bench.app",  # the running app in Chromium, against the targets, and BertViz
     "soak": "bench.soak",  # server memory over many sentences through every page
     "classroom": "bench.classroom",  # 30 browsers through serve.sh, a heavy visitor, per replica
+    "llama": "bench.llama",  # SmolLM2 engine: load, forward vs transformers, step, memory
 }
 
 

@@ -3,6 +3,8 @@
 ``multi_head_attention(layer, x_qd)`` is a sequence attending to itself, as every encoder layer
 does (the forward pass runs it, writing into its stacked arrays); ``memory_kd`` gives
 cross-attention (the decoder demo). Q, K, V -> scores -> pattern -> z -> ΔE, every step kept.
+``attend`` is the core under it that every model family calls (BERT here, Llama in
+``attention_core.models``): scores, pattern and z, with grouped key/value heads.
 """
 
 from __future__ import annotations
@@ -118,10 +120,9 @@ def _grouped(out: dict[str, F32], name: str, g: int) -> F32 | None:
     dest = out.get(name)
     if dest is None:
         return None
-    view = dest.reshape(g, -1, dest.shape[-1])
-    if not np.shares_memory(view, dest):
+    if not dest.flags.c_contiguous:  # a reshape would copy, and the result land in the copy
         raise ValueError(f"out[{name!r}] must be C-contiguous")
-    return view
+    return dest.reshape(g, -1, dest.shape[-1])
 
 
 def multi_head_attention(

@@ -84,6 +84,7 @@ def _torch_forward() -> Callable[[np.ndarray], Any]:
     from attention_core.models.llama import SMOLLM2_FILE, smollm2_path
 
     torch.set_num_threads(1)
+    transformers.utils.logging.disable_progress_bar()
     model = transformers.AutoModelForCausalLM.from_pretrained(
         str(smollm2_path().parent), gguf_file=SMOLLM2_FILE, attn_implementation="eager",
         dtype=torch.float32,

@@ -12,6 +12,7 @@ from attention_core.decoder_heads import (
     NOTE_TABLE_QK,
     NOTE_WORDS,
     RULES,
+    HeadPick,
     first_token_share,
     note_tables,
     pick_head,
@@ -64,24 +65,30 @@ def note_table(model_key: str) -> None:
         "dec_note_own",
         where=right,
     )
+    _explain(trace, tables, pick)
+
+
+def _explain(trace, tables: np.ndarray, pick: HeadPick) -> None:
+    """The rule, the pooling, and where the real head differs from the notes, in numbers."""
     tokens = trace.tokens.tokens
     plumbing = len(tokens) - 1
     sink_lh = np.stack(
         [first_token_share(trace.pattern_lhqk[i], plumbing) for i in range(trace.config.n_layers)]
     )
     col = tables[pick.layer, pick.head, 2]
-    measured = "total difference" if rule == "closest" else "weight"
+    measured = "total difference" if pick.rule == "closest" else "weight"
     st.caption(
-        f"Rule: the head {RULES[rule]} ({measured} {pick.value:.3f}). The model reads the phrase "
-        f"as {len(tokens)} tokens ({' · '.join(tokens)}); a word's row is the mean of its pieces' "
-        "rows and its column the sum of its pieces' columns, so each query's weights still sum "
-        "to 1. The cells marked “masked” are the mask: a word never sees the words after it, in "
-        "the notes and in the model."
+        f"Rule: the head {RULES[pick.rule]}. This one: {measured} {pick.value:.3f}. The model "
+        f"reads the phrase as {len(tokens)} tokens ({' · '.join(tokens)}); a word's row is the "
+        "mean of its pieces' rows and its column the sum of its pieces' columns, so each query's "
+        "weights still sum to 1. The cells marked “masked” are the mask: a word never sees the "
+        "words after it, in the notes and in the model."
     )
     share = sink_lh[pick.layer, pick.head]
+    note = ", ".join(f"{w:g}" for w in NOTE_TABLE_QK[2])
     st.markdown(
         f"In this head “plumbing” gives **{col[0]:.2f}** to “dirty”, **{col[1]:.2f}** to "
-        f"“quantum” and **{col[2]:.2f}** to itself; the notes say 0.55, 0.4 and 0.05. Where it "
+        f"“quantum” and **{col[2]:.2f}** to itself; the notes say {note}. Where it "
         f"differs: “dirty” holds the first token, “{safe.md(tokens[0])}”, where a decoder's heads "
         "park weight when they find nothing to look for (an “attention sink”): here the last "
         f"piece of “plumbing” puts **{share:.2f}** of its weight on it. Over all {sink_lh.size} "

@@ -25,9 +25,9 @@ NOTE_TABLE_QK = np.array([[1.0, 0.0, 0.0], [0.9, 0.1, 0.0], [0.55, 0.4, 0.05]])
 
 RULES = {
     "closest": "closest to the notes' numbers: the smallest total difference over the six cells "
-    "a query may fill (the three zeros are masked in every head)",
-    "adjective": "“plumbing” gives the most weight to “quantum”, the adjective just before it "
-    "(“dirty” is also the first token, where many heads park weight)",
+    "a query may fill, the other three being masked in every head",
+    "adjective": "“plumbing” gives the most weight to “quantum”, the adjective just before it; "
+    "“dirty” is also the first token, where many heads park weight",
 }
 
 

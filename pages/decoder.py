@@ -2,28 +2,32 @@
 positions beside MiniLM's learned ones, grouped key/value heads, next-token guesses."""
 
 import numpy as np
+import pandas as pd
 import streamlit as st
 
 from attention_core.decoder_heads import group_similarity
 from ui import decoder_view, router, show
-from ui.cache import get_trace, model_error
+from ui.cache import get_model, get_trace, model_error
 from viz.pattern_heatmap import make_pattern_heatmap
 
 MODEL = decoder_view.MODEL  # always the decoder, whatever the sidebar picked
 shared = router.shared()
 st.title("Inside a decoder")
-st.caption(
-    "This page always shows SmolLM2-135M-Instruct, a decoder, whatever model the sidebar picks "
-    "(MiniLM appears where the two compare). Your sentence comes from the sidebar."
-)
 if error := model_error(MODEL) or model_error("minilm"):
     st.error(f"A model could not be loaded. {error}")
     st.stop()
+cfg = get_model(MODEL).config
+st.caption(
+    "This page always shows SmolLM2-135M-Instruct, a decoder, whatever model the sidebar picks "
+    f"(MiniLM appears where the two compare). Your sentence comes from the sidebar; the layer "
+    f"and head are chosen here, as SmolLM2 has its own {cfg.n_layers} layers and {cfg.n_heads} "
+    "heads."
+)
 if not shared.text.strip():
     st.info("Type a sentence in the sidebar (or pick an example) to look inside the decoder.")
     st.stop()
 trace = get_trace(MODEL, shared.text)
-cfg, tokens, n = trace.config, trace.tokens.tokens, trace.n_tokens
+tokens, n = trace.tokens.tokens, trace.n_tokens
 if trace.tokens.n_cut:
     st.warning(f"The decoder reads the first {n} tokens; the last {trace.tokens.n_cut} were cut.")
 cols = st.columns(2)
@@ -65,6 +69,7 @@ st.dataframe(
     key="dec_groups",
     hide_index=True,
 )
+heads = [f"H{h}" for h in range(cfg.n_heads)]
 sim = group_similarity(trace.pattern_lhqk[layer], cfg.n_kv_heads)
 st.markdown(
     f"SmolLM2 has {cfg.n_heads} query heads but only {cfg.n_kv_heads} key/value heads: each "
@@ -74,7 +79,7 @@ st.markdown(
     f"different groups **{sim.across:.0%}**."
 )
 st.dataframe(
-    {f"H{h}": sim.overlap_hh[:, h] for h in range(cfg.n_heads)},
+    pd.DataFrame(sim.overlap_hh, index=heads, columns=heads),
     key="dec_overlap",
     column_config={f"H{h}": show.NUM for h in range(cfg.n_heads)},
 )

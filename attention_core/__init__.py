@@ -75,7 +75,13 @@ from attention_core.model import (
 from attention_core.models import MODEL_KEYS, MODELS, ModelSpec, model_spec
 from attention_core.models.llama import LlamaModel, LlamaParams
 from attention_core.models.llama_forward import LayerStack, LlamaTrace
-from attention_core.models.llama_generate import Generation, StepResult, choose, start_generation
+from attention_core.models.llama_generate import (
+    Generation,
+    StepResult,
+    chat_prompt,
+    choose,
+    start_generation,
+)
 from attention_core.models.llama_layers import LlamaLayer
 from attention_core.pack import Block, block_nbytes, header, layer_block
 from attention_core.saturation import DK_GRID, Saturation, row_entropy_bits, saturation_curve
@@ -90,6 +96,7 @@ from attention_core.values import (
     value_update,
 )
 from attention_core.weights import EmbeddingWeights, LayerWeights, Norm, Weights
+from attention_core.words import word_pattern, word_spans
 
 # The public names, grouped by concept (the imports above are sorted by module).
 __all__ = [  # noqa: RUF022 - grouped by concept, not alphabetically
@@ -118,6 +125,7 @@ __all__ = [  # noqa: RUF022 - grouped by concept, not alphabetically
     # model families: the registry, the decoder (SmolLM2) and generating with it
     "MODEL_KEYS", "MODELS", "ModelSpec", "model_spec", "LlamaModel", "LlamaParams", "LlamaTrace",
     "LlamaLayer", "LayerStack", "Generation", "StepResult", "choose", "start_generation",
+    "chat_prompt", "word_spans", "word_pattern",
     # browser packing
     "Block", "block_nbytes", "header", "layer_block",
 ]  # fmt: skip

@@ -225,6 +225,16 @@ def _one_token(model: LlamaModel, store: _KVStore, p: int, token: int) -> StepRe
     return _result(model, p, token, x_td[0], rows)
 
 
+SYSTEM_PROMPT = "You are a helpful AI assistant named SmolLM, trained by Hugging Face"
+
+
+def chat_prompt(user_text: str, system: str = SYSTEM_PROMPT) -> str:
+    """``user_text`` as one user turn in SmolLM2's chat template, ready for the assistant's
+    reply (the GGUF's template with add_generation_prompt, and its default system turn)."""
+    return (f"<|im_start|>system\n{system}<|im_end|>\n<|im_start|>user\n{user_text}<|im_end|>\n"
+            "<|im_start|>assistant\n")  # fmt: skip
+
+
 def start_generation(model: LlamaModel, prompt: str, max_new_tokens: int = 64) -> Generation:
     """Run ``prompt`` (cut at ``config.max_tokens``) and keep its keys and values: the prefill.
     ``last`` is the prompt's last token's step: its attention, the first choice's odds."""

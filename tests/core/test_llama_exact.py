@@ -11,6 +11,7 @@ transformers = pytest.importorskip("transformers")
 
 from attention_core import (  # noqa: E402
     WhatIf,
+    chat_prompt,
     choose,
     softmax,
     start_generation,
@@ -125,3 +126,11 @@ def test_generation_probabilities_match_a_full_pass(smollm2, oracle):
     top = gen.last.top_ids_k
     assert np.abs(gen.last.top_probs_k - probs[-1][top]).max() <= 1e-4
     assert softmax(gen.last.logits_v).argmax() == probs[-1].argmax()
+
+
+def test_chat_prompt_is_the_gguf_chat_template(smollm2, oracle):
+    tok, _ = oracle
+    messages = [{"role": "user", "content": "What is attention?"}]
+    expected = tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    assert chat_prompt("What is attention?") == expected
+    assert tokenize(smollm2, expected).input_ids_t.tolist() == tok(expected)["input_ids"]

@@ -76,10 +76,14 @@ class LayerStack:
 
 
 class _LayerCache:
-    """Thread-safe LRU of computed layers, ``capacity`` of them at most."""
+    """Thread-safe LRU of computed layers, ``capacity`` of them at most. It also holds the model
+    (not a dataclass field of the trace, so code that walks a trace's fields for its arrays,
+    as the app's trace store does, never counts or touches the model's weights)."""
 
-    def __init__(self, compute: Callable[[int], LlamaLayer], capacity: int) -> None:
-        self._compute, self.capacity = compute, max(1, capacity)
+    def __init__(
+        self, model: LlamaModel, compute: Callable[[int], LlamaLayer], capacity: int
+    ) -> None:
+        self.model, self._compute, self.capacity = model, compute, max(1, capacity)
         self._layers: OrderedDict[int, LlamaLayer] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -119,8 +123,11 @@ class LlamaTrace:
     ffn_out_ltd: F32  # SwiGLU MLP output added to the residual
     next_top_ids_tk: NDArray[np.int64]  # each position's 10 likeliest next tokens
     next_top_probs_tk: F32  # their probabilities (float32 softmax of the logits)
-    model: LlamaModel = field(repr=False)
     _cache: _LayerCache = field(repr=False)
+
+    @property
+    def model(self) -> LlamaModel:
+        return self._cache.model
 
     @property
     def n_tokens(self) -> int:
@@ -243,7 +250,7 @@ def run_llama(
             temperature=whatif.temperature, key_mask_k=key_mask_k,
         )  # fmt: skip
 
-    cache = _LayerCache(compute, cfg.n_layers if keep_layers else lru_layers(cfg, n))
+    cache = _LayerCache(model, compute, cfg.n_layers if keep_layers else lru_layers(cfg, n))
     with np.errstate(over="ignore"):  # SiLU's exp(-x) of a very negative x: inf, giving -0
         for i, lay in enumerate(params.layers):
             attn = cache(i) if keep_layers else compute(i)
@@ -256,7 +263,7 @@ def run_llama(
     top_ids, top_probs = next_top(model, hidden[-1])
     for array in (hidden, delta, ffn, top_ids, top_probs):
         array.flags.writeable = False
-    return LlamaTrace(tokens, cfg, whatif, hidden, delta, ffn, top_ids, top_probs, model, cache)
+    return LlamaTrace(tokens, cfg, whatif, hidden, delta, ffn, top_ids, top_probs, cache)
 
 
 def llama_trace_nbytes(cfg: ModelConfig, n: int) -> int:

@@ -195,3 +195,20 @@ def test_the_decoder_imports_no_ui_library_torch_or_gguf():
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.strip().splitlines()[-1])["loaded"] == []
+
+
+def test_the_trace_fields_hold_its_own_arrays_not_the_model(smollm2):
+    from dataclasses import fields, is_dataclass
+
+    trace = trace_sentence(smollm2, "dirty quantum plumbing")
+
+    def walk(obj):  # what the app's trace store counts: arrays in (nested) dataclass fields
+        for f in fields(obj):
+            value = getattr(obj, f.name)
+            if isinstance(value, np.ndarray):
+                yield value
+            elif is_dataclass(value):
+                yield from walk(value)
+
+    counted = sum(a.nbytes for a in walk(trace))
+    assert counted < 1e6 and trace.model is smollm2

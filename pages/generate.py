@@ -18,7 +18,8 @@ if error := model_error(generation.MODEL):
     st.error(f"SmolLM2 could not be loaded. {error}")
     st.stop()
 cfg = generation.model().config
-prompt = st.text_input("Prompt", "The capital of France is", key="gen_prompt", max_chars=2000)
+kept = st.session_state.get(generation.PROMPT, "The capital of France is")  # back from a page
+prompt = st.text_input("Prompt", kept, key="gen_prompt", max_chars=2000)
 if not prompt.strip():
     st.info("Type a prompt (a few words) and the model will guess what comes next.")
     st.stop()

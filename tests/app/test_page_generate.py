@@ -94,3 +94,16 @@ def test_a_bad_prompt_gives_a_message(bad):
     assert any("Type a prompt" in i.value for i in at.info)
     at.text_input(key="gen_prompt").input(PROMPT).run()  # and the page works again
     assert not at.exception and at.code[0].value == PROMPT
+
+
+def test_the_generation_survives_a_visit_to_another_page(smollm2):
+    at = open_page("generate")
+    at.text_input(key="gen_prompt").input("Paris is").run()
+    at.button(key="gen_step").click().run()
+    run = start_generation(smollm2, "Paris is")
+    run = run.step(choose(run.last))
+    at.switch_page("pages/decoder.py").run()
+    at.switch_page("pages/generate.py").run()
+    assert not at.exception
+    assert at.text_input(key="gen_prompt").value == "Paris is"
+    _check(at, run, at.slider(key="gen_layer").value)

@@ -57,8 +57,8 @@ def score_by_distance(q_e: NDArray, k_e: NDArray, distances: NDArray, freqs_b: F
 
 
 def cosine_sum(distances: NDArray, freqs_b: F64) -> F64:
-    """mean_b cos(Δ · θ_b): the score of a query and a key that are the same vector, as they move
-    Δ apart, relative to Δ = 0 (1 at Δ = 0)."""
+    """mean_b cos(Δ · θ_b): the score of a query and a key that are the same vector, equally long
+    in every band, as they move Δ apart, relative to Δ = 0 (1 at Δ = 0)."""
     return np.cos(np.multiply.outer(np.asarray(distances, dtype=np.float64), freqs_b)).mean(-1)
 
 

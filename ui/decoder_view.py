@@ -122,9 +122,10 @@ def positions(trace, layer: int, head: int) -> None:
         "dec_pos_both",
         where=left,
         caption=(
-            f"Rotary (SmolLM2): a query and a key that are the same vector score {far:.2f} of "
-            f"their Δ = 0 score at Δ = {MAX_DISTANCE}, from its {freqs.size} frequency bands "
-            f"θ_i = {cfg.rope_theta:,.0f}^(−2i/{cfg.d_head}). "
+            f"Rotary (SmolLM2): a query and a key that are the same vector, equally strong in "
+            f"each of its {freqs.size} frequency bands θ_i = {cfg.rope_theta:,.0f}^(−2i/"
+            f"{cfg.d_head}), score {far:.2f} of their Δ = 0 score at Δ = {MAX_DISTANCE}: the "
+            "fast bands turn away within a few tokens, the slow ones hardly move. "
             f"Learned (MiniLM): the cosine of position vectors i and i + Δ from its own table; the "
             "band spans the smallest to largest over i."
         ),

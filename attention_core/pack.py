@@ -40,6 +40,8 @@ def header(trace: Trace) -> dict[str, Any]:
         "n_heads": cfg.n_heads,
         "d_head": cfg.d_head,
         "n_tokens": trace.n_tokens,
+        "n_kv_heads": cfg.n_kv_heads,  # heads share keys and values in groups (GQA) when fewer
+        "causal": cfg.causal,  # the model's own mask (a decoder), not a what-if
     }
 
 

@@ -16,6 +16,12 @@ The rule, in the order it is applied:
 4. If no pair of content words exists (a one- or two-word sentence, or only function words), the
    same search runs over every piece that is not [CLS]/[SEP] (function words and punctuation
    included); if there is still no pair, there is no telling head (None).
+5. In a decoder (SmolLM2) the first token is never the key: most heads park most of their weight
+   on it whatever it says (an "attention sink"), so it would win every time without telling
+   anything about the sentence. A decoder's token reads only earlier tokens, so the key always
+   comes before the query.
+
+Every step runs one layer at a time: a decoder's trace computes its layers when asked.
 """
 
 from __future__ import annotations
@@ -74,28 +80,39 @@ def content_t(tokens: Tokens) -> NDArray[np.bool_]:
     return out & ~tokens.special_t
 
 
-def neighbour_heads_lh(pattern_lhqk: NDArray[np.floating]) -> NDArray[np.bool_]:
-    """[l, h] True for heads that give at least NEIGHBOUR_SHARE of every inner piece's attention
-    to the piece before it, or of every inner piece's to the piece after it."""
-    n = pattern_lhqk.shape[-1]
-    inner = np.arange(1, n - 1)  # the pieces between [CLS] and [SEP]
+def neighbour_heads_lh(
+    pattern_lhqk: NDArray[np.floating], inner: NDArray[np.int64]
+) -> NDArray[np.bool_]:
+    """[l, h] True for heads that give at least NEIGHBOUR_SHARE of every ``inner`` piece's
+    attention to the piece before it, or of every inner piece's to the piece after it."""
+    n_layers = len(pattern_lhqk)
     if len(inner) < MIN_PIECES_TO_JUDGE:
-        return np.zeros(pattern_lhqk.shape[:2], dtype=bool)
-    before = pattern_lhqk[..., inner, inner - 1].min(axis=-1)
-    after = pattern_lhqk[..., inner, inner + 1].min(axis=-1)
-    return (before >= NEIGHBOUR_SHARE) | (after >= NEIGHBOUR_SHARE)
+        return np.zeros((n_layers, pattern_lhqk[0].shape[0]), dtype=bool)
+    rows = []
+    for layer in range(n_layers):
+        pattern_hqk = pattern_lhqk[layer]
+        before = pattern_hqk[:, inner, inner - 1].min(axis=-1)
+        after = pattern_hqk[:, inner, inner + 1].min(axis=-1)
+        rows.append((before >= NEIGHBOUR_SHARE) | (after >= NEIGHBOUR_SHARE))
+    return np.stack(rows)
 
 
 def _best(
     pattern_lhqk: NDArray[np.floating], allowed_qk: NDArray[np.bool_], skip_lh: NDArray[np.bool_]
 ) -> tuple[int, int, int, int] | None:
     """(layer, head, query, key) of the largest allowed weight, or None if nothing is allowed."""
-    ok_lhqk = allowed_qk[None, None] & ~skip_lh[:, :, None, None]
-    if not ok_lhqk.any():
+    best: tuple[float, tuple[int, int, int, int]] | None = None
+    if not allowed_qk.any():
         return None
-    scores = np.where(ok_lhqk, pattern_lhqk, -1.0)
-    layer, head, query, key = (int(i) for i in np.unravel_index(np.argmax(scores), scores.shape))
-    return layer, head, query, key
+    for layer in range(len(pattern_lhqk)):
+        ok_hqk = allowed_qk[None] & ~skip_lh[layer][:, None, None]
+        if not ok_hqk.any():
+            continue
+        scores = np.where(ok_hqk, pattern_lhqk[layer], -1.0)
+        head, query, key = (int(i) for i in np.unravel_index(np.argmax(scores), scores.shape))
+        if best is None or scores[head, query, key] > best[0]:
+            best = (float(scores[head, query, key]), (layer, head, query, key))
+    return None if best is None else best[1]
 
 
 def _pairs(pieces_t: NDArray[np.bool_], word_t: NDArray[np.int64]) -> NDArray[np.bool_]:
@@ -116,7 +133,10 @@ def telling_head(trace: Trace) -> TellingHead | None:
     word_t = word_index_t(tokens)
     visible_t = word_t >= 0
     visible_t[list(trace.whatif.hidden)] = False
-    skip_lh = neighbour_heads_lh(pattern)
+    # Pieces with a neighbour on each side (in BERT those between [CLS] and [SEP]).
+    skip_lh = neighbour_heads_lh(pattern, np.arange(1, len(tokens) - 1))
+    if trace.config.causal:
+        visible_t[0] = False  # rule 5: the attention sink
     content = content_t(tokens) & visible_t
     content_pick = _best(pattern, _pairs(content, word_t), skip_lh)
     found = content_pick or _best(pattern, _pairs(visible_t, word_t), skip_lh)

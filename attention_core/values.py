@@ -4,18 +4,23 @@ For a query token t in layer l and head h: z = Σ_j a_j V_j, with a_j the patter
 z through the head's slice of W_O is that head's proposal ΔE_h; the layer's ΔE is
 Σ_h ΔE_h + b_O; E + ΔE goes into a LayerNorm, the feed-forward network adds its own update to
 that, and a second LayerNorm gives the token's vector after the block (this BERT is post-norm).
+SmolLM2 (pre-norm, no b_O) adds both updates to the stream as they are.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
 
 from attention_core.forward import Trace
 from attention_core.model import Model
+
+if TYPE_CHECKING:
+    from attention_core.models.llama import LlamaModel
 
 F32 = NDArray[np.float32]
 
@@ -36,15 +41,18 @@ class ValueUpdate:
     sum_error: float  # max |Σ_h ΔE_h + b_O − ΔE| over the d_model dimensions
     hidden_d: F32  # E: the token's vector entering the layer
     updated_d: F32  # E + ΔE, before the LayerNorm
-    normed_d: F32  # LayerNorm(E + ΔE): the feed-forward network's input
+    normed_d: F32 | None  # LayerNorm(E + ΔE): BERT's feed-forward input (None: a pre-norm
+    # decoder adds the feed-forward's update to E + ΔE itself, and normalizes only its input)
     ffn_out_d: F32  # the feed-forward network's update, added to normed_d
     next_d: F32  # LayerNorm(normed_d + ffn_out_d): the token's vector after this block
     delta_norms_t: F32  # ‖ΔE‖ of every token in this layer
 
 
-def output_bias(model: Model, layer: int) -> F32:
-    """b_O of a layer's attention output projection."""
-    return model.params.layer(layer).b_o_d
+def output_bias(model: Model | LlamaModel, layer: int) -> F32:
+    """b_O of a layer's attention output projection (zeros for a model without one: Llama)."""
+    weights = model.params.layer(layer)
+    bias = getattr(weights, "b_o_d", None)
+    return np.zeros(model.config.d_model, np.float32) if bias is None else bias
 
 
 def value_update(trace: Trace, bias_d: F32, layer: int, head: int, token: int) -> ValueUpdate:
@@ -78,7 +86,7 @@ def value_update(trace: Trace, bias_d: F32, layer: int, head: int, token: int) -
         sum_error=float(np.abs(heads_sum_d - delta_d).max()),
         hidden_d=hidden_d,
         updated_d=hidden_d + delta_d,
-        normed_d=trace.attn_out_ltd[layer, token],
+        normed_d=trace.attn_out_ltd[layer, token] if trace.config.family == "bert" else None,
         ffn_out_d=trace.ffn_out_ltd[layer, token],
         next_d=trace.hidden_ltd[layer + 1, token],
         delta_norms_t=np.linalg.norm(trace.delta_ltd[layer], axis=-1),
@@ -100,9 +108,23 @@ def largest_terms(weights_k: F32, limit: int = 8, floor: float = 0.005) -> NDArr
     return order[: max(1, int((weights_k[order] >= floor).sum()))]
 
 
-def update_steps(update: ValueUpdate) -> dict[str, F32]:
+def update_steps(update: ValueUpdate, last_layer: bool = False) -> dict[str, F32]:
     """The vectors from z to the token's vector after the block, in order, labelled as on
-    screen (post-norm BERT: attention's update, LayerNorm, feed-forward's update, LayerNorm)."""
+    screen: post-norm BERT (attention's update, LayerNorm, feed-forward's update, LayerNorm) or
+    a pre-norm decoder (the updates added to the stream as they are; after the last layer the
+    final RMSNorm, as transformers' last hidden state)."""
+    if update.normed_d is None:
+        after = "after the final RMSNorm" if last_layer else "after the block: E+ΔE+feed-forward"
+        return {
+            "z = Σ a_j V_j": update.z_e,
+            "ΔE_h = z · W_O (this head)": update.head_delta_d,
+            "Σ_h ΔE_h (all heads; no bias)": update.heads_sum_d,
+            "ΔE (the layer's update)": update.delta_d,
+            "E (entering the layer)": update.hidden_d,
+            "E + ΔE": update.updated_d,
+            "feed-forward's update (it reads RMSNorm(E + ΔE))": update.ffn_out_d,
+            after: update.next_d,
+        }
     return {
         "z = Σ a_j V_j": update.z_e,
         "ΔE_h = z · W_O (this head)": update.head_delta_d,

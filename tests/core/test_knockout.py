@@ -222,3 +222,15 @@ def test_bad_requests_name_the_bad_values(model, money_lpd):
         hide_word(model, RIVER, (2,), 3, money_lpd[1:])
     with pytest.raises(ValueError, match="'lake' is not a word of the sentence"):
         word_pieces(tokenize(model, RIVER), "lake")
+
+
+def test_on_the_decoder_a_hidden_word_changes_only_the_tokens_after_it(smollm2):
+    # Causal attention: a token before the hidden word never read it, so its vectors are
+    # bit-identical in both passes; a token after it changes. No sentence embedding to compare.
+    text = "The river bank was muddy"  # The ␣river ␣bank ␣was ␣muddy
+    with_word = trace_sentence(smollm2, text)
+    without = trace_sentence(smollm2, text, WhatIf(hidden=(1,)))
+    before, after = compare_passes(with_word, without, 0), compare_passes(with_word, without, 2)
+    assert before.sentence_cosine is None and before.sentence_distance is None
+    np.testing.assert_array_equal(before.distance_l, 0.0)
+    assert after.distance_l[1:].min() > 0 and after.distance_l[0] == 0.0  # embeddings equal

@@ -31,18 +31,25 @@ def decode(data: bytes, shape: tuple[int, ...]) -> np.ndarray:
     return np.frombuffer(data, dtype="<f4").reshape(shape)
 
 
+def test_header_of_the_decoder(smollm2):
+    # SmolLM2-135M: 30 layers, 9 query heads sharing 3 key/value heads of 64, causal; its pieces
+    # carry their own spaces and there is no [CLS]/[SEP].
+    got = header(trace_sentence(smollm2, "The river bank was muddy"))
+    assert {k: got[k] for k in ("n_layers", "n_heads", "d_head", "n_kv_heads", "causal")} == {
+        "n_layers": 30, "n_heads": 9, "d_head": 64, "n_kv_heads": 3, "causal": True
+    }  # fmt: skip
+    assert got["tokens"] == ["The", "␣river", "␣bank", "␣was", "␣muddy"]
+    assert got["special"] == [False] * 5 and got["n_tokens"] == 5
+
+
 def test_header_fields(trace):
     got = header(trace)
-    cfg = trace.config
-    assert got == {
-        "tokens": list(trace.tokens.tokens),
-        "special": [bool(s) for s in trace.tokens.special_t],
-        "n_layers": cfg.n_layers,
-        "n_heads": cfg.n_heads,
-        "d_head": cfg.d_head,
-        "n_tokens": trace.n_tokens,
-    }
-    assert (got["n_layers"], got["n_heads"], got["d_head"]) == (6, 12, 32)
+    # The model card's sizes, not the config's fields read back: all-MiniLM-L6-v2 is 6 layers of
+    # 12 heads of 32, each head its own keys and values, no mask of its own.
+    assert {k: got[k] for k in ("n_layers", "n_heads", "d_head", "n_kv_heads", "causal")} == {
+        "n_layers": 6, "n_heads": 12, "d_head": 32, "n_kv_heads": 12, "causal": False
+    }  # fmt: skip
+    assert got["n_tokens"] == trace.n_tokens == 10  # 8 words, [CLS] and [SEP]
     assert got["tokens"][0] == "[CLS]" and got["tokens"][-1] == "[SEP]"
     assert got["special"] == [True] + [False] * (trace.n_tokens - 2) + [True]
     assert len(got["tokens"]) == len(got["special"]) == got["n_tokens"]

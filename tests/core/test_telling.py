@@ -137,3 +137,17 @@ def test_hidden_tokens_are_never_picked(model):
     found = telling_head(trace)
     assert 2 not in (found.query, found.key)
     _check(trace)
+
+
+@pytest.mark.parametrize(
+    "text", ["dirty quantum plumbing", "The river bank was muddy", "I made a deposit at the bank"]
+)
+def test_on_the_decoder_the_first_token_is_never_the_telling_key(smollm2, text):
+    # Rule 5: most decoder heads park their weight on the first token (the attention sink); the
+    # pick must be a real word reading an earlier word, with the weight the pattern holds.
+    trace = trace_sentence(smollm2, text)
+    pick = telling_head(trace)
+    assert pick is not None and pick.key != 0 and pick.key < pick.query
+    assert pick.weight == float(trace.pattern_lhqk[pick.layer, pick.head, pick.query, pick.key])
+    sink = max(float(trace.pattern_lhqk[layer][:, 1:, 0].max()) for layer in range(30))
+    assert sink > pick.weight  # the sink would have won without the rule

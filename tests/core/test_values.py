@@ -94,3 +94,19 @@ def test_largest_terms():
     assert largest_terms(weights).tolist() == [1, 3, 0, 4]
     assert largest_terms(weights, limit=2).tolist() == [1, 3]
     assert largest_terms(weights, floor=0.9).tolist() == [1]
+
+
+def test_the_decoders_update_has_no_bias_and_no_norm_between_blocks(smollm2):
+    # Pre-norm Llama: ΔE = Σ_h z_h·W_O,h (o_proj has no bias), and the stream after a block is
+    # E + ΔE + the MLP's update as it is (transformers' hidden_states; the last after its norm).
+    trace = trace_sentence(smollm2, "dirty quantum plumbing")
+    bias = output_bias(smollm2, 3)
+    assert bias.shape == (576,) and not bias.any()
+    up = value_update(trace, bias, 3, 4, trace.n_tokens - 1)
+    assert up.normed_d is None and up.sum_error < 1e-4 * np.abs(up.delta_d).max()
+    steps = update_steps(up)
+    assert list(steps)[-1] == "after the block: E+ΔE+feed-forward"
+    after = up.updated_d.astype(np.float64) + up.ffn_out_d
+    np.testing.assert_allclose(up.next_d, after, rtol=0, atol=1e-5 * np.abs(after).max())
+    last = value_update(trace, bias, 29, 0, 0)
+    assert list(update_steps(last, last_layer=True))[-1] == "after the final RMSNorm"

@@ -6,9 +6,9 @@
 
 const GRID_FROM_SCORES = 128;
 
-function pooledPattern(scores, head, n, dk, keep, f, side) {
+function pooledPattern(scores, head, n, dk, keep, f, side, causal) {
   const st = computeStages(headScores(scores, head, n), n, dk,
-    { scale: true, temperature: 1, causal: false });
+    { scale: true, temperature: 1, causal });
   const m = keep.length;
   const out = new Float64Array(side * side);
   for (let r = 0; r < m; r++) {
@@ -41,9 +41,14 @@ function renderGrid({ data, parentElement, setTriggerValue }) {
     label.textContent = `layer ${row.layer}`;
     grid.appendChild(label);
     label.style.gridColumn = "1";
-    for (const head of row.heads) {
+    for (const [i, head] of row.heads.entries()) {
       const canvas = document.createElement("canvas");
       canvas.className = "ax-thumb";
+      // Heads in number order: a gap before each group that shares keys and values (GQA).
+      const per = header.n_heads / (header.n_kv_heads || header.n_heads);
+      if (per > 1 && i > 0 && head % per === 0 && row.heads[i - 1] === head - 1) {
+        canvas.classList.add("ax-kv-start");
+      }
       canvas.dataset.layer = String(row.layer);
       canvas.dataset.head = String(head);
       canvas.setAttribute("role", "button");
@@ -59,7 +64,7 @@ function renderGrid({ data, parentElement, setTriggerValue }) {
   const part = fromScores ? "scores" : data.hide_special ? "thumbs_visible" : "thumbs";
   const f = Math.ceil(keep.length / data.max_tile), side = Math.ceil(keep.length / f);
   const thumb = (block, head) => fromScores
-    ? pooledPattern(block, head, n, header.d_head, keep, f, side)
+    ? pooledPattern(block, head, n, header.d_head, keep, f, side, !!header.causal)
     : block.subarray(head * side * side, (head + 1) * side * side);
   const drawLayer = (layer) => {
     if (!alive) return;
@@ -84,7 +89,7 @@ function renderGrid({ data, parentElement, setTriggerValue }) {
 
   const describe = (canvas) => {
     const layer = Number(canvas.dataset.layer), head = Number(canvas.dataset.head);
-    const lines = [`layer ${layer}, head ${head}`];
+    const lines = [`layer ${layer}, head ${head}${sharing(header, head)}`];
     for (const [label, values] of Object.entries(data.metrics)) {
       lines.push(`${label}: ${values[layer][head].toFixed(3)}`);
     }

@@ -19,12 +19,12 @@ const SKELETON = `
       <select data-name="layer"></select><button data-step="layer:1" aria-label="next layer">+</button></label>
     <label>Head <button data-step="head:-1" aria-label="previous head">−</button>
       <select data-name="head"></select><button data-step="head:1" aria-label="next head">+</button></label>
-    <label><input type="checkbox" data-name="causal"> Causal mask</label>
+    <label><input type="checkbox" data-name="causal"> <span class="ax-causal">Causal mask</span></label>
     <label><input type="checkbox" data-name="scale"> Scale by √d_k</label>
     <label>Temperature <input type="range" data-name="temp" min="0.05" max="5" step="0.05">
       <output class="ax-temp"></output></label>
     <label><input type="checkbox" data-name="transpose"> Columns = queries</label>
-    <label><input type="checkbox" data-name="hide_special"> Hide [CLS] / [SEP]</label>
+    <label class="ax-special"><input type="checkbox" data-name="hide_special"> Hide [CLS] / [SEP]</label>
   </div>
   <p class="ax-hint"></p>
   <div class="ax-grid"></div>
@@ -42,6 +42,40 @@ const PANEL = `
 function fmt(x, digits = 7) {
   if (x === -Infinity) return "−∞";
   return (x < 0 ? "−" : "") + Math.abs(x).toFixed(digits);
+}
+
+// A decoder (header.causal) was trained with its mask, so the switch is shown on and fixed; on
+// an encoder the mask is a what-if. Without [CLS]/[SEP] the switch that hides them goes.
+function describeModel(root, header) {
+  const box = root.querySelector('[data-name="causal"]');
+  if (header.causal) {
+    box.disabled = true;
+    root.querySelector(".ax-causal").textContent = "Causal mask (the model's own)";
+  } else {
+    root.querySelector(".ax-causal").textContent = "Causal mask (what-if)";
+  }
+  if (!header.special.some(Boolean)) root.querySelector(".ax-special").hidden = true;
+}
+
+function maskCaption(header, causal) {
+  if (header.causal) {
+    return "The model's own mask: it was trained to guess the next token, so each token sees "
+      + "only itself and the tokens before it. Later tokens (blank) become −∞ and get exactly 0.";
+  }
+  return causal
+    ? "What-if: a causal mask on a model trained without one. Each query now sees only itself "
+      + "and earlier tokens; hidden cells (blank) become −∞, so softmax gives them exactly 0."
+    : "No mask is on: every token may look at every token.";
+}
+
+// Heads that read the same keys and values (grouped-query attention), e.g. " (keys and values
+// shared with heads 0–2)"; "" when every head has its own.
+function sharing(header, head) {
+  const kv = header.n_kv_heads || header.n_heads;
+  const per = header.n_heads / kv;
+  if (per <= 1) return "";
+  const first = Math.floor(head / per) * per;
+  return ` (keys and values shared by heads ${first}–${first + per - 1})`;
 }
 
 function isTyping(event) {
@@ -97,6 +131,7 @@ function renderView({ data, parentElement, setStateValue, key }) {
     if (st.given !== st.told) st.view = { ...given };
   }
   const view = st.view;
+  if (header.causal) view.causal = true;  // a decoder's own mask: part of the model, not a switch
   const inline = data.inline ? decodeFloat32(data.inline) : null;  // small views carry scores
   const allowed = (name) => !data.controls || data.controls.includes(name);
 
@@ -129,6 +164,7 @@ function renderView({ data, parentElement, setStateValue, key }) {
   const fill = (select, count) => {
     for (let i = 0; i < count; i++) select.add(new Option(String(i), String(i)));
   };
+  describeModel(root, header);
   fill(root.querySelector('[data-name="layer"]'), header.n_layers);
   fill(root.querySelector('[data-name="head"]'), header.n_heads);
 
@@ -150,7 +186,8 @@ function renderView({ data, parentElement, setStateValue, key }) {
   }
 
   function syncControls() {
-    $(".ax-title").textContent = data.title || `layer ${view.layer}, head ${view.head}`;
+    $(".ax-title").textContent = data.title
+      || `layer ${view.layer}, head ${view.head}${sharing(header, view.head)}`;
     for (const el of root.querySelectorAll("[data-name]")) {
       const v = view[el.dataset.name];
       if (el.type === "checkbox") el.checked = !!v; else el.value = String(v);
@@ -168,10 +205,7 @@ function renderView({ data, parentElement, setStateValue, key }) {
         + (range.scores ? `Colours run from ${fmt(range.scores[0], 2)} to `
           + `${fmt(range.scores[1], 2)}.` : ""),
       scaled: `Scores ${div}${temp}: the numbers softmax turns into weights.`,
-      masked: view.causal
-        ? "Causal mask: each query sees only itself and earlier tokens; hidden cells (blank) "
-          + "become −∞, so softmax gives them exactly 0."
-        : "No mask is on: every token may look at every token.",
+      masked: maskCaption(header, view.causal),
       pattern: `Softmax: the weights sum to 1 ${across}${cls}.`,
     };
   }

@@ -25,15 +25,29 @@ def _open_from_grid() -> None:
         _open(params.accept("layer", layer), params.accept("head", head))
 
 
+def _groups(n_heads: int, n_kv_heads: int) -> list[str]:
+    per = n_heads // n_kv_heads
+    return [f"{g * per}–{g * per + per - 1}" for g in range(n_kv_heads)]
+
+
 shared = router.shared()
 if st.session_state.pop("_ah_open", False):
     st.switch_page("pages/pattern.py")
 trace = router.require_trace(shared)
 st.title("All heads")
+cfg = trace.config
+rest_on = "the first token" if cfg.causal else "[CLS]/[SEP]"
 st.caption(
-    "Every attention head of every layer at once, each drawn as a small pattern. Heads in the "
-    "same model learn different habits: some look at the previous word, some at themselves, "
-    "many rest on [CLS]/[SEP] when they have nothing better to do."
+    f"Every attention head of every layer at once: {cfg.n_layers} layers × {cfg.n_heads} heads = "
+    f"{cfg.n_layers * cfg.n_heads}, each drawn as a small pattern. Heads in the same model learn "
+    "different habits: some look at the previous word, some at themselves, many rest on "
+    f"{rest_on} when they have nothing better to do."
+    + (
+        f" Heads {', '.join(_groups(cfg.n_heads, cfg.n_kv_heads))} share one set of keys and "
+        "values each (grouped-query attention): they ask different questions of the same keys."
+        if cfg.n_kv_heads < cfg.n_heads
+        else ""
+    )
 )
 
 labels = {"head": "head number"} | {key: label for key, (label, _) in METRICS.items()}
@@ -44,6 +58,7 @@ layer_choice = c3.selectbox(
     "Layers", ["all", *map(str, range(trace.config.n_layers))], key="ah_layers",
     format_func=lambda v: "all layers" if v == "all" else f"layer {v}",
 )  # fmt: skip
+st.session_state["ah_top"] = min(st.session_state["ah_top"], trace.config.n_heads)  # other model
 top = c4.slider("Heads per layer", 1, trace.config.n_heads, key="ah_top",
                 help="Show the first N heads of each layer in the chosen order.")  # fmt: skip
 

@@ -9,7 +9,7 @@ from attention_core import BlockConfig
 from attention_core.fallback import MAX_PIECES, split_pieces
 from attention_core.saturation import N_SEEDS
 from ui import downloads, router, safe, show
-from ui.cache import block_input, block_saturation, block_view, model_error
+from ui.cache import block_input, block_saturation, block_view, model_config, model_error
 from viz.dk_saturation import make_dk_saturation
 from viz.head_deltas import make_head_deltas
 
@@ -44,13 +44,19 @@ tokens, x_td = block_input(shared.model, shared.text, shared.hide_special, use_m
 
 c1, c2, c3, c4 = st.columns(4)
 n_heads = c1.slider("Heads", 1, 12, key="bh_heads")
-d_k = c2.slider("d_k (width of each head's q, k, v)", 1, 384, key="bh_dk")
-sources = list(SOURCES) if use_model else ["random", "similarity"]
+st.session_state["bh_dk"] = min(st.session_state["bh_dk"], x_td.shape[1])  # after a model switch
+d_k = c2.slider("d_k (width of each head's q, k, v)", 1, x_td.shape[1], key="bh_dk")
+model_cfg = model_config(shared.model)
+# The pretrained heads are BERT's (learned positions, one K and V per head): MiniLM only.
+borrows = use_model and model_cfg is not None and model_cfg.family == "bert"
+sources = list(SOURCES) if borrows else ["random", "similarity"]
 if st.session_state["bh_source"] not in sources:
     st.session_state["bh_source"] = "random"
 source = c3.radio("Weights", sources, format_func=SOURCES.get, key="bh_source", horizontal=True)
 if not use_model:
     c3.caption("“pretrained” is off: it borrows the model's heads, and the model did not load.")
+elif not borrows:
+    c3.caption("“pretrained” borrows MiniLM's heads: pick MiniLM in the sidebar to use it.")
 seed = c4.number_input("Seed", 0, 9999, step=1, key="bh_seed", disabled=source == "pretrained")
 c5, c6, c7, c8, c9 = st.columns([1, 1, 1, 1.4, 1.6])
 scale = c5.toggle("Scale by √d_k", key="bh_scale")
@@ -73,8 +79,9 @@ how = {
     "random": f"W_Q, W_K, W_V, W_O drawn at random (seed {seed}), as an untrained layer starts.",
     "similarity": f"W_Q = W_K = W_V = a random orthonormal projection (seed {seed}), so a token "
     "attends to the tokens whose embeddings resemble its own.",
-    "pretrained": f"head h is head h mod 12 of layer {shared.layer} (sidebar), its W_Q·W_Kᵀ and "
-    f"W_V·W_O cut to their best rank-{d_k} fit (the real heads have d_k = 32; biases left out). "
+    "pretrained": f"head h is head h mod {model_cfg.n_heads if model_cfg else 0} of layer "
+    f"{shared.layer} (sidebar), its W_Q·W_Kᵀ and W_V·W_O cut to their best rank-{d_k} fit (the "
+    f"real heads have d_k = {model_cfg.d_head if model_cfg else 0}; biases left out). "
     "It reads word embeddings, not the layer's real input (what earlier layers made of them), "
     "so its patterns differ from the model's.",
 }[source]

@@ -60,13 +60,20 @@ fig = make_embedding_shift(tokens_lt2, probes_lp2, shown, probes, state=state,
                            explained_c=pca.explained_ratio_c, focus=focus)  # fmt: skip
 show.plot(fig, "es_plane")
 st.caption(
-    "How to read this: hollow circles are the tokens' **embeddings** (word and position, before "
-    "any layer: no context yet). Each arrow runs to the same token **after a layer**; stars are "
+    "How to read this: hollow circles are the tokens' **embeddings** ("
+    + (
+        "word and position"
+        if trace.config.positions == "learned"
+        else "the word alone: this "
+        "model adds no position vector, it rotates queries and keys instead"
+    )
+    + ", before any layer: no context yet). Each arrow runs to the same token **after a layer**; "
+    "stars are "
     "the probe words at the same point. Drag the slider or press Play to go from the embedding "
     f"to {last}; it opens {now}, the output of the sidebar's layer {shared.layer}. The plane is "
     "one PCA, fitted once on the vectors shown at every point, so the axes stay put; it keeps "
     f"{pca.explained_ratio_c.sum():.0%} of their variance, so distances here are only a shadow "
-    "of those in 384 dimensions. The numbers below are exact."
+    f"of those in {hidden.shape[-1]} dimensions. The numbers below are exact."
 )
 
 if probes:
@@ -124,8 +131,13 @@ if probes:
 
 with st.expander("For engineers", expanded=False):
     st.markdown(
-        f"- Hidden states: `hidden_ltd[0]` is the embedding (word + position + segment "
-        f"embeddings, LayerNormed: what layer 0 receives); `hidden_ltd[l]` is the output of layer "
+        "- Hidden states: `hidden_ltd[0]` is the embedding ("
+        + (
+            "word + position + segment embeddings, LayerNormed"
+            if trace.config.family == "bert"
+            else "the word embedding row; the last state is after the final RMSNorm"
+        )
+        + f": what layer 0 receives); `hidden_ltd[l]` is the output of layer "
         f"l − 1, so the sidebar's layer {shared.layer} is `hidden_ltd[{state}]`.\n"
         "- Probes: `embed_words` runs each probe alone (`[CLS] word [SEP]`) and averages its "
         "word pieces at every state, `[l, p, d]`.\n"

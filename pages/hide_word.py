@@ -24,7 +24,7 @@ st.caption(
     "and measure what “bank” loses."
 )
 words = words_of(trace.tokens)
-preset = curated(shared.text)
+preset = curated(shared.text, shared.model)
 start = default_choice(trace.tokens, (preset.token, preset.key) if preset else None)
 if start is None:
     st.info("This sentence has only one word, so there is no other word to hide it from. Type a "
@@ -140,16 +140,24 @@ if probes:
                   f"{'towards' if pull > 0 else 'away from'} that probe).")  # fmt: skip
 else:
     st.info("Add at least one probe word to see what the hidden word adds to the meaning.")
-left, right = st.columns(2)
-for col, (name, e) in zip((left, right), pairs, strict=False):
-    col.metric(f"Sentence embedding: cosine, {safe.token(name)} hidden", f"{e.sentence_cosine:.4f}")
-    col.caption(f"Distance between the two embeddings: {e.sentence_distance:.3f} (each has "
-                "length 1, so the largest possible is 2).")  # fmt: skip
-st.caption(
-    "How to read this: the cosine between the sentence's embedding (the mean of its tokens' "
-    "final vectors, made length 1, as sentence-transformers computes it) with and without the "
-    "word. Part of the change is only that the hidden word's own vector is left out of the mean."
-)
+if effect.sentence_cosine is None:
+    st.info(
+        f"{trace.config.name} makes no sentence embedding (it is a decoder: it predicts the next "
+        "token), so there is none to compare. In a decoder a hidden word changes only the tokens "
+        "after it: the ones before it never saw it."
+    )
+else:
+    for col, (name, e) in zip(st.columns(2), pairs, strict=False):
+        col.metric(f"Sentence embedding: cosine, {safe.token(name)} hidden",
+                   f"{e.sentence_cosine:.4f}")  # fmt: skip
+        col.caption(f"Distance between the two embeddings: {e.sentence_distance:.3f} (each has "
+                    "length 1, so the largest possible is 2).")  # fmt: skip
+    st.caption(
+        "How to read this: the cosine between the sentence's embedding (the mean of its tokens' "
+        "final vectors, made length 1, as sentence-transformers computes it) with and without the "
+        "word. Part of the change is only that the hidden word's own vector is left out of the "
+        "mean."
+    )
 
 with st.expander("For engineers"):
     st.markdown(

@@ -31,15 +31,24 @@ st.markdown(
     "3. a query scores every key by a dot product *q·k*, divided by √d_k;  \n"
     "4. softmax turns one query's scores into weights that sum to 1: the **pattern**;  \n"
     "5. the weights blend the tokens' **values** *v = E·W_V* into this head's proposed change. "
-    "The layer adds up all its heads' proposals (plus a small fixed bias) into one update "
-    "**ΔE**; the token's next vector is *E + ΔE*, rescaled (LayerNorm), then changed again by "
-    "a small feed-forward network and rescaled once more. Six such blocks in a row make the "
-    "vector the model finally uses."
+    + (
+        "The layer adds up all its heads' proposals (plus a small fixed bias) into one update "
+        "**ΔE**; the token's next vector is *E + ΔE*, rescaled (LayerNorm), then changed again "
+        "by a small feed-forward network and rescaled once more."
+        if cfg is None or not cfg.causal
+        else "The layer adds up all its heads' proposals into one update **ΔE**; the token's "
+        "next vector is *E + ΔE*, then changed again by a feed-forward network (each part reads "
+        "a rescaled copy of the vector, RMSNorm). In this decoder a token reads only itself and "
+        "the tokens before it."
+    )
+    + f" {cfg.n_layers if cfg else 'Several'} such blocks in a row make the vector the model "
+    "finally uses."
 )
 if not error and shared.text.strip():
     view = router.opening_view(shared.model, shared.text)
     if view:
         st.subheader("Your sentence, one head")
+        skipped = "the first token" if cfg and cfg.causal else "[CLS]/[SEP]"
         st.markdown(safe.md(view.said))
         switches = {"layer": view.layer, "head": view.head, "q": view.query, "k": view.key}
         explore.shared_only(
@@ -49,8 +58,8 @@ if not error and shared.text.strip():
         st.caption(
             "How to read this: each row is a token reading the sentence, each column a token it "
             "can read; the brighter the cell, the more weight. Shown: the head where one word "
-            "(not a little word like “the”, not [CLS]/[SEP], not itself) puts the most weight "
-            "on another word"
+            f"(not a little word like “the”, not {skipped}, not itself) puts the most weight on "
+            "another word"
             + (
                 ", chosen for this example by hand."
                 if view.by_hand

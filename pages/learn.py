@@ -7,9 +7,22 @@ navigation, the current step's heading and content, and its "explore further" li
 import streamlit as st
 
 from ui import registry, router, tour
+from ui.cache import DEFAULT_MODEL, LABELS
 from ui.tour.common import keep_choices
 
 shared = router.shared()
+if shared.model != DEFAULT_MODEL:
+    st.title("Learn step by step")
+    st.info(
+        f"The tour walks through an encoder layer on {LABELS[DEFAULT_MODEL]}, step by step; you "
+        f"picked {LABELS[shared.model]}. Switch the model to take the tour, or see what a "
+        "decoder does on the two pages made for it."
+    )
+    st.button(f"Take the tour on {LABELS[DEFAULT_MODEL]}", key="learn_switch", type="primary",
+              on_click=router.use_model, args=(DEFAULT_MODEL,))  # fmt: skip
+    for name in ("decoder", "generate"):
+        st.page_link(registry.page(name).path, label=registry.page(name).title)
+    st.stop()
 trace = router.require_trace(shared)
 keep_choices()
 titles = tour.titles()

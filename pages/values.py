@@ -58,8 +58,9 @@ st.markdown(
 )
 st.caption(
     "The 3Blue1Brown notes write this sum as the update itself, e.g. ΔE₂ = 0.55·V₀ + 0.4·V₁ + "
-    "0.05·V₂ for “Dirty Quantum Plumbing”. In the real model z is 32 numbers wide and still "
-    "passes through the output matrix W_O to become the head's 384-number update (step 3)."
+    f"0.05·V₂ for “Dirty Quantum Plumbing”. In the real model z is {up.z_e.size} numbers wide "
+    "and still passes through the output matrix W_O to become the head's "
+    f"{up.delta_d.size}-number update (step 3)."
 )
 dims = [f"V[{e}]" for e in range(SHOWN)]
 table = {"key j": np.arange(n), "token": list(tokens), "weight a_j": up.weights_k,
@@ -82,7 +83,7 @@ downloads.csv_button("Worked table (.csv)", worked, names,
                      f"L{layer}H{head}_token{token}_values.csv", key="v_csv")  # fmt: skip
 
 st.subheader(f"3 · From z to the new vector of {who}")
-steps = update_steps(up)
+steps = update_steps(up, last_layer=layer == trace.config.n_layers - 1)
 st.dataframe(
     {"vector": list(steps), "width": [v.size for v in steps.values()],
      "size ‖·‖": [float(np.linalg.norm(v)) for v in steps.values()]}
@@ -93,10 +94,17 @@ st.dataframe(
 )  # fmt: skip
 st.caption(
     f"How to read this: z ({up.z_e.size} numbers) goes through this head's slice of the output "
-    f"matrix W_O and becomes a {up.delta_d.size}-number proposal ΔE_h. The 12 heads' proposals "
-    "plus a bias b_O make the layer's ΔE, which is added to E. That sum is not yet the token's "
-    "new vector: a LayerNorm rescales it, the block's feed-forward network adds its own update, "
-    "and a second LayerNorm gives the vector the next layer reads (last row)."
+    f"matrix W_O and becomes a {up.delta_d.size}-number proposal ΔE_h. The "
+    f"{trace.config.n_heads} heads' proposals "
+    + (
+        "plus a bias b_O make the layer's ΔE, which is added to E. That sum is not yet the token's "
+        "new vector: a LayerNorm rescales it, the block's feed-forward network adds its own "
+        "update, and a second LayerNorm gives the vector the next layer reads (last row)."
+        if up.normed_d is not None
+        else "make the layer's ΔE (this model has no bias b_O), which is added to E. The block's "
+        "feed-forward network then adds its own update, which it computes from a normalized copy "
+        "of E + ΔE; the stream itself is never normalized between blocks (last row)."
+    )
 )
 
 st.subheader(f"4 · Every head's proposal for {who}")

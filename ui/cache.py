@@ -18,7 +18,6 @@ from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_r
 
 import attention_core
 from attention_core import (
-    DEFAULT_MODEL_NAME,
     Model,
     ModelConfig,
     ModelLoadError,
@@ -44,6 +43,7 @@ from attention_core.fallback import fallback_embeddings
 from attention_core.geometry import embed_words, parse_probes
 from attention_core.head_order import head_metrics
 from attention_core.knockout import WordEffect, compare_passes
+from attention_core.models import MODELS as PACKAGED
 from attention_core.saturation import Saturation, saturation_curve
 from attention_core.telling import TellingHead, telling_head
 from attention_core.tokens import tokenize
@@ -58,19 +58,22 @@ except ImportError:  # comes with scikit-learn (a sentence-transformers dependen
 DECODER_MAX_TOKENS = 64  # longest source or target the decoder demonstration reads
 N_PAD = 3  # [PAD] tokens appended in the padding example
 
-# The server-side list of models a visitor may choose: name -> local folder (None = packaged).
-# Paths never come from the browser.
-MODELS: dict[str, str | None] = {DEFAULT_MODEL_NAME: None}
+# The models a visitor may choose: the URL's key (model=smollm2) -> what load_model reads (a
+# packaged model's key, or a local path). Paths never come from the browser.
+MODELS: dict[str, str | None] = {key: key for key in PACKAGED}
+DEFAULT_MODEL = "minilm"
+LABELS = {key: spec.display_name for key, spec in PACKAGED.items()}  # the picker's words
 
 
-# One entry per server-side model: worst case len(MODELS) × ~90 MB (MiniLM-L6's float32 weights).
+# One entry per server-side model: worst case ~90 MB (MiniLM-L6's float32 weights) + ~540 MB
+# (SmolLM2's, dequantized to float32).
 @st.cache_resource(max_entries=len(MODELS), show_spinner="Loading the model…")
 def get_model(name: str) -> Model:
     """The loaded model; raises ModelLoadError (not cached) when it is missing or broken."""
     if name not in MODELS:
         raise ModelLoadError(f"Unknown model {name!r}; choose one of {', '.join(MODELS)}.")
     model = load_model(MODELS[name])
-    for weight in model.weights.values():  # shared by every session: read-only
+    for weight in getattr(model, "weights", {}).values():  # shared: read-only (Llama's already)
         weight.flags.writeable = False
     return model
 
@@ -81,7 +84,7 @@ def _config(name: str) -> ModelConfig:
     return load_config(MODELS[name])
 
 
-def model_config(name: str = DEFAULT_MODEL_NAME) -> ModelConfig | None:
+def model_config(name: str = DEFAULT_MODEL) -> ModelConfig | None:
     """The model's config (its JSON only, no weights: cheap), None when it cannot be read. Layer,
     head and token bounds come from here, never typed."""
     if name not in MODELS:

@@ -16,7 +16,7 @@ from typing import Any
 import streamlit as st
 
 from attention_core import DEFAULT_MODEL_NAME, ModelConfig
-from ui.cache import MODELS, model_config
+from ui.cache import DEFAULT_MODEL, MODELS, model_config
 from ui.presets import DEFAULT_PROBES, DEFAULT_SENTENCE, MONEY_BANK, RIVER_BANK
 from ui.tour import N_STEPS
 
@@ -47,10 +47,23 @@ def _int_in(lo: int, hi: int | Callable[[], int]) -> Callable[[str], int]:
     return parse
 
 
+def current_model() -> str:
+    """The model this session shows (the URL's ``model``, or the default)."""
+    name = st.session_state.get("model", DEFAULT_MODEL)
+    return name if name in MODELS else DEFAULT_MODEL
+
+
 def _model(read: Callable[[ModelConfig], int]) -> Callable[[], int]:
-    """A bound read from the default model's config (no bound when it cannot be read: the page
-    then says why the model is missing)."""
-    return lambda: read(cfg) if (cfg := model_config()) else sys.maxsize
+    """A bound read from the session's model's config (no bound when it cannot be read: the page
+    then says why the model is missing). The URL's ``model`` is read before the bounds."""
+    return lambda: read(cfg) if (cfg := model_config(current_model())) else sys.maxsize
+
+
+def _model_key(raw: str) -> str:
+    """A model's key; the name links used before there was a choice still opens MiniLM."""
+    if raw == DEFAULT_MODEL_NAME:
+        return DEFAULT_MODEL
+    return _choice(*MODELS)(raw)
 
 
 def _float_in(lo: float, hi: float) -> Callable[[str], float]:
@@ -94,7 +107,7 @@ LAST_LAYER = _model(lambda cfg: cfg.n_layers - 1)
 LAST_HEAD = _model(lambda cfg: cfg.n_heads - 1)
 N_HEADS = _model(lambda cfg: cfg.n_heads)
 D_MODEL = _model(lambda cfg: cfg.d_model)
-LAST_TOKEN = _model(lambda cfg: cfg.n_positions - 1)
+LAST_TOKEN = _model(lambda cfg: cfg.max_tokens - 1)
 
 
 def _all_or_layer(raw: str) -> str:
@@ -113,7 +126,7 @@ def _all_or_layer(raw: str) -> str:
 PARAMS: dict[str, Param] = {
     # shared (sidebar)
     "s": Param(DEFAULT_SENTENCE, _text),
-    "model": Param(DEFAULT_MODEL_NAME, _choice(*MODELS)),
+    "model": Param(DEFAULT_MODEL, _model_key),
     "layer": Param(2, _int_in(0, LAST_LAYER)),
     "head": Param(0, _int_in(0, LAST_HEAD)),
     "hide_special": Param(False, _bool),
@@ -147,7 +160,7 @@ PARAMS: dict[str, Param] = {
     "hw_base": Param("", _text, "hide_word"),  # the word hidden for comparison
     "hw_probes": Param(", ".join(DEFAULT_PROBES), _text, "hide_word"),  # per preset
     # build_head page
-    "bh_heads": Param(4, _int_in(1, N_HEADS), "build_head"),
+    "bh_heads": Param(4, _int_in(1, 12), "build_head"),
     "bh_dk": Param(16, _int_in(1, D_MODEL), "build_head"),
     "bh_source": Param("random", _choice("random", "similarity", "pretrained"), "build_head"),
     "bh_seed": Param(0, _int_in(0, 9999), "build_head"),
@@ -216,7 +229,9 @@ def init_from_url() -> None:
     st.session_state["_url_read"] = True
     warnings, sent = [], sent_by_browser()
     st.session_state.update(sent)
-    for name, raw in st.query_params.items():
+    order = {name: i for i, name in enumerate(PARAMS)}  # model first: the bounds depend on it
+    given = sorted(st.query_params.items(), key=lambda item: order.get(item[0], -1))
+    for name, raw in given:
         param = PARAMS.get(name)
         if param is None:
             warnings.append(f"Ignored unknown URL parameter “{name}”.")

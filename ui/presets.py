@@ -76,6 +76,9 @@ def probes_for(sentence: str) -> tuple[str, ...]:
     return PRESETS.get(sentence, DEFAULT_PROBES)
 
 
-def curated(sentence: str) -> Preset | None:
-    """The curated view of a preset sentence; None for a sentence the user typed."""
+def curated(sentence: str, model: str = "minilm") -> Preset | None:
+    """The curated view of a preset sentence; None for a sentence the user typed, or on another
+    model than MiniLM (the views were measured on it: other models have other heads and pieces)."""
+    if model != "minilm":
+        return None
     return next((preset for preset in CURATED if preset.sentence == sentence), None)

@@ -49,6 +49,12 @@ PAGES: tuple[PageInfo, ...] = (
              "Choose heads, d_k, weights and masks; see why scores are divided by √d_k."),
     PageInfo("compare", "Compare sentences", ":material/compare_arrows:",
              "Two sentences on the same head; the same word's vector compared layer by layer."),
+    PageInfo("decoder", "Inside a decoder", ":material/arrow_forward:",
+             "SmolLM2, a real decoder: each token sees only the ones before it; rotary positions, "
+             "shared key/value heads, the next-token guesses."),
+    PageInfo("generate", "Generate, token by token", ":material/play_arrow:",
+             "Step SmolLM2 through writing text: each new token's attention and the model's top "
+             "guesses for the next."),
 )  # fmt: skip
 
 

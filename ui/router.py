@@ -18,7 +18,7 @@ from numpy.typing import NDArray
 from attention_core import Trace
 from attention_core.pack import visible_tokens
 from ui import params, sidebar
-from ui.cache import get_telling_head, get_trace, model_error
+from ui.cache import get_telling_head, get_trace, model_config, model_error
 from ui.presets import curated
 
 # Pages whose attention explorer holds layer, head and [CLS]/[SEP] (and reports them in a
@@ -55,7 +55,7 @@ def frame(page: str) -> None:
     params.init_from_url()
     params.defaults(page)
     open_on_telling_view()
-    sidebar.render(view_in_page=page in EXPLORER_PAGES)
+    sidebar.render(open_view, view_in_page=page in EXPLORER_PAGES)
     params.write_url(page)
 
 
@@ -73,6 +73,26 @@ def open_on_telling_view() -> None:
     st.session_state["layer"], st.session_state["head"] = view.layer, view.head
     if "q" not in st.query_params and "k" not in st.query_params:
         st.session_state["q"], st.session_state["k"] = view.query, view.key
+
+
+def open_view() -> None:
+    """On a picked model or example: open the sentence's view on that model (a preset's curated
+    head, or the most telling one), or keep the layer and head where they still exist."""
+    name = st.session_state["model"]
+    view = opening_view(name, st.session_state["s"])
+    cfg = model_config(name)
+    if view is not None:
+        st.session_state["layer"], st.session_state["head"] = view.layer, view.head
+        st.session_state["q"], st.session_state["k"] = view.query, view.key
+    elif cfg is not None:
+        st.session_state["layer"] = min(st.session_state["layer"], cfg.n_layers - 1)
+        st.session_state["head"] = min(st.session_state["head"], cfg.n_heads - 1)
+
+
+def use_model(name: str) -> None:
+    """A button's callback: show ``name`` from now on, opening the sentence's view on it."""
+    st.session_state["model"] = name
+    open_view()
 
 
 def ensure_framed() -> None:
@@ -144,7 +164,7 @@ class OpeningView:
 def opening_view(model_name: str, text: str) -> OpeningView | None:
     """The view a page opens on for ``text``: a preset's curated view, else its most telling
     head; None when there is nothing to show (no model, no word)."""
-    preset = curated(text)
+    preset = curated(text, model_name)
     if preset:
         return OpeningView(preset.layer, preset.head, preset.token, preset.key, preset.claim, True)
     if not text.strip() or model_error(model_name):

@@ -4,27 +4,27 @@ A leaf: it reads session state and draws; ui.router frames each page around it."
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from ui import params, safe
-from ui.cache import MODELS, model_config
-from ui.presets import PRESETS, curated
+from ui.cache import LABELS, MODELS, model_config
+from ui.presets import PRESETS
 
 CUSTOM = "(your own sentence)"
 VIEW_OWNED = ("layer", "head", "hide_special")  # what a page's explorer may hold instead
 
 
-def _use_preset() -> None:
-    """A picked example opens on the view that shows its point (its curated head and cell)."""
+def _use_preset(open_view: Callable[[], None]) -> None:
+    """A picked example opens on the view that shows its point (``open_view``: its curated head
+    and cell, or on another model its most telling head)."""
     choice = st.session_state["preset"]
     if choice == CUSTOM:
         return
     st.session_state["s"] = choice
-    preset = curated(choice)
-    if preset:
-        st.session_state["layer"], st.session_state["head"] = preset.layer, preset.head
-        st.session_state["q"], st.session_state["k"] = preset.token, preset.key
+    open_view()
 
 
 def _layer_and_head(sb: DeltaGenerator) -> None:
@@ -32,24 +32,33 @@ def _layer_and_head(sb: DeltaGenerator) -> None:
     if cfg is None:  # the page says why the model is missing
         return
     n_l, n_h = cfg.n_layers, cfg.n_heads
-    sb.slider(
-        "Layer", 0, n_l - 1, key="layer", help=f"Which of the {n_l} encoder blocks (0 = first)."
-    )
+    sb.slider("Layer", 0, n_l - 1, key="layer", help=f"Which of the {n_l} blocks (0 = first).")
     sb.slider(
         "Head", 0, n_h - 1, key="head", help=f"Which of the {n_h} attention heads in that layer."
     )
 
 
-def render(view_in_page: bool = False) -> None:
+def render(open_view: Callable[[], None], view_in_page: bool = False) -> None:
     """Draw the shared controls (their values land in session state). ``view_in_page``: the
     page's attention explorer holds layer, head and [CLS]/[SEP], so the sidebar only names them
     (a slider there would show a stale value after the explorer's quiet updates). The router
-    has set every default before it calls this."""
+    has set every default before it calls this. ``open_view`` runs when the visitor picks another
+    model or an example: it opens the view that shows the sentence's point on that model."""
     sb = st.sidebar
-    sb.selectbox("Model", list(MODELS), key="model", help="Models are chosen from a fixed list.")
+    sb.selectbox(
+        "Model", list(MODELS), key="model", format_func=LABELS.get, on_change=open_view,
+        help="MiniLM reads the whole sentence at once (an encoder); SmolLM2 writes text one token "
+        "at a time and each token sees only the ones before it (a decoder).",
+    )  # fmt: skip
     current = st.session_state["s"]
     st.session_state["preset"] = current if current in PRESETS else CUSTOM
-    sb.selectbox("Example sentences", [CUSTOM, *PRESETS], key="preset", on_change=_use_preset)
+    sb.selectbox(
+        "Example sentences",
+        [CUSTOM, *PRESETS],
+        key="preset",
+        on_change=_use_preset,
+        args=(open_view,),
+    )
     with sb.form("sentence_form", border=False):
         st.text_input(
             "Your sentence", key="s", max_chars=params.MAX_CHARS,

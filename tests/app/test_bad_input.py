@@ -13,6 +13,7 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from attention_core import tokenize
+from attention_core import load_model, tokenize
 from tests.app.conftest import open_page
 from tests.figdata import array
 from ui.params import MAX_CHARS
@@ -72,6 +73,15 @@ def typed(name: str, value: str, **kw: Any) -> Case:
     return Case(name, "typed:s", value, SENTENCE_PAGES, **kw)
 
 
+# The decoder on every page that reads the sidebar sentence (the tour teaches on MiniLM and says
+# so instead). A byte-level tokenizer reads control and zero-width characters as tokens.
+DECODER_PAGES = [p for p in SENTENCE_PAGES if p != "learn"]
+
+
+def decoder(name: str, value: str, **kw: Any) -> Case:
+    return Case(f"SmolLM2, {name}", "s", value, DECODER_PAGES, extra={"model": "smollm2"}, **kw)
+
+
 def probes(name: str, value: str, **kw: Any) -> Case:
     return Case(name, "es_probes", value, ["embedding_shift"], **kw)
 
@@ -115,6 +125,14 @@ CASES = [
     sentence("javascript link", "[click](javascript:alert(1)) javascript:alert(2)"),
     sentence("HTML entities", "&lt;b&gt; &amp; &#60;script&#62;"),
     sentence("Plotly template syntax", "%{x} %{y:.2f} %{customdata[0]}"),
+    # -- the same on the decoder --
+    decoder("empty", "", message=EMPTY, chart=False),
+    decoder("spaces and tabs", "   \t  ", message=EMPTY, chart=False),
+    decoder("control characters only", "\x01\x02\x1b\x7f"),
+    decoder("600 identical words", "bank " * 600, message=CUT),
+    decoder("emoji", "I 😀 love 🎉 the river 👍🏽 bank"),
+    decoder("CJK", "河岸很泥泞，我在银行存了钱"),
+    decoder("script tag", XSS),
     # -- the sidebar sentence, typed into the box --
     typed("typed empty", "", message=EMPTY, chart=False),
     typed("typed NUL only", "\x00", message=UNREADABLE, chart=False),
@@ -169,6 +187,11 @@ CASES = [
     url("query out of range", "pattern", "q='9999'", q="9999"),
     url("model path", "pattern", "model='../../etc/passwd'", model="../../etc/passwd"),
     url("model folder", "pattern", "model='/tmp'", model="/tmp"),
+    url("unknown model", "pattern", "model='gpt5'", model="gpt5"),
+    url("the old model name", "pattern", None, model="all-MiniLM-L6-v2"),
+    url("decoder, last layer and head", "pattern", None, model="smollm2", layer="29", head="8"),
+    url("decoder, layer beyond it", "pattern", "layer='30'", model="smollm2", layer="30"),
+    url("layer past MiniLM's", "pattern", "layer='29'", layer="29"),
     url("unknown parameter", "pattern", "unknown URL parameter", bogus="<script>"),
     url("sort by script", "all_heads", "ah_sort=", ah_sort=XSS),
     url("heads per layer 0", "all_heads", "ah_top='0'", ah_top="0"),
@@ -286,8 +309,15 @@ def plain_text(markdown: str) -> str:
     return re.sub(r"\\(.)", r"\1", markdown)
 
 
+@cache
+def _decoder() -> Any:
+    return load_model("smollm2")
+
+
 def _expected_tokens(model, case: Case) -> list[str]:
     text = case.text if case.text is not None else case.value
+    if case.extra.get("model") == "smollm2":
+        model = _decoder()
     return list(tokenize(model, text).tokens)
 
 

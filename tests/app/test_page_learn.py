@@ -97,10 +97,11 @@ def _explorer(at, key: str, trace, text: str = SENTENCE) -> dict:
     """The explorer mounted as ``key``, checked to hold the engine's sentence: the browser
     computes its stages from this trace's raw scores."""
     data = _explorers(at)[key]
-    assert data["text"] == text and data["model"] == "all-MiniLM-L6-v2"
+    assert data["text"] == text and data["model"] == "minilm"
     assert data["header"] == {
         "tokens": list(trace.tokens.tokens), "special": trace.tokens.special_t.tolist(),
         "n_layers": 6, "n_heads": 12, "d_head": 32, "n_tokens": trace.n_tokens,
+        "n_kv_heads": 12, "causal": False,  # MiniLM: every head its own keys, no mask of its own
     }  # fmt: skip
     return data
 
@@ -503,3 +504,13 @@ def test_user_text_never_reaches_latex_or_html():
     assert all("frac{1}" not in x.value for x in at.latex)
     assert "\\$" in " ".join(m.value for m in at.markdown)
     assert "<b>" not in " ".join(m.value for m in at.markdown)
+
+
+def test_on_smollm2_the_tour_offers_minilm_and_the_decoder_pages():
+    at = open_page("learn", s=SENTENCE, model="smollm2")
+    assert not at.exception
+    assert "The tour walks through an encoder layer" in at.info[0].value
+    assert not at.get("bidi_component")  # nothing drawn from the other model
+    at.button(key="learn_switch").click().run()
+    assert not at.exception and at.session_state["model"] == "minilm"
+    assert at.header[0].value.startswith("1. ")  # the tour's first step, on MiniLM

@@ -29,7 +29,7 @@ def test_the_explorer_gets_the_sentence_and_the_view_from_the_link(trace):
     assert at.title[0].value == "Attention pattern"
     assert not at.get("plotly_chart")  # the four stages are drawn in the browser
     data = _explorer(at)
-    assert data["text"] == SENTENCE and data["model"] == "all-MiniLM-L6-v2"
+    assert data["text"] == SENTENCE and data["model"] == "minilm"
     assert data["header"]["tokens"] == list(trace.tokens.tokens)
     assert data["header"]["special"] == trace.tokens.special_t.tolist()
     assert (data["header"]["n_layers"], data["header"]["n_heads"]) == (6, 12)

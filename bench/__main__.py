@@ -11,6 +11,7 @@ BENCHMARKS = {
     "soak": "bench.soak",  # server memory over many sentences through every page
     "classroom": "bench.classroom",  # 30 browsers through serve.sh, a heavy visitor, per replica
     "llama": "bench.llama",  # SmolLM2 engine: load, forward vs transformers, step, memory
+    "decoder": "bench.decoder",  # SmolLM2 in the app: new prompt, generation step, memory
 }
 
 

@@ -2,12 +2,13 @@
 ./serve.sh, as the load test drives it (tests/serve/test_classroom.py asserts its correctness).
 
 Thirty browser sessions (one Chromium, one context each, so each holds its own balancer cookie)
-arrive within 10 s, each on /pattern with a sentence of its own. Then, in rounds, every session
-makes moves inside its sentence in the attention explorer (head and layer keys), and types one
-new sentence of its own; then a second new sentence while one heavy visitor (its own Chromium,
-in a thread) pastes new 512-token texts in a loop. Every time is taken inside the page, from
-the key press to the redraw (``bench.explorer``'s instrumentation); the replicas' CPU from their
-process clocks over each phase.
+arrive within 10 s, each on /pattern with a sentence of its own; every third one on the decoder
+(model=smollm2), so the replicas hold both models and the trace store both kinds of trace.
+Then, in rounds, every session makes moves inside its sentence in the attention explorer (head
+and layer keys), and types one new sentence of its own; then a second new sentence while one
+heavy visitor (its own Chromium, in a thread) pastes new 512-token texts in a loop. Every time
+is taken inside the page, from the key press to the redraw (``bench.explorer``'s
+instrumentation); the replicas' CPU from their process clocks over each phase.
 
 Checked for every session: no error box, no uncaught page error, no HTTP 5xx, the explorer's row
 labels are its own sentence's tokens, and every block it fetched was for one of its own texts
@@ -65,6 +66,7 @@ class Session:
 
     number: int
     texts: list[str]  # its first sentence, then the new ones it types
+    model: Model  # what it reads its tokens with: MiniLM, or SmolLM2 (a LlamaModel)
     current: int = 0  # the one on screen
     context: object = None
     page: object = None
@@ -97,9 +99,9 @@ def texts_for(model: Model, number: int) -> list[str]:
     return [sentence(model, n, variant) for variant in (101, 102, 103)]
 
 
-def check_view(session: Session, model: Model) -> None:
+def check_view(session: Session) -> None:
     """The explorer shows this session's current text (its row labels are its tokens)."""
-    tokens = tokenize(model, session.texts[session.current]).tokens
+    tokens = tokenize(session.model, session.texts[session.current]).tokens
     labels = session.page.evaluate(LABELS)
     if not labels:
         session.errors.append("no row labels drawn")
@@ -125,7 +127,8 @@ def arrive(browser, front: str, sessions: list[Session]) -> None:
         s.page = s.context.new_page()
         s.page.add_init_script(INSTRUMENT)
         s.watch()
-        s.page.goto(f"{front}/pattern?layer=0&head=0&s={quote_plus(s.texts[0])}",
+        chosen = f"&model={s.model.config.key}" if s.model.config.key != "minilm" else ""
+        s.page.goto(f"{front}/pattern?layer=0&head=0{chosen}&s={quote_plus(s.texts[0])}",
                     wait_until="commit", timeout=WAIT_MS)  # fmt: skip
         s.asked.clear()  # the texts it asks for are checked from here; goto is the test's
     for s in sessions:
@@ -244,17 +247,20 @@ def run(
     heavy: bool,
     heavy_nice: int = 0,
     heavy_texts: int = HEAVY_MAX,
+    decoder: Model | None = None,
 ) -> Figures:
-    """The whole class (see the module's docstring); the caller owns the browser and serve.sh."""
+    """The whole class (see the module's docstring); the caller owns the browser and serve.sh.
+    ``decoder`` (SmolLM2): every third session reads it instead of ``model``."""
     front = f"http://127.0.0.1:{serve.port}"
-    sessions = [Session(i, texts_for(model, i)) for i in range(n_sessions)]
+    models = [decoder if decoder is not None and i % 3 == 2 else model for i in range(n_sessions)]
+    sessions = [Session(i, texts_for(m, i), m) for i, m in enumerate(models)]
     cpu = replica_cpu(serve)
     arrive(browser, front, sessions)
     cpu_arrival = (replica_cpu(serve) - cpu) / n_sessions
     progress(f"{n_sessions} sessions drawn; first draw p50 "
              f"{p50([s.first_draw_s for s in sessions]):.2f} s")  # fmt: skip
     for s in sessions:
-        check_view(s, model)
+        check_view(s)
     cpu = replica_cpu(serve)
     for key in MOVES:
         for s, t in zip(sessions, timed_round(sessions, press(key), "view"), strict=True):
@@ -267,7 +273,7 @@ def run(
     cpu_sentence = (replica_cpu(serve) - cpu) / n_sessions
     for s, t in zip(sessions, quiet, strict=True):
         s.new_sentence_s.append(t)
-        check_view(s, model)
+        check_view(s)
     busy, worker = [], None
     if heavy:
         # Each text new (a forward pass of about HEAVY_N tokens) and starting with other words
@@ -281,7 +287,7 @@ def run(
         worker.join(WAIT_MS / 1000)
         for s, t in zip(sessions, busy, strict=True):
             s.new_sentence_s.append(t)
-            check_view(s, model)
+            check_view(s)
     for s in sessions:
         strangers = {t for t in s.asked if t not in s.texts}
         if strangers:
@@ -350,7 +356,7 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     from playwright.sync_api import sync_playwright
 
-    model = load_model()
+    model, decoder = load_model(), load_model("smollm2")
     with tempfile.TemporaryDirectory() as tmp:
         serve = start_serve(free_port(), Path(tmp) / "serve.out", args.replicas)
         try:
@@ -366,7 +372,7 @@ def main(argv: list[str]) -> int:
                 # The heavy visitor's browser lower still: in a class it runs on its own machine,
                 # and here its 512-token drawing would slow the pages taking the measurements.
                 fig = run(browser, serve, model, args.sessions, not args.no_heavy, HEAVY_NICE,
-                          1 if args.idle_heavy else HEAVY_MAX)  # fmt: skip
+                          1 if args.idle_heavy else HEAVY_MAX, decoder)  # fmt: skip
                 report(fig)
                 browser.close()
         finally:

@@ -1,5 +1,6 @@
 """A class behind ./serve.sh --replicas 2 (issue 14), as ``python -m bench classroom`` drives it:
-thirty browser sessions arrive within 10 s, each on /pattern with a sentence of its own, make
+thirty browser sessions (every third one on SmolLM2) arrive within 10 s, each on /pattern with
+a sentence of its own, make
 moves in the attention explorer, type a new sentence, then another while a heavy visitor pastes
 512-token texts in a loop.
 
@@ -25,13 +26,13 @@ pytestmark = [pytest.mark.browser, pytest.mark.serve, pytest.mark.load]
 N_SESSIONS = 30
 
 
-def test_a_class_of_thirty_with_a_heavy_visitor(browser, model, tmp_path, ready_timeout_s):
+def test_a_class_of_thirty_with_a_heavy_visitor(browser, model, smollm2, tmp_path, ready_timeout_s):
     serve = start_serve(free_port(), tmp_path / "serve.out")
     fig, passed = None, False
     try:
         assert wait_ready(serve, ready_timeout_s) and serve.proc.poll() is None, serve.text()
         serve.remember_children()
-        fig = classroom.run(browser, serve, model, N_SESSIONS, heavy=True)
+        fig = classroom.run(browser, serve, model, N_SESSIONS, heavy=True, decoder=smollm2)
         classroom.report(fig)
         passed = True
     finally:
@@ -42,6 +43,7 @@ def test_a_class_of_thirty_with_a_heavy_visitor(browser, model, tmp_path, ready_
     assert not errors, errors
     assert fig.heavy is not None and not fig.heavy.errors, fig.heavy.errors
     assert sorted(fig.per_replica) == ["r1", "r2"], fig.per_replica
+    assert {s.model.config.key for s in fig.sessions} == {"minilm", "smollm2"}
     for s in fig.sessions:
         assert s.first_draw_s is not None and len(s.redraws_s) == len(classroom.MOVES), s.number
         assert len(s.new_sentence_s) == 2, s.number

@@ -20,9 +20,29 @@ METRICS = {
 }
 
 
-def head_metrics(summary: HeadSummary) -> dict[str, NDArray[np.float32]]:
-    """The summary figures by display label, each [l, h], in METRICS order."""
-    return {label: getattr(summary, name) for label, name in METRICS.values()}
+SINK_LABEL = "share on the first token"  # a decoder's "special" share: it has no [CLS]/[SEP]
+
+
+def metric_labels(causal: bool) -> dict[str, str]:
+    """Sort key -> display label; a decoder's "special" share is its first token's (where most
+    of its heads park their weight), as it has no [CLS]/[SEP]."""
+    labels = {key: label for key, (label, _) in METRICS.items()}
+    return labels | {"special": SINK_LABEL} if causal else labels
+
+
+def sink_t(special_t: NDArray[np.bool_], causal: bool) -> NDArray[np.bool_]:
+    """The tokens the "special" share counts: [CLS]/[SEP], or a decoder's first token."""
+    if not causal:
+        return special_t
+    first = np.zeros_like(special_t)
+    first[:1] = True
+    return first
+
+
+def head_metrics(summary: HeadSummary, causal: bool = False) -> dict[str, NDArray[np.float32]]:
+    """The summary figures by display label (``metric_labels``), each [l, h], in METRICS order."""
+    labels = metric_labels(causal)
+    return {labels[key]: getattr(summary, name) for key, (_, name) in METRICS.items()}
 
 
 def order_heads(

@@ -6,7 +6,7 @@ import numpy as np
 import streamlit as st
 
 import explorer
-from attention_core.head_order import METRICS, list_heads, order_heads
+from attention_core.head_order import list_heads, metric_labels, order_heads
 from attention_core.pack import MAX_TILE
 from ui import params, router
 from ui.cache import head_figures
@@ -50,7 +50,7 @@ st.caption(
     )
 )
 
-labels = {"head": "head number"} | {key: label for key, (label, _) in METRICS.items()}
+labels = {"head": "head number"} | metric_labels(trace.config.causal)
 c1, c2, c3, c4 = st.columns(4)
 sort = c1.selectbox("Sort heads by", list(labels), format_func=labels.get, key="ah_sort")
 descending = c2.toggle("Highest first", key="ah_desc", disabled=sort == "head")
@@ -102,7 +102,7 @@ picked = st.dataframe(
 st.caption(
     "How to read this: one row per head, figures averaged over every attending token. Entropy "
     "near 0 bits means a head looks at one token; high entropy means it spreads its attention. "
-    "The shares say how much weight goes to [CLS]/[SEP], the token just before, or itself. "
+    f"The shares say how much weight goes to {rest_on}, the token just before, or itself. "
     "Click a column title to sort, a row to pick it."
 )
 row = picked["selection"]["rows"][0] if picked["selection"]["rows"] else 0

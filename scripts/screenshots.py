@@ -34,6 +34,23 @@ SHOTS = [
     ("hide_word", "hide_word", {"s": "The river bank was muddy"}, 1, 0),
     ("build_head", "build_head", {"s": "the fluffy blue creature roamed the verdant forest"}, 2, 4),
     ("compare", "compare", {"layer": "4"}, 1, 2),
+    (
+        "pattern_smollm2",
+        "pattern",
+        {
+            "model": "smollm2",
+            "s": "dirty quantum plumbing",
+            "layer": "12",
+            "head": "4",
+            "q": "4",
+            "k": "0",
+        },
+        0,
+        1,
+    ),
+    ("all_heads_smollm2", "all_heads", {"model": "smollm2", "s": "The river bank was muddy"}, 0, 1),
+    ("decoder", "decoder", {"s": "dirty quantum plumbing"}, 4, 0),
+    ("generate", "generate", {}, 2, 0),
 ]
 DARK = ("pattern_dark", "pattern", {"s": "The river bank was muddy", "layer": "1", "head": "9"})
 
@@ -74,7 +91,9 @@ def main() -> None:
     parser.add_argument("--out", default=str(ROOT / "docs" / "screenshots"))
     parser.add_argument("--width", type=int, default=1400)
     parser.add_argument("--height", type=int, default=1100)
+    parser.add_argument("--only", default="", help="comma-separated shot names (default: all)")
     args = parser.parse_args()
+    only = set(filter(None, args.only.split(",")))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     size = {"width": args.width, "height": args.height}
@@ -82,9 +101,11 @@ def main() -> None:
         browser = launch_chromium(pw)
         page = browser.new_page(viewport=size)
         for shot in [*SHOTS, *tour_shots()]:
-            shoot(page, url, out, shot)
-        dark = browser.new_page(viewport=size, color_scheme="dark")
-        shoot(dark, url, out, (*DARK, 0, 1))
+            if not only or shot[0] in only:
+                shoot(page, url, out, shot)
+        if not only or DARK[0] in only:
+            dark = browser.new_page(viewport=size, color_scheme="dark")
+            shoot(dark, url, out, (*DARK, 0, 1))
         browser.close()
 
 

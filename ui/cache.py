@@ -41,7 +41,7 @@ from attention_core.demos import Padding, SplitPoint, measure_split, padding_dem
 from attention_core.explain import summarize_heads
 from attention_core.fallback import fallback_embeddings
 from attention_core.geometry import embed_words, parse_probes
-from attention_core.head_order import head_metrics
+from attention_core.head_order import head_metrics, sink_t
 from attention_core.knockout import WordEffect, compare_passes
 from attention_core.models import MODELS as PACKAGED
 from attention_core.saturation import Saturation, saturation_curve
@@ -65,8 +65,7 @@ DEFAULT_MODEL = "minilm"
 LABELS = {key: spec.display_name for key, spec in PACKAGED.items()}  # the picker's words
 
 
-# One entry per server-side model: worst case ~90 MB (MiniLM-L6's float32 weights) + ~540 MB
-# (SmolLM2's, dequantized to float32).
+# One entry per model: worst case 90 MB (MiniLM's float32 weights) + 540 MB (SmolLM2's).
 @st.cache_resource(max_entries=len(MODELS), show_spinner="Loading the model…")
 def get_model(name: str) -> Model:
     """The loaded model; raises ModelLoadError (not cached) when it is missing or broken."""
@@ -213,7 +212,8 @@ def word_effect(
 def head_figures(model: str, text: str) -> dict[str, NDArray[np.float32]]:
     """Summary figures of every head by label, each [l, h], over the full pattern."""
     trace = get_trace(model, text)
-    return head_metrics(summarize_heads(trace.pattern_lhqk, trace.tokens.special_t))
+    special = sink_t(trace.tokens.special_t, trace.config.causal)
+    return head_metrics(summarize_heads(trace.pattern_lhqk, special), trace.config.causal)
 
 
 # Worst case 16 × 0.75 MB (512 tokens × 384 float32 and their strings) = 12 MB.

@@ -65,15 +65,20 @@ def render(open_view: Callable[[], None], view_in_page: bool = False) -> None:
             help="Press Enter or Run. Up to 512 tokens are used; longer text is cut.",
         )  # fmt: skip
         st.form_submit_button("Run", type="primary")
+    cfg = model_config(st.session_state["model"])
+    specials = cfg is None or cfg.family == "bert"  # a decoder's text has no [CLS]/[SEP]
     if view_in_page:  # the page's explorer holds them, and redraws them without a rerun
         for name in VIEW_OWNED:  # kept as plain state while their widgets are not drawn
             st.session_state[name] = st.session_state[name]
         sb.caption(
-            "Layer, head and [CLS]/[SEP]: choose them in the view on this page (← → change "
-            "the head, ↑ ↓ the layer after a click on it)."
+            f"Layer, head{' and [CLS]/[SEP]' if specials else ''}: choose them in the view on "
+            "this page (← → change the head, ↑ ↓ the layer after a click on it)."
         )
     else:
         _layer_and_head(sb)
-        sb.toggle("Hide [CLS] / [SEP]", key="hide_special", help="Hide the two special tokens.")
+        if specials:
+            sb.toggle("Hide [CLS] / [SEP]", key="hide_special", help="Hide the two special tokens.")
+        else:
+            st.session_state["hide_special"] = st.session_state["hide_special"]  # kept
     for warning in st.session_state.get("_url_warnings", []):
         sb.warning(safe.md(warning))  # quotes what the link said: keep it literal

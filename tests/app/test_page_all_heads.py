@@ -204,3 +204,22 @@ def test_three_tokens(model):
     assert data["header"]["tokens"] == list(trace_sentence(model, "hi").tokens.tokens)
     assert data["rows"] == _rows(range(6), [range(12)] * 6)
     assert len(at.dataframe[0].value) == 72
+
+
+def test_the_decoders_270_heads_sorted_by_their_share_on_the_first_token(smollm2):
+    # A decoder has no [CLS]/[SEP]: the "special" share is the first token's (the attention
+    # sink), computed here from the patterns directly, mean over queries.
+    at = open_page("all_heads", s=SENTENCE, model="smollm2", ah_sort="special")
+    assert not at.exception and not at.error
+    data = _grid(at)
+    assert data["model"] == "smollm2" and data["header"]["causal"] is True
+    assert [r["layer"] for r in data["rows"]] == list(range(30))
+    assert all(sorted(r["heads"]) == list(range(9)) for r in data["rows"])
+    trace = trace_sentence(smollm2, SENTENCE)
+    sink = np.stack([trace.pattern_lhqk[layer][:, :, 0].mean(-1) for layer in range(30)])
+    table = at.dataframe[0].value
+    assert len(table) == 270 and "share on [CLS]/[SEP]" not in table.columns
+    assert table["share on the first token"].is_monotonic_decreasing
+    top = table.iloc[0]
+    assert top["share on the first token"] == pytest.approx(sink.max(), abs=6e-4)
+    assert sink[int(top["layer"]), int(top["head"])] == pytest.approx(sink.max(), abs=1e-6)

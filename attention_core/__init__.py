@@ -72,10 +72,8 @@ from attention_core.model import (
     ModelConfig,
     ModelLoadError,
     default_model_path,
-    load_config,
-    load_model,
 )
-from attention_core.models import MODEL_KEYS, MODELS, ModelSpec, model_spec
+from attention_core.models import MODEL_KEYS, MODELS, ModelSpec, load_config, load_model, model_spec
 from attention_core.models.llama import LlamaModel, LlamaParams
 from attention_core.models.llama_forward import LayerStack, LlamaTrace
 from attention_core.models.llama_generate import (

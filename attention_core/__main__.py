@@ -10,7 +10,8 @@ import sys
 
 from attention_core.export import save_npz
 from attention_core.forward import WhatIf, trace_sentence
-from attention_core.model import ModelLoadError, load_model
+from attention_core.model import ModelLoadError
+from attention_core.models import load_model
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -41,7 +41,7 @@ class HeadPick:
     value: float  # the total difference ("closest") or the weight ("adjective")
 
 
-def pick_head(tables_lhqk: NDArray, rule: str) -> HeadPick:
+def pick_head(tables_lhqk: NDArray[np.floating], rule: str) -> HeadPick:
     """The head a rule picks among word tables [l, h, q, k] of the note's three words."""
     tables = np.asarray(tables_lhqk, dtype=np.float64)
     if tables.shape[2:] != NOTE_TABLE_QK.shape:
@@ -57,7 +57,7 @@ def pick_head(tables_lhqk: NDArray, rule: str) -> HeadPick:
     return HeadPick(int(layer), int(head), rule, float(score_lh[layer, head]))
 
 
-def pool_words(pattern_qk: NDArray, spans: list[tuple[int, ...]]) -> F64:
+def pool_words(pattern_qk: NDArray[np.floating], spans: list[tuple[int, ...]]) -> F64:
     """Token pattern -> word table: a word's row is the mean of its pieces' rows (a query word),
     its column the sum of its pieces' columns (a key word), so rows still sum to 1 when every
     token belongs to a word."""
@@ -77,7 +77,7 @@ def note_tables(trace: Any) -> F64:
                      for layer in range(trace.config.n_layers)])  # fmt: skip
 
 
-def first_token_share(pattern_hqk: NDArray, query: int) -> NDArray[np.float32]:
+def first_token_share(pattern_hqk: NDArray[np.floating], query: int) -> NDArray[np.float32]:
     """The weight each head's ``query`` row puts on token 0 (the "attention sink"), [h]."""
     return np.asarray(pattern_hqk)[:, query, 0]
 
@@ -94,7 +94,7 @@ class GroupSimilarity:
     group_size: int  # query heads per key/value head
 
 
-def group_similarity(pattern_hqk: NDArray, n_kv_heads: int) -> GroupSimilarity:
+def group_similarity(pattern_hqk: NDArray[np.floating], n_kv_heads: int) -> GroupSimilarity:
     """How alike the query heads of one layer are, grouped by the key/value head they read."""
     p = np.asarray(pattern_hqk, dtype=np.float64)
     n_heads = p.shape[0]

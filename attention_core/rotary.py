@@ -31,7 +31,9 @@ def rope_frequencies(d_head: int, base: float) -> F64:
     return base ** (-np.arange(0, d_head, 2, dtype=np.float64) / d_head)
 
 
-def rotate(x_te: NDArray, positions_t: NDArray, freqs_b: F64) -> F64:
+def rotate(
+    x_te: NDArray[np.floating], positions_t: NDArray[np.integer | np.floating], freqs_b: F64
+) -> F64:
     """Each row x_t turned by position_t · θ (rotate-half pairs); negative positions turn back."""
     half = freqs_b.size
     x = np.asarray(x_te, dtype=np.float64)
@@ -44,7 +46,12 @@ def rotate(x_te: NDArray, positions_t: NDArray, freqs_b: F64) -> F64:
     return np.concatenate([x1 * cos - x2 * sin, x2 * cos + x1 * sin], axis=-1)
 
 
-def score_by_distance(q_e: NDArray, k_e: NDArray, distances: NDArray, freqs_b: F64) -> F64:
+def score_by_distance(
+    q_e: NDArray[np.floating],
+    k_e: NDArray[np.floating],
+    distances: NDArray[np.integer | np.floating],
+    freqs_b: F64,
+) -> F64:
     """q · R(-Δ)k for each Δ: the score of query q placed Δ tokens after key k (before √d
     scaling), whatever their absolute positions are."""
     q = np.asarray(q_e, dtype=np.float64)
@@ -56,7 +63,7 @@ def score_by_distance(q_e: NDArray, k_e: NDArray, distances: NDArray, freqs_b: F
     return np.cos(angles) @ (q1 * k1 + q2 * k2) - np.sin(angles) @ (q2 * k1 - q1 * k2)
 
 
-def cosine_sum(distances: NDArray, freqs_b: F64) -> F64:
+def cosine_sum(distances: NDArray[np.integer | np.floating], freqs_b: F64) -> F64:
     """mean_b cos(Δ · θ_b): the score of a query and a key that are the same vector, equally long
     in every band, as they move Δ apart, relative to Δ = 0 (1 at Δ = 0)."""
     return np.cos(np.multiply.outer(np.asarray(distances, dtype=np.float64), freqs_b)).mean(-1)
@@ -72,12 +79,14 @@ class HeadDistance:
     k_mean_e: F64  # the sentence's keys, un-rotated, averaged
 
 
-def unrotate(x_te: NDArray, freqs_b: F64) -> F64:
+def unrotate(x_te: NDArray[np.floating], freqs_b: F64) -> F64:
     """Rows rotated at positions 0..t-1 turned back to position 0 (the vectors before RoPE)."""
     return rotate(x_te, -np.arange(len(x_te)), freqs_b)
 
 
-def head_distance(q_te: NDArray, k_te: NDArray, freqs_b: F64, max_distance: int) -> HeadDistance:
+def head_distance(
+    q_te: NDArray[np.floating], k_te: NDArray[np.floating], freqs_b: F64, max_distance: int
+) -> HeadDistance:
     """The score a head gives, on average, to a key Δ tokens back, for Δ = 0..max_distance.
 
     ``q_te`` and ``k_te`` are a sentence's rotated queries and keys for one head (rows = positions
@@ -104,7 +113,7 @@ class PositionSimilarity:
 
 
 def position_similarity(
-    position_pd: NDArray, max_distance: int, n_positions: int | None = None
+    position_pd: NDArray[np.floating], max_distance: int, n_positions: int | None = None
 ) -> PositionSimilarity:
     """cos(P_i, P_{i+Δ}) over the first ``n_positions`` rows of a learned position table (all by
     default), for Δ = 0..max_distance."""

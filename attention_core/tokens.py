@@ -41,10 +41,8 @@ def tokenize(model: Model | LlamaModel, text: str, max_tokens: int | None = None
         raise ValueError(f"text must be a string, got {type(text).__name__}")
     if not text.strip():
         raise ValueError("text is empty: type a sentence")
-    if not isinstance(model, Model):
-        from attention_core.models.llama_tokenizer import tokenize_llama
-
-        return tokenize_llama(model, text, max_tokens)
+    if not isinstance(model, Model):  # another family's model tokenizes its own way
+        return model.tokenize(text, max_tokens)
     limit = model.config.n_positions if max_tokens is None else max_tokens
     if not 3 <= limit <= model.config.n_positions:
         raise ValueError(f"max_tokens must be in [3, {model.config.n_positions}], got {limit}")

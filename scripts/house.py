@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import sys
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,11 +57,30 @@ def app_modules(root: Path = ROOT) -> list[Module]:
     return found
 
 
+def _is_type_checking(node: ast.AST) -> bool:
+    test = getattr(node, "test", None)
+    return isinstance(node, ast.If) and (
+        (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING")
+        or (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+    )
+
+
+def _runtime_nodes(tree: ast.AST) -> list[ast.AST]:
+    """Every node but those under ``if TYPE_CHECKING:`` (imports for annotations only: they never
+    run, so they make no cycle and cross no layer at run time)."""
+    out, queue = [], deque([tree])  # breadth first, in ast.walk's order
+    while queue:
+        node = queue.popleft()
+        out.append(node)
+        queue.extend(c for c in ast.iter_child_nodes(node) if not _is_type_checking(c))
+    return out
+
+
 def _imports(module: Module, names: set[str]) -> list[tuple[str, list[str]]]:
     """(imported app module, names taken from it) for each import of an app module."""
     out = []
     package = module.name if module.path.name == "__init__.py" else module.name.rpartition(".")[0]
-    for node in ast.walk(module.tree):
+    for node in _runtime_nodes(module.tree):
         if isinstance(node, ast.Import):
             out += [(a.name, []) for a in node.names]
         elif isinstance(node, ast.ImportFrom):

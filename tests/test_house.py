@@ -44,3 +44,14 @@ def test_each_check_finds_what_breaks_it(tmp_path, kind):
         assert found["imports against the layers"] == [
             "attention_core.a imports streamlit", "attention_core.a imports ui.cache"
         ]  # fmt: skip
+
+
+def test_imports_for_annotations_only_make_no_cycle(tmp_path):
+    # `if TYPE_CHECKING:` imports never run; a lazy import inside a function does.
+    guarded = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ui.a import A\n"
+    found = house.report(_tree(tmp_path, {"ui/a.py": "from ui import b\n", "ui/b.py": guarded}))
+    assert not any(found.values()), found
+    lazy = "def f():\n    from ui.a import A\n"
+    found = house.report(_tree(tmp_path / "lazy", {"ui/a.py": "from ui import b\n",
+                                                   "ui/b.py": lazy}))  # fmt: skip
+    assert found["import cycles"], found

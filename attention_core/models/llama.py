@@ -19,8 +19,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from attention_core.model import ModelConfig, ModelLoadError
-from attention_core.models import SMOLLM2_INSTALL_HINT
 from attention_core.models.gguf_file import GgufError, GgufFile
+from attention_core.models.registry import SMOLLM2_INSTALL_HINT
+from attention_core.tokens import Tokens
 
 F32 = NDArray[np.float32]
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -77,6 +78,12 @@ class LlamaModel:
     params: LlamaParams = field(repr=False)
     path: Path
     eos_id: int = 2  # the end-of-turn token generation stops at ("<|im_end|>" for SmolLM2)
+
+    def tokenize(self, text: str, max_tokens: int | None = None) -> Tokens:
+        """``attention_core.tokenize`` for this family (it checks ``text`` first)."""
+        from attention_core.models.llama_tokenizer import tokenize_llama
+
+        return tokenize_llama(self, text, max_tokens)
 
 
 def smollm2_path() -> Path:

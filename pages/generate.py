@@ -24,80 +24,89 @@ if not prompt.strip():
     st.info("Type a prompt (a few words) and the model will guess what comes next.")
     st.stop()
 try:
-    run = generation.current(prompt)
+    generation.current(prompt)
 except ValueError as err:
     st.info(f"The model cannot read this prompt: {safe.md(str(err))}")
     st.stop()
 
-with st.expander("Sampling (optional): temperature, top-k, seed"):
-    temp = st.slider(
-        "Temperature (0 = always the most likely token)", 0.0, 2.0, 0.0, 0.1, key="gen_temp"
-    )
-    top_k = st.number_input("Top-k (0 = the whole vocabulary)", 0, 50, 0, key="gen_top_k")
-    seed = st.number_input(
-        "Seed (the same seed repeats the same draws)", 0, 2**31 - 1, 0, key="gen_seed"
-    )
-done, new = run.finished, generation.n_new(run)
-cols = st.columns(3)
-cols[0].button(
-    "Next token",
-    key="gen_step",
-    type="primary",
-    disabled=done,
-    on_click=generation.step_chosen,
-    args=(temp, int(top_k), int(seed)),
-)
-cols[1].button("Back one token", key="gen_back", disabled=new == 0, on_click=generation.back)
-cols[2].button("Reset", key="gen_reset", on_click=generation.reset)
-st.code(generation.text(run), language=None, wrap_lines=True)
-status = f"{new} of {generation.MAX_NEW} new tokens written."
-if done:
-    status += " Finished: the model wrote its end token or reached the limit. Reset to start over."
-st.caption(status)
 
-last = run.last
-guesses = [generation.piece(i) for i in last.top_ids_k]
-probs = dict(zip(map(int, last.top_ids_k), map(float, last.top_probs_k), strict=True))
-left, right = st.columns([2, 3])
-with left:
-    st.subheader("Its guesses for the next token")
-    show.plot(
-        make_next_token_bars(guesses, last.top_probs_k),
-        "gen_guesses",
-        caption="The ten most likely next tokens: the model's softmax over all "
-        f"{cfg.vocab_size:,} tokens of its vocabulary (at temperature 1). Next token takes the top "
-        "one, or draws one with the sampling settings.",
+@st.fragment
+def steps(prompt: str) -> None:
+    """Everything a step changes: a click here reruns only this part of the page (a step is one
+    token's work; the sidebar and the rest of the page stay as they are)."""
+    run = generation.current(prompt)
+    with st.expander("Sampling (optional): temperature, top-k, seed"):
+        temp = st.slider(
+            "Temperature (0 = always the most likely token)", 0.0, 2.0, 0.0, 0.1, key="gen_temp"
+        )
+        top_k = st.number_input("Top-k (0 = the whole vocabulary)", 0, 50, 0, key="gen_top_k")
+        seed = st.number_input(
+            "Seed (the same seed repeats the same draws)", 0, 2**31 - 1, 0, key="gen_seed"
+        )
+    done, new = run.finished, generation.n_new(run)
+    cols = st.columns(3)
+    cols[0].button(
+        "Next token",
+        key="gen_step",
+        type="primary",
+        disabled=done,
+        on_click=generation.step_chosen,
+        args=(temp, int(top_k), int(seed)),
     )
-    pick = st.selectbox(  # a key per length: each step's candidates are a new menu
-        "Or write another of these",
-        [int(i) for i in last.top_ids_k],
-        key=f"gen_pick_{len(run.ids)}",
-        format_func=lambda i: f"{generation.piece(i)} ({probs[i]:.1%})",
-    )
-    st.button("Write this one", key="gen_write", disabled=done, on_click=generation.write,
-              args=(pick,))  # fmt: skip
-with right:
-    group = cfg.n_heads // cfg.n_kv_heads
-    layer = st.slider("Layer", 0, cfg.n_layers - 1, cfg.n_layers // 2, key="gen_layer")
-    st.subheader(f"What {safe.token(run.tokens[last.position])} looked at")
-    fig = make_step_heatmap(
-        last.pattern_lhk[layer],
-        run.tokens[: last.position + 1],
-        group,
-        n_prompt=run.n_prompt,
-        title=f"layer {layer}: one row per head",
-    )
-    groups = "; ".join(
-        f"heads {g * group}-{g * group + group - 1} share key/value head {g}"
-        for g in range(cfg.n_kv_heads)
-    )
-    show.plot(
-        fig,
-        "gen_heads",
-        caption=f"Each row is one head's weights (they sum to 1) over "
-        f"every token so far, the newest last: it sees nothing after itself. {groups}. "
-        "The dotted line ends the prompt.",
-    )
+    cols[1].button("Back one token", key="gen_back", disabled=new == 0, on_click=generation.back)
+    cols[2].button("Reset", key="gen_reset", on_click=generation.reset)
+    st.code(generation.text(run), language=None, wrap_lines=True)
+    status = f"{new} of {generation.MAX_NEW} new tokens written."
+    if done:
+        status += " Finished: the model wrote its end token or reached the limit. Reset to start."
+    st.caption(status)
 
-st.subheader("What the model keeps: the KV cache")
-generation.show_cache(run)
+    last = run.last
+    guesses = [generation.piece(i) for i in last.top_ids_k]
+    probs = dict(zip(map(int, last.top_ids_k), map(float, last.top_probs_k), strict=True))
+    left, right = st.columns([2, 3])
+    with left:
+        st.subheader("Its guesses for the next token")
+        show.plot(
+            make_next_token_bars(guesses, last.top_probs_k),
+            "gen_guesses",
+            caption="The ten most likely next tokens: the model's softmax over all "
+            f"{cfg.vocab_size:,} tokens of its vocabulary (at temperature 1). Next token takes the "
+            "top one, or draws one with the sampling settings.",
+        )
+        pick = st.selectbox(  # a key per length: each step's candidates are a new menu
+            "Or write another of these",
+            [int(i) for i in last.top_ids_k],
+            key=f"gen_pick_{len(run.ids)}",
+            format_func=lambda i: f"{generation.piece(i)} ({probs[i]:.1%})",
+        )
+        st.button("Write this one", key="gen_write", disabled=done, on_click=generation.write,
+                  args=(pick,))  # fmt: skip
+    with right:
+        group = cfg.n_heads // cfg.n_kv_heads
+        layer = st.slider("Layer", 0, cfg.n_layers - 1, cfg.n_layers // 2, key="gen_layer")
+        st.subheader(f"What {safe.token(run.tokens[last.position])} looked at")
+        fig = make_step_heatmap(
+            last.pattern_lhk[layer],
+            run.tokens[: last.position + 1],
+            group,
+            n_prompt=run.n_prompt,
+            title=f"layer {layer}: one row per head",
+        )
+        groups = "; ".join(
+            f"heads {g * group}-{g * group + group - 1} share key/value head {g}"
+            for g in range(cfg.n_kv_heads)
+        )
+        show.plot(
+            fig,
+            "gen_heads",
+            caption=f"Each row is one head's weights (they sum to 1) over "
+            f"every token so far, the newest last: it sees nothing after itself. {groups}. "
+            "The dotted line ends the prompt.",
+        )
+
+    st.subheader("What the model keeps: the KV cache")
+    generation.show_cache(run)
+
+
+steps(prompt)

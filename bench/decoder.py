@@ -7,6 +7,8 @@ Starts ``streamlit run server.py`` on 127.0.0.1 and drives Debian's Chromium as 
   step         /generate with a ~100-token prompt; click "Next token" and time the click → the
                new token's attention chart redrawn. Target p50 ≤ 200 ms.
   memory       the server's resident memory once both models have served a page. Target ≤ 1.2 GB.
+  floor        in the same run, a bare Streamlit page (bench/floor_app.py): a slider → one Plotly
+               heatmap redrawn, what any Streamlit + Plotly rerun costs here.
 
 The engine alone (forward against transformers, load, a step without the page, a trace's bytes)
 is ``python -m bench llama``. A benchmark, not a test: figures are printed, never asserted; the
@@ -74,6 +76,25 @@ def steps(browser, url, prompt: str, count: int) -> tuple[list[float], list[floa
     return times, done
 
 
+def floor(browser, count: int) -> list[float]:
+    """Seconds from a slider key to the bare page's heatmap redrawn (bench/floor_app.py)."""
+    from bench.floor import FLOOR_APP
+    from bench.live import head_walk, open_page
+
+    with streamlit_server(timeout=120, script=FLOOR_APP) as url:
+        page, wire = open_page(browser, url)
+        page.goto(f"{url}/?n=12", timeout=WAIT_MS)
+        has_chart(page, wire, 60)
+        times = []
+        for name, key in head_walk(count):
+            slider = page.get_by_role("slider", name=name)
+            slider.focus()
+            sample = measure(page, wire, lambda s=slider, k=key: s.press(k), 0)
+            times += [sample.chart_s] if sample.chart_s is not None else []
+        page.context.close()
+    return times
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench decoder", description=__doc__)
     parser.add_argument("--repeats", type=int, default=5, help="prompts and steps to time")
@@ -91,8 +112,9 @@ def main(argv: list[str] | None = None) -> int:
         progress(f"new prompts: {len(prompts)}/{len(texts)} drawn")
         step_s, step_done = steps(browser, url, prompt, args.repeats)
         progress(f"steps: {len(step_s)}/{args.repeats} drawn")
-        browser.close()
         rss, peak = rss_mb(url.pid)
+        floor_s = floor(browser, args.repeats)
+        browser.close()
         elapsed = time.monotonic() - started
     rows = [
         ["new prompt → first chart, 128 tokens (p50 / p95)",
@@ -102,6 +124,8 @@ def main(argv: list[str] | None = None) -> int:
          f"{fmt_s(step_s)} / {fmt_s(step_s, p95)}", f"p50 ≤ {STEP_S * 1000:.0f} ms",
          verdict(p50(step_s) if step_s else None, STEP_S)],
         ["  the step's run, click → script finished (p50)", fmt_s(step_done), "", ""],
+        ["the floor: a bare Streamlit page, slider → one Plotly heatmap (p50)", fmt_s(floor_s),
+         "", ""],
         ["server memory with both models (now / peak)", f"{rss:.0f} / {peak:.0f} MB",
          f"≤ {RSS_MB} MB", verdict(peak, RSS_MB)],
     ]  # fmt: skip

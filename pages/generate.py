@@ -3,10 +3,8 @@ attention over everything before it, the model's top guesses, and the KV cache i
 
 import streamlit as st
 
-from ui import generation, router, safe, show
+from ui import generation, router, safe
 from ui.cache import model_error
-from viz.generation import make_step_heatmap
-from viz.next_token import make_next_token_bars
 
 router.shared()  # frames the run (sidebar, URL); this page always uses SmolLM2
 st.title("Generate, token by token")
@@ -61,49 +59,11 @@ def steps(prompt: str) -> None:
         status += " Finished: the model wrote its end token or reached the limit. Reset to start."
     st.caption(status)
 
-    last = run.last
-    guesses = [generation.piece(i) for i in last.top_ids_k]
-    probs = dict(zip(map(int, last.top_ids_k), map(float, last.top_probs_k), strict=True))
     left, right = st.columns([2, 3])
     with left:
-        st.subheader("Its guesses for the next token")
-        show.plot(
-            make_next_token_bars(guesses, last.top_probs_k),
-            "gen_guesses",
-            caption="The ten most likely next tokens: the model's softmax over all "
-            f"{cfg.vocab_size:,} tokens of its vocabulary (at temperature 1). Next token takes the "
-            "top one, or draws one with the sampling settings.",
-        )
-        pick = st.selectbox(  # a key per length: each step's candidates are a new menu
-            "Or write another of these",
-            [int(i) for i in last.top_ids_k],
-            key=f"gen_pick_{len(run.ids)}",
-            format_func=lambda i: f"{generation.piece(i)} ({probs[i]:.1%})",
-        )
-        st.button("Write this one", key="gen_write", disabled=done, on_click=generation.write,
-                  args=(pick,))  # fmt: skip
+        generation.show_guesses(run)
     with right:
-        group = cfg.n_heads // cfg.n_kv_heads
-        layer = st.slider("Layer", 0, cfg.n_layers - 1, cfg.n_layers // 2, key="gen_layer")
-        st.subheader(f"What {safe.token(run.tokens[last.position])} looked at")
-        fig = make_step_heatmap(
-            last.pattern_lhk[layer],
-            run.tokens[: last.position + 1],
-            group,
-            n_prompt=run.n_prompt,
-            title=f"layer {layer}: one row per head",
-        )
-        groups = "; ".join(
-            f"heads {g * group}-{g * group + group - 1} share key/value head {g}"
-            for g in range(cfg.n_kv_heads)
-        )
-        show.plot(
-            fig,
-            "gen_heads",
-            caption=f"Each row is one head's weights (they sum to 1) over "
-            f"every token so far, the newest last: it sees nothing after itself. {groups}. "
-            "The dotted line ends the prompt.",
-        )
+        generation.show_heads(run)
 
     st.subheader("What the model keeps: the KV cache")
     generation.show_cache(run)

@@ -15,8 +15,11 @@ import streamlit as st
 
 from attention_core import Generation, choose, start_generation
 from attention_core.models.llama import LlamaModel
+from ui import safe, show
 from ui.cache import get_model
 from ui.decoder_view import MODEL, piece
+from viz.generation import make_step_heatmap
+from viz.next_token import make_next_token_bars
 
 __all__ = ["MODEL", "piece"]  # the page reads both from here
 MAX_NEW = 64  # new tokens a generation may write
@@ -93,6 +96,51 @@ def back() -> None:
 def reset() -> None:
     """Forget the written tokens: the prompt alone again."""
     start(st.session_state[PROMPT])
+
+
+def show_guesses(run: Generation) -> None:
+    """The model's top 10 for the next token as bars, and a menu to write another of them."""
+    last, cfg = run.last, run.model.config
+    guesses = [piece(i) for i in last.top_ids_k]
+    probs = dict(zip(map(int, last.top_ids_k), map(float, last.top_probs_k), strict=True))
+    st.subheader("Its guesses for the next token")
+    show.plot(
+        make_next_token_bars(guesses, last.top_probs_k),
+        "gen_guesses",
+        caption="The ten most likely next tokens: the model's softmax over all "
+        f"{cfg.vocab_size:,} tokens of its vocabulary (at temperature 1). Next token takes the "
+        "top one, or draws one with the sampling settings.",
+    )
+    pick = st.selectbox(  # a key per length: each step's candidates are a new menu
+        "Or write another of these",
+        [int(i) for i in last.top_ids_k],
+        key=f"gen_pick_{len(run.ids)}",
+        format_func=lambda i: f"{piece(i)} ({probs[i]:.1%})",
+    )
+    st.button("Write this one", key="gen_write", disabled=run.finished, on_click=write,
+              args=(pick,))  # fmt: skip
+
+
+def show_heads(run: Generation) -> None:
+    """The newest token's attention over every token so far, one row per head, for a layer."""
+    last, cfg = run.last, run.model.config
+    group = cfg.n_heads // cfg.n_kv_heads
+    layer = st.slider("Layer", 0, cfg.n_layers - 1, cfg.n_layers // 2, key="gen_layer")
+    st.subheader(f"What {safe.token(run.tokens[last.position])} looked at")
+    fig = make_step_heatmap(
+        last.pattern_lhk[layer], run.tokens[: last.position + 1], group,
+        n_prompt=run.n_prompt, title=f"layer {layer}: one row per head",
+    )  # fmt: skip
+    groups = "; ".join(
+        f"heads {g * group}-{g * group + group - 1} share key/value head {g}"
+        for g in range(cfg.n_kv_heads)
+    )
+    show.plot(
+        fig,
+        "gen_heads",
+        caption=f"Each row is one head's weights (they sum to 1) over every token so far, the "
+        f"newest last: it sees nothing after itself. {groups}. The dotted line ends the prompt.",
+    )
 
 
 def show_cache(run: Generation) -> None:

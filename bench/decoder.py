@@ -24,7 +24,15 @@ from urllib.parse import quote_plus
 
 from attention_core import load_model
 from bench.app import sentence
-from bench.explorer import FIRST_DRAW, WAIT_MS, open_instrumented, settle, try_timed
+from bench.explorer import (
+    FIRST_DRAW,
+    PATH_SEGMENTS,
+    WAIT_MS,
+    open_instrumented,
+    path_of,
+    settle,
+    try_timed,
+)
 from bench.live import has_chart, measure, rss_mb, type_sentence
 from bench.report import fmt_s, load, p50, p95, progress, table, verdict
 from scripts.live_app import launch_chromium, streamlit_server
@@ -35,20 +43,22 @@ RSS_MB = 1200  # one process with both models loaded
 GEN_CHART = 1  # /generate's charts: 0 the guesses, 1 the new token's heads × earlier tokens
 
 
-def new_prompts(browser, url, texts: Sequence[str]) -> list[float]:
-    """Seconds from Enter to the explorer's chart on screen, one per new text (None dropped)."""
+def new_prompts(browser, url, texts: Sequence[str]) -> tuple[list[float], list[list[float]]]:
+    """Seconds from Enter to the explorer's chart on screen, one per new text (None dropped),
+    and where each went (bench.explorer's PATH_SEGMENTS)."""
     page, wire = open_instrumented(browser, url)
     first = quote_plus("The capital of France is")
     page.goto(f"{url}/pattern?model=smollm2&layer=0&head=0&s={first}", timeout=WAIT_MS)
     page.wait_for_function(FIRST_DRAW, timeout=WAIT_MS, polling="raf")
     settle(page, WAIT_MS / 1000)
-    times = []
+    times, paths = [], []
     for text in texts:
         move = try_timed(page, wire, type_sentence(page, text), "sentence", url.pid, "new prompt")
         if move:
             times.append(move.drawn_s)
+            paths += [path] if (path := path_of(move)) else []
     page.context.close()
-    return times
+    return times, paths
 
 
 def steps(browser, url, prompt: str, count: int) -> tuple[list[float], list[float]]:
@@ -108,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     with streamlit_server() as url, sync_playwright() as pw:
         browser = launch_chromium(pw)
         started = time.monotonic()
-        prompts = new_prompts(browser, url, texts)
+        prompts, paths = new_prompts(browser, url, texts)
         progress(f"new prompts: {len(prompts)}/{len(texts)} drawn")
         step_s, step_done = steps(browser, url, prompt, args.repeats)
         progress(f"steps: {len(step_s)}/{args.repeats} drawn")
@@ -130,5 +140,8 @@ def main(argv: list[str] | None = None) -> int:
          f"≤ {RSS_MB} MB", verdict(peak, RSS_MB)],
     ]  # fmt: skip
     table("SmolLM2 in the app", ["what", "measured", "target", ""], rows)
+    if paths:
+        segments = [[name, fmt_s([p[i] for p in paths])] for i, name in enumerate(PATH_SEGMENTS)]
+        table("Where a new prompt's time goes (p50 per segment)", ["segment", "p50"], segments)
     print(f"{elapsed:.0f} s; load average after: {load()}")
     return 0

@@ -309,6 +309,7 @@ def test_a_session_over_its_share_waits_while_others_go_at_once(traces):
 
     def light():  # runs while the heavy session is still over its share: not held back by it
         seen["light"] = store.usage("heavy")
+        time.sleep(0.05)  # a real pass: the light session is now one the share is kept for
         return traces[10]
 
     def heavy():  # runs only once its own use has decayed under the cap (~0.5 s here)
@@ -318,3 +319,24 @@ def test_a_session_over_its_share_waits_while_others_go_at_once(traces):
     store.get("light-1", light, session="light")
     store.get("long-2", heavy, session="heavy")
     assert seen["light"] > store.usage_cap_s >= seen["heavy"], seen
+
+
+def test_a_session_alone_on_the_server_is_never_held_back(traces):
+    # The share is kept for the others' sake: with nobody else around, a session far over it
+    # (a visitor typing SmolLM2 prompts in a row) runs its next pass at once.
+    store = TraceStore(budget=2**30, slots=2, usage_cap_s=0.05)
+    store.USAGE_HALF_LIFE_S = 1e9  # no decay: held back, it would wait for ever
+    store.get("long-1", lambda: time.sleep(0.2) or traces[10], session="alone")
+    assert store.usage("alone") > 3 * store.usage_cap_s
+    results = {}
+    alone = _run(lambda: store.get("long-2", lambda: traces[10], session="alone"), results, "a")
+    alone.join(WAIT_S)
+    assert not alone.is_alive() and "a" in results
+    # With another session active lately, the same request is held back (it is over its share).
+    store.get("other-1", lambda: time.sleep(0.05) or traces[10], session="other")
+    held = _run(lambda: store.get("long-3", lambda: traces[10], session="alone"), results, "h")
+    held.join(0.5)
+    assert held.is_alive() and "h" not in results
+    store.usage_cap_s = 1e9  # let it go, so the thread ends
+    held.join(WAIT_S)
+    assert "h" in results

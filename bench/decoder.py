@@ -40,7 +40,24 @@ from scripts.live_app import launch_chromium, streamlit_server
 NEW_PROMPT_S = 1.0  # p50, Enter → first chart at 128 tokens
 STEP_S = 0.200  # p50, click → the new token's attention drawn, at ~100 tokens of context
 RSS_MB = 1200  # one process with both models loaded
-GEN_CHART = 1  # /generate's charts: 0 the guesses, 1 the new token's heads × earlier tokens
+# The step view (explorer/step.js, in a shadow root): how many tokens it drew, and when.
+STEP_VIEW = """() => {
+  for (const host of document.querySelectorAll('[data-testid="stBidiComponentIsolated"]')) {
+    const ax = host.shadowRoot && host.shadowRoot.querySelector('.ax-step');
+    if (ax && ax.dataset.n) return ax;
+  }
+  return null;
+}"""
+STEP_N = f"() => Number(({STEP_VIEW})()?.dataset.n || 0)"
+# A person's click on "Next token", timed in the page (Playwright's own click first waits for
+# the button to be stable and scrolls: tens of ms that are not the app's).
+CLICK = """() => {
+  const button = [...document.querySelectorAll('button')]
+    .find((b) => b.innerText.trim() === 'Next token');
+  const t = performance.now();
+  button.click();
+  return t;
+}"""
 
 
 def new_prompts(browser, url, texts: Sequence[str]) -> tuple[list[float], list[list[float]]]:
@@ -62,8 +79,8 @@ def new_prompts(browser, url, texts: Sequence[str]) -> tuple[list[float], list[l
 
 
 def steps(browser, url, prompt: str, count: int) -> tuple[list[float], list[float]]:
-    """Seconds from a click on "Next token" to the new token's chart redrawn, and to the end of
-    the run the click started."""
+    """Seconds from a click on "Next token" to the step view drawn with the new token (polled
+    each animation frame), and to the end of the run the click started."""
     from bench.live import open_page
 
     page, wire = open_page(browser, url)
@@ -74,14 +91,18 @@ def steps(browser, url, prompt: str, count: int) -> tuple[list[float], list[floa
     box.press("Enter")
     page.wait_for_timeout(500)
     has_chart(page, wire, 60)
-    button = page.get_by_role("button", name="Next token")
+    page.wait_for_function(f"() => ({STEP_N})() > 0", timeout=WAIT_MS)
     times, done = [], []
     for _ in range(count):
-        sample = measure(page, wire, button.click, GEN_CHART)
-        if sample.chart_s is not None:
-            times.append(sample.chart_s)
-        if sample.done_s is not None:
-            done.append(sample.done_s)
+        n, mark, t0 = page.evaluate(STEP_N), wire.mark(), time.monotonic()
+        clicked = page.evaluate(CLICK)
+        page.wait_for_function(f"(n) => ({STEP_N})() === n + 1", arg=n, polling="raf",
+                               timeout=WAIT_MS)  # fmt: skip
+        drawn = float(page.evaluate(f"() => ({STEP_VIEW})().dataset.drawnAt"))
+        times.append((drawn - clicked) / 1000)
+        finished = wire.wait_finished(page, mark, t0 + WAIT_MS / 1000)
+        done += [finished - t0] if finished is not None else []
+        page.wait_for_timeout(300)  # the bars chart settles before the next click
     page.context.close()
     return times, done
 

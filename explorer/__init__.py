@@ -25,7 +25,7 @@ from attention_core.pack import MAX_TILE, float32_bytes, header
 
 PATH = "/api/attention/block"  # where the browser fetches layer blocks (ui/api.py serves it)
 HERE = Path(__file__).parent
-JS_FILES = ("stages.js", "draw.js", "fetch.js", "grid.js", "view.js")  # view.js: the export
+JS_FILES = ("stages.js", "draw.js", "fetch.js", "grid.js", "step.js", "view.js")  # view: export
 VIEW_FIELDS = ("layer", "head", "causal", "scale", "temp", "transpose", "hide_special", "q", "k")
 PREFETCH_BYTES = 8 * 2**20  # all layers' scores are fetched up front when they are this or less
 
@@ -126,5 +126,28 @@ def mount_scores(
         "title": title,
         "tell": False,
         "api": "", "model": "", "text": "",
+    }  # fmt: skip
+    return _renderer()(data=data, key=key)
+
+
+def mount_step(
+    pattern_lhk: NDArray[np.float32],
+    tokens: Sequence[str],
+    n_kv_heads: int,
+    layer: int,
+    key: str,
+) -> Any:
+    """A decoder's newest token's attention over the ``tokens`` so far, [layer, head, key], one
+    row per head (grouped by the key/value head they share), drawn in the browser from every
+    layer's rows sent with the view: the layer switches there without a rerun."""
+    n_layers, n_heads, n = pattern_lhk.shape
+    if n != len(tokens) or n_heads % n_kv_heads:
+        raise ValueError(f"pattern shape {pattern_lhk.shape} does not match {len(tokens)} tokens "
+                         f"and {n_kv_heads} key/value heads")  # fmt: skip
+    data = {
+        "mode": "step",
+        "rows": base64.b64encode(float32_bytes(pattern_lhk)).decode("ascii"),
+        "tokens": list(tokens),
+        "n_layers": n_layers, "n_heads": n_heads, "n_kv_heads": n_kv_heads, "layer": layer,
     }  # fmt: skip
     return _renderer()(data=data, key=key)

@@ -94,7 +94,8 @@ export default function (args) {
   const previous = CLEANUPS.get(args.parentElement);
   if (previous && isEcho(args, previous.data)) return previous.remove;
   previous?.cleanup();
-  const cleanup = args.data.mode === "grid" ? renderGrid(args) : renderView(args);
+  const render = { grid: renderGrid, step: renderStep }[args.data.mode] || renderView;
+  const cleanup = render(args);
   const entry = { data: args.data, cleanup };
   entry.remove = () => {
     if (CLEANUPS.get(args.parentElement) === entry) CLEANUPS.delete(args.parentElement);
@@ -107,7 +108,7 @@ export default function (args) {
 // The server's rerun after a tell sends the view back: the same sentence, and the view this
 // browser itself reported. Nothing to redraw (and redrawing would drop the keyboard focus).
 function isEcho({ data, key }, before) {
-  if (data.mode === "grid" || before.mode === "grid") return false;
+  if (data.mode || before.mode) return false;  // the grid and a step redraw on every run
   const { view, ...rest } = data, { view: _, ...was } = before;
   const st = VIEWS.get(key);
   if (!st || JSON.stringify(rest) !== JSON.stringify(was)) return false;

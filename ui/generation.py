@@ -13,12 +13,12 @@ from dataclasses import dataclass
 import numpy as np
 import streamlit as st
 
+import explorer
 from attention_core import Generation, choose, start_generation
 from attention_core.models.llama import LlamaModel
 from ui import safe, show
 from ui.cache import get_model
 from ui.decoder_view import MODEL, piece
-from viz.generation import make_step_heatmap
 from viz.next_token import make_next_token_bars
 
 __all__ = ["MODEL", "piece"]  # the page reads both from here
@@ -122,24 +122,21 @@ def show_guesses(run: Generation) -> None:
 
 
 def show_heads(run: Generation) -> None:
-    """The newest token's attention over every token so far, one row per head, for a layer."""
+    """The newest token's attention over every token so far, one row per head; the layer is
+    picked in the view itself (every layer's rows come with it: no rerun to switch)."""
     last, cfg = run.last, run.model.config
     group = cfg.n_heads // cfg.n_kv_heads
-    layer = st.slider("Layer", 0, cfg.n_layers - 1, cfg.n_layers // 2, key="gen_layer")
     st.subheader(f"What {safe.token(run.tokens[last.position])} looked at")
-    fig = make_step_heatmap(
-        last.pattern_lhk[layer], run.tokens[: last.position + 1], group,
-        n_prompt=run.n_prompt, title=f"layer {layer}: one row per head",
-    )  # fmt: skip
+    explorer.mount_step(last.pattern_lhk, run.tokens[: last.position + 1], cfg.n_kv_heads,
+                        cfg.n_layers // 2, key="gen_heads")  # fmt: skip
     groups = "; ".join(
         f"heads {g * group}-{g * group + group - 1} share key/value head {g}"
         for g in range(cfg.n_kv_heads)
     )
-    show.plot(
-        fig,
-        "gen_heads",
-        caption=f"Each row is one head's weights (they sum to 1) over every token so far, the "
-        f"newest last: it sees nothing after itself. {groups}. The dotted line ends the prompt.",
+    st.caption(
+        "Each row is one head's weights (they sum to 1) over every token so far, the newest "
+        f"last: it sees nothing after itself. {groups} (a gap between groups). Hover a cell for "
+        "its weight; − / + or ↑ ↓ change the layer."
     )
 
 

@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import base64
+import json
+
 import numpy as np
 import pytest
 
@@ -23,7 +26,15 @@ def _charts(at) -> dict[str, dict]:
     return {c.proto.id.rsplit("-", 1)[-1]: spec(c) for c in at.get("plotly_chart")}
 
 
-def _check(at, run, layer: int) -> None:
+def _step_view(at) -> dict:
+    """The new token's attention view (drawn in the browser): its data, rows decoded."""
+    [view] = [c for c in at.get("bidi_component") if c.proto.id.endswith("gen_heads")]
+    data = json.loads(view.proto.json)
+    rows = np.frombuffer(base64.b64decode(data["rows"]), "<f4")
+    return data | {"rows": rows.reshape(data["n_layers"], data["n_heads"], -1)}
+
+
+def _check(at, run) -> None:
     """What the page shows against the engine's generation ``run``."""
     assert not at.exception
     text = run.model.tokenizer.decode(list(run.ids))
@@ -31,35 +42,32 @@ def _check(at, run, layer: int) -> None:
     charts = _charts(at)
     bars = charts["gen_guesses"]["data"][0]
     np.testing.assert_array_equal(array(bars["x"]), run.last.top_probs_k)
-    heat = charts["gen_heads"]["data"][0]
-    np.testing.assert_array_equal(array(heat["z"]), run.last.pattern_lhk[layer])
-    assert len(heat["x"]) == len(run.ids)
+    view = _step_view(at)  # every layer's rows, bit for bit the engine's
+    np.testing.assert_array_equal(view["rows"], run.last.pattern_lhk)
+    assert view["tokens"] == list(run.tokens) and (view["n_heads"], view["n_kv_heads"]) == (9, 3)
     assert at.metric[0].value == str(len(run.ids))
 
 
 def test_step_pick_back_reset(smollm2):
     at = open_page("generate", model="minilm")
-    layer = at.slider(key="gen_layer").value
     run = start_generation(smollm2, PROMPT, max_new_tokens=generation.MAX_NEW)
-    _check(at, run, layer)
+    _check(at, run)
     for _ in range(3):
         at.button(key="gen_step").click().run()
         run = run.step(choose(run.last))
-        _check(at, run, layer)
+        _check(at, run)
     assert len(run.ids) == run.n_prompt + 3
     menu = next(s for s in at.selectbox if s.key.startswith("gen_pick"))
     assert menu.options[2].startswith(generation.piece(run.last.top_ids_k[2]))
     menu.select(int(run.last.top_ids_k[2])).run()
     at.button(key="gen_write").click().run()
     run = run.step(int(run.last.top_ids_k[2]))
-    _check(at, run, layer)
+    _check(at, run)
     at.button(key="gen_back").click().run()
     run = run.rewind(len(run.ids) - 1)
-    _check(at, run, layer)
-    at.slider(key="gen_layer").set_value(29).run()
-    _check(at, run, 29)
+    _check(at, run)
     at.button(key="gen_reset").click().run()
-    _check(at, start_generation(smollm2, PROMPT), 29)
+    _check(at, start_generation(smollm2, PROMPT))
     assert at.button(key="gen_back").disabled
 
 
@@ -73,7 +81,7 @@ def test_seeded_sampling_repeats_the_engines_draws(smollm2):
     for i in range(2):
         at.button(key="gen_step").click().run()
         run = run.step(choose(run.last, temperature=1.0, top_k=20, seed=7, step_index=i))
-    _check(at, run, at.slider(key="gen_layer").value)
+    _check(at, run)
 
 
 def test_the_limit_stops_generation(smollm2, monkeypatch):
@@ -106,4 +114,4 @@ def test_the_generation_survives_a_visit_to_another_page(smollm2):
     at.switch_page("pages/generate.py").run()
     assert not at.exception
     assert at.text_input(key="gen_prompt").value == "Paris is"
-    _check(at, run, at.slider(key="gen_layer").value)
+    _check(at, run)

@@ -22,10 +22,12 @@ from attention_core import (
     start_generation,
     trace_sentence,
 )
+from scripts.live_app import wait_idle
 from tests.browser.test_explorer import (
     LIVE,
     STATE,
     WAIT_MS,
+    Wire,
     canvas_geometry,
     cell_point,
     close,
@@ -136,3 +138,42 @@ def test_generate_writes_the_models_greedy_tokens(app_url, page, smollm2):
             assert time.monotonic() < deadline, (written.text_content(), want)
             page.wait_for_timeout(100)
     assert " Paris" in want
+
+
+STEP_VIEW = """() => {
+  for (const host of document.querySelectorAll('[data-testid="stBidiComponentIsolated"]')) {
+    const ax = host.shadowRoot && host.shadowRoot.querySelector('.ax-step');
+    if (ax && ax.dataset.n) return ax;
+  }
+  return null;
+}"""
+
+
+def test_the_step_view_draws_every_layer_in_the_browser(app_url, page, smollm2):
+    # The new token's attention per head, read off the page by hovering, against the engine's
+    # generation; the layer buttons redraw without a websocket frame (no rerun).
+    wire = Wire(page)  # listens from the start: the page's websocket and every frame it sends
+    page.goto(f"{app_url}/generate")
+    page.wait_for_function(f"() => !!({STEP_VIEW})()", timeout=WAIT_MS)
+    wait_idle(page, WAIT_MS)
+    gen = start_generation(smollm2, PROMPT)
+    n = len(gen.ids)
+    ax = page.locator(".ax-step")
+    assert ax.get_attribute("data-n") == str(n) and ax.get_attribute("data-layer") == "15"
+    before = len(wire.sent)
+    assert before > 0  # the socket is watched (the page's first run sent frames)
+    ax.locator('[data-step="1"]').click()  # layer 16
+    assert ax.get_attribute("data-layer") == "16"
+    canvas = ax.locator("canvas.ax-map")
+    box = canvas.bounding_box()
+    rows = 9 + 2  # a blank row between the three key/value groups
+    for head, drawn_row, key in [(0, 0, 0), (4, 5, n - 1), (8, 10, 2)]:
+        x = box["x"] + (key + 0.5) * box["width"] / n
+        y = box["y"] + (drawn_row + 0.5) * box["height"] / rows
+        page.mouse.move(x, y)
+        tip = ax.locator(".ax-tip")
+        assert tip.text_content().startswith(f"head {head} (H{head} · KV{head // 3})")
+        got = float(tip.get_attribute("data-value"))
+        assert got == pytest.approx(float(gen.last.pattern_lhk[16, head, key]), abs=1e-7)
+    page.wait_for_timeout(300)
+    assert len(wire.sent) == before  # the layer changed in the browser alone: no frame sent

@@ -135,7 +135,8 @@ def show_heads(run: Generation) -> None:
     )
     st.caption(
         "Each row is one head's weights (they sum to 1) over every token so far, the newest "
-        f"last: it sees nothing after itself. {groups} (a gap between groups). Hover a cell for "
+        f"last: it sees nothing after itself. {groups[:1].upper() + groups[1:]} (a gap between "
+        "groups). Hover a cell for "
         "its weight; − / + or ↑ ↓ change the layer."
     )
 

@@ -21,7 +21,7 @@ st.caption(
     "This page always shows SmolLM2-135M-Instruct, a decoder, whatever model the sidebar picks "
     f"(MiniLM appears where the two compare). Your sentence comes from the sidebar; the layer "
     f"and head are chosen here, as SmolLM2 has its own {cfg.n_layers} layers and {cfg.n_heads} "
-    "heads."
+    f"heads. {decoder_view.QUANTIZED}"
 )
 if not shared.text.strip():
     st.info("Type a sentence in the sidebar (or pick an example) to look inside the decoder.")

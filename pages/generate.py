@@ -10,7 +10,7 @@ router.shared()  # frames the run (sidebar, URL); this page always uses SmolLM2
 st.title("Generate, token by token")
 st.caption(
     "This page always runs SmolLM2-135M-Instruct, a decoder, whatever model the sidebar shows: "
-    "an encoder such as MiniLM reads a sentence but cannot continue it."
+    f"an encoder such as MiniLM reads a sentence but cannot continue it. {generation.QUANTIZED}"
 )
 if error := model_error(generation.MODEL):
     st.error(f"SmolLM2 could not be loaded. {error}")

@@ -26,6 +26,10 @@ from viz.word_table import make_word_table
 
 MODEL = "smollm2"  # the decoder pages always show the decoder, whatever the sidebar picked
 MAX_DISTANCE = 128  # distances drawn in the position curves
+QUANTIZED = (  # said on both decoder pages: what "the model's own numbers" are of
+    "Its weights ship 4-bit quantized (Q4_1): every number here is that model's, the same file "
+    "the tests run through transformers."
+)
 
 
 def piece(token_id: int) -> str:

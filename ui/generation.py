@@ -18,10 +18,10 @@ from attention_core import Generation, choose, start_generation
 from attention_core.models.llama import LlamaModel
 from ui import safe, show
 from ui.cache import get_model
-from ui.decoder_view import MODEL, piece
+from ui.decoder_view import MODEL, QUANTIZED, piece
 from viz.next_token import make_next_token_bars
 
-__all__ = ["MODEL", "piece"]  # the page reads both from here
+__all__ = ["MODEL", "QUANTIZED", "piece"]  # the page reads them from here
 MAX_NEW = 64  # new tokens a generation may write
 RUN, PROMPT, TIMES = "gen_run", "gen_run_prompt", "gen_times"
 

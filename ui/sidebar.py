@@ -48,7 +48,8 @@ def render(open_view: Callable[[], None], view_in_page: bool = False) -> None:
     sb.selectbox(
         "Model", list(MODELS), key="model", format_func=LABELS.get, on_change=open_view,
         help="MiniLM reads the whole sentence at once (an encoder); SmolLM2 writes text one token "
-        "at a time and each token sees only the ones before it (a decoder).",
+        "at a time and each token sees only the ones before it (a decoder; its weights are "
+        "4-bit quantized, Q4_1, and its numbers are that model's).",
     )  # fmt: skip
     current = st.session_state["s"]
     st.session_state["preset"] = current if current in PRESETS else CUSTOM

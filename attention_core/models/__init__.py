@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, overload
 
-from attention_core.model import Model, ModelConfig, load_bert, load_bert_config
+from attention_core.model import Model, ModelConfig, ModelLoadError, load_bert, load_bert_config
 from attention_core.models.registry import (
     MINILM_INSTALL_HINT,
     MODEL_KEYS,
@@ -31,6 +31,17 @@ __all__ = [
     "MINILM_INSTALL_HINT", "MODELS", "MODEL_KEYS", "SMOLLM2_INSTALL_HINT", "ModelSpec",
     "load_config", "load_model", "model_spec",
 ]  # fmt: skip
+
+
+def _check_name(path: str | Path | None) -> None:
+    """A bare name that is neither a packaged model nor an existing path: say which are known."""
+    name = str(path) if path is not None else "minilm"
+    if name in MODELS or "/" in name or name.endswith(".gguf") or Path(name).expanduser().exists():
+        return
+    raise ModelLoadError(
+        f"Unknown model {name!r}: use one of {', '.join(MODEL_KEYS)}, a BERT model folder or a "
+        ".gguf file."
+    )
 
 
 def _is_llama(path: str | Path | None) -> bool:
@@ -54,6 +65,7 @@ def load_model(path: str | Path | None = None) -> Model | LlamaModel:
     A name that is not a folder is looked up in the local Hugging Face cache only; to get a model
     there, run ``SentenceTransformer(name)`` from sentence-transformers once while online.
     """
+    _check_name(path)
     if _is_llama(path):
         from attention_core.models.llama import load_llama
 
@@ -64,6 +76,7 @@ def load_model(path: str | Path | None = None) -> Model | LlamaModel:
 def load_config(path: str | Path | None = None) -> ModelConfig:
     """Only the config of the model ``load_model(path)`` would load (reads JSON or the GGUF's
     metadata, no weights)."""
+    _check_name(path)
     if _is_llama(path):
         from attention_core.models.llama import load_llama_config
 

@@ -141,3 +141,10 @@ def test_cli_missing_model_exits_2(tmp_path):
     done = _cli("trace", SENTENCE, "--out", str(tmp_path / "x.npz"), "--model", "/nonexistent")
     assert done.returncode == 2
     assert "/nonexistent" in done.stderr
+
+
+def test_an_unknown_model_name_lists_the_known_ones(tmp_path):
+    with pytest.raises(ModelLoadError, match="Unknown model 'gpt5': use one of minilm, smollm2"):
+        load_model("gpt5")
+    done = _cli("trace", SENTENCE, "--out", str(tmp_path / "x.npz"), "--model", "gpt5")
+    assert done.returncode == 2 and "minilm, smollm2" in done.stderr

@@ -58,9 +58,14 @@ layer_choice = c3.selectbox(
     "Layers", ["all", *map(str, range(trace.config.n_layers))], key="ah_layers",
     format_func=lambda v: "all layers" if v == "all" else f"layer {v}",
 )  # fmt: skip
-st.session_state["ah_top"] = min(st.session_state["ah_top"], trace.config.n_heads)  # other model
-top = c4.slider("Heads per layer", 1, trace.config.n_heads, key="ah_top",
+# "Every head" stays every head when the visitor switches to a model with more or fewer heads.
+n_heads, state = trace.config.n_heads, st.session_state
+shown_on, every = state.get("_ah_every", (shared.model, state["ah_top"] >= n_heads))
+switched = shown_on != shared.model
+state["ah_top"] = n_heads if switched and every else min(state["ah_top"], n_heads)
+top = c4.slider("Heads per layer", 1, n_heads, key="ah_top",
                 help="Show the first N heads of each layer in the chosen order.")  # fmt: skip
+state["_ah_every"] = (shared.model, top == n_heads)
 
 figures = head_figures(shared.model, shared.text)
 n_drawn = len(shared.visible(trace))

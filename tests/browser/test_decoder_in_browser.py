@@ -22,6 +22,7 @@ from attention_core import (
     start_generation,
     trace_sentence,
 )
+from bench.decoder import STEP_VIEW
 from scripts.live_app import wait_idle
 from tests.browser.test_explorer import (
     LIVE,
@@ -138,15 +139,6 @@ def test_generate_writes_the_models_greedy_tokens(app_url, page, smollm2):
             assert time.monotonic() < deadline, (written.text_content(), want)
             page.wait_for_timeout(100)
     assert " Paris" in want
-
-
-STEP_VIEW = """() => {
-  for (const host of document.querySelectorAll('[data-testid="stBidiComponentIsolated"]')) {
-    const ax = host.shadowRoot && host.shadowRoot.querySelector('.ax-step');
-    if (ax && ax.dataset.n) return ax;
-  }
-  return null;
-}"""
 
 
 def test_the_step_view_draws_every_layer_in_the_browser(app_url, page, smollm2):

@@ -66,13 +66,13 @@ def cosine(a_nd: NDArray[np.floating], b_nd: NDArray[np.floating]) -> F64:
 
 
 SPECIAL_PIECES = ("[CLS]", "[SEP]", "[PAD]")
-SPACE = "␣"  # how a byte-level piece shows the space it starts with (attention_core.tokens)
+SPACE = "▁"  # how a byte-level piece shows the space it starts with (attention_core.tokens)
 
 
 def split_words(tokens: Sequence[str]) -> list[tuple[str, tuple[int, ...]]]:
     """Whole words with the positions of their pieces. WordPiece (MiniLM) marks a continuation:
     a piece plus the "##" pieces after it; [CLS], [SEP] and [PAD] are not words. Byte-level BPE
-    (SmolLM2) marks a word's start with the space it carries ("␣quantum"): a piece without one
+    (SmolLM2) marks a word's start with the space it carries ("▁quantum"): a piece without one
     continues the word before it ("dir" + "ty"), unless either is punctuation. (A character
     whose bytes fall into two pieces, shown as "<c3>" and "<a7>a", stays two words.)"""
     wordpiece = any(tok in SPECIAL_PIECES or tok.startswith("##") for tok in tokens)

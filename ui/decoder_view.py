@@ -33,7 +33,7 @@ QUANTIZED = (  # said on both decoder pages: what "the model's own numbers" are 
 
 
 def piece(token_id: int) -> str:
-    """One vocabulary entry of the decoder as the app shows tokens ("␣Paris")."""
+    """One vocabulary entry of the decoder as the app shows tokens ("▁Paris")."""
     return show_piece(get_model(MODEL).tokenizer.id_to_token(int(token_id)))
 
 

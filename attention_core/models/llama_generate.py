@@ -143,7 +143,7 @@ class Generation:
 
     @cached_property
     def tokens(self) -> tuple[str, ...]:
-        """Display strings of every token ("␣" a space, "⏎" a newline)."""
+        """Display strings of every token ("▁" a space, "⏎" a newline)."""
         return tuple(show_piece(self.model.tokenizer.id_to_token(i)) for i in self.ids)
 
     @property

@@ -3,7 +3,7 @@
 Built as transformers builds it from the same file (``GPT2Tokenizer`` from the vocabulary and
 merges, ByteLevel pre-tokenizer without a prefix space, the control tokens added as special,
 no BOS), so the ids are the ones ``AutoTokenizer.from_pretrained(folder, gguf_file=...)`` gives.
-Pieces are shown as the text they stand for: "Ġ" (a byte-level space) becomes "␣", a newline "⏎".
+Pieces are shown as the text they stand for: "Ġ" (a byte-level space) becomes "▁", a newline "⏎".
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 _CONTROL = 3  # llama.cpp's token type for control tokens such as <|im_end|>
 _PARTIAL = re.compile("[\udc80-\udcff]+")  # bytes that surrogateescape could not decode
-_SHOWN = str.maketrans({" ": "␣", "\n": "⏎", "\t": "⇥", "\r": "↵"})
+_SHOWN = str.maketrans({" ": "▁", "\n": "⏎", "\t": "⇥", "\r": "↵"})
 
 
 @cache
@@ -65,8 +65,8 @@ def build_tokenizer(metadata: dict[str, Any]) -> Any:
 
 
 def show_piece(piece: str) -> str:
-    """The text a byte-level piece stands for, spaces as "␣", newlines as "⏎"; bytes that are
-    only part of a character (an emoji cut in two pieces) as hex, "␣<f0 9f 98>"."""
+    """The text a byte-level piece stands for, spaces as "▁", newlines as "⏎"; bytes that are
+    only part of a character (an emoji cut in two pieces) as hex, "▁<f0 9f 98>"."""
     table = _char_bytes()
     if not set(piece) <= table.keys():  # a special token such as <|im_end|>
         return piece

@@ -37,7 +37,7 @@ def test_the_page_shows_the_decoders_own_numbers(smollm2):
     np.testing.assert_array_equal(table["p1"].to_numpy(np.float32), trace.next_top_probs_tk[:, 0])
     assert table["guess 1"].iloc[3] == smollm2.tokenizer.id_to_token(
         int(trace.next_top_ids_tk[3, 0])
-    ).replace("Ġ", "␣")
+    ).replace("Ġ", "▁")
 
 
 def test_the_notes_table_follows_its_rule(smollm2):

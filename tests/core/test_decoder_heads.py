@@ -95,8 +95,8 @@ def test_note_tables_on_the_real_decoder(smollm2):
     np.testing.assert_allclose(tables.sum(-1), 1.0, atol=1e-5)
     assert (tables[..., np.triu(np.ones((3, 3), bool), 1)] == 0).all()  # the causal mask
     layer, head = 7, 5
-    spans = [(0, 1), (2,), (3,)]  # "dir" + "ty", "␣quantum", "␣plumbing"
-    assert trace.tokens.tokens[2:] == ("␣quantum", "␣plumbing")
+    spans = [(0, 1), (2,), (3,)]  # "dir" + "ty", "▁quantum", "▁plumbing"
+    assert trace.tokens.tokens[2:] == ("▁quantum", "▁plumbing")
     np.testing.assert_allclose(tables[layer, head],
                                pool_words(trace.pattern_lhqk[layer, head], spans))  # fmt: skip
     with pytest.raises(ValueError, match="not"):

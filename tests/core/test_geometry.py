@@ -105,7 +105,7 @@ def test_split_words_merges_pieces_and_skips_specials():
      "metamorphosed overnight!", "Héllo wörld, ok?"],
 )  # fmt: skip
 def test_split_words_rejoins_smollm2_pieces_into_the_texts_words(smollm2, text):
-    # Byte-level pieces ("dir" + "ty", "␣quantum") pooled back into words: the text's own words
+    # Byte-level pieces ("dir" + "ty", "▁quantum") pooled back into words: the text's own words
     # and punctuation, as a plain regular expression finds them.
     pieces = tokenize(smollm2, text).tokens
     words = [word for word, _ in split_words(pieces)]

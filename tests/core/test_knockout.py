@@ -227,7 +227,7 @@ def test_bad_requests_name_the_bad_values(model, money_lpd):
 def test_on_the_decoder_a_hidden_word_changes_only_the_tokens_after_it(smollm2):
     # Causal attention: a token before the hidden word never read it, so its vectors are
     # bit-identical in both passes; a token after it changes. No sentence embedding to compare.
-    text = "The river bank was muddy"  # The ␣river ␣bank ␣was ␣muddy
+    text = "The river bank was muddy"  # The ▁river ▁bank ▁was ▁muddy
     with_word = trace_sentence(smollm2, text)
     without = trace_sentence(smollm2, text, WhatIf(hidden=(1,)))
     before, after = compare_passes(with_word, without, 0), compare_passes(with_word, without, 2)

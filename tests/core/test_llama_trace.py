@@ -167,7 +167,7 @@ def test_the_command_line_writes_a_decoder_trace(tmp_path):
     saved = np.load(out)
     assert saved["pattern"].shape == (30, 9, 4, 4) and saved["hidden"].shape == (31, 4, 576)
     assert saved["next_top_ids"].shape == saved["next_top_probs"].shape == (4, 10)
-    assert saved["tokens"].tolist() == ["dir", "ty", "␣quantum", "␣plumbing"]
+    assert saved["tokens"].tolist() == ["dir", "ty", "▁quantum", "▁plumbing"]
     assert {"scores", "delta", "input_ids"} <= set(saved.files)
 
 

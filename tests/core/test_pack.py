@@ -38,7 +38,7 @@ def test_header_of_the_decoder(smollm2):
     assert {k: got[k] for k in ("n_layers", "n_heads", "d_head", "n_kv_heads", "causal")} == {
         "n_layers": 30, "n_heads": 9, "d_head": 64, "n_kv_heads": 3, "causal": True
     }  # fmt: skip
-    assert got["tokens"] == ["The", "␣river", "␣bank", "␣was", "␣muddy"]
+    assert got["tokens"] == ["The", "▁river", "▁bank", "▁was", "▁muddy"]
     assert got["special"] == [False] * 5 and got["n_tokens"] == 5
 
 

@@ -136,8 +136,9 @@ def test_softmax_ignores_a_constant_shift():
 def test_special_share_against_the_pattern(trace):
     share = special_share(trace, 2)
     assert share.shape == (12,)
-    p = trace.pattern_lhqk[2, :, 1:-1]  # the real tokens' rows
-    np.testing.assert_allclose(share, p[..., [0, -1]].sum(-1).mean(-1), rtol=1e-5)
+    # Rows sum to 1, so the weight on [CLS]/[SEP] is what the real tokens' columns leave over.
+    p = trace.pattern_lhqk[2, :, 1:-1].astype(np.float64)  # the real tokens' rows
+    np.testing.assert_allclose(share, 1 - p[..., 1:-1].sum(-1).mean(-1), rtol=1e-5)
 
 
 def test_drift_per_block(trace):

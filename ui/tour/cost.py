@@ -16,7 +16,6 @@ from viz.learn_split import make_cost_split
 
 TITLE = "Context size and cost"
 PAGE = "pattern"  # the page that explores this step further (ui.registry)
-MS = st.column_config.NumberColumn(format="%.2f")
 
 
 def text(cfg) -> str:

@@ -15,6 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from attention_core.geometry import split_words
+from attention_core.words import word_pattern
 
 F64 = NDArray[np.float64]
 
@@ -57,23 +58,14 @@ def pick_head(tables_lhqk: NDArray[np.floating], rule: str) -> HeadPick:
     return HeadPick(int(layer), int(head), rule, float(score_lh[layer, head]))
 
 
-def pool_words(pattern_qk: NDArray[np.floating], spans: list[tuple[int, ...]]) -> F64:
-    """Token pattern -> word table: a word's row is the mean of its pieces' rows (a query word),
-    its column the sum of its pieces' columns (a key word), so rows still sum to 1 when every
-    token belongs to a word."""
-    p = np.asarray(pattern_qk, dtype=np.float64)
-    cols = np.stack([p[:, list(span)].sum(1) for span in spans], axis=1)  # [q, words]
-    return np.stack([cols[list(span)].mean(0) for span in spans])  # [words, words]
-
-
 def note_tables(trace: Any) -> F64:
     """Word tables [l, h, 3, 3] of the notes' phrase for every head of a decoder's trace of
     ``NOTE_PHRASE``; ValueError when the trace does not read as the notes' three words."""
     spans = split_words(trace.tokens.tokens)
     if tuple(word.lower() for word, _ in spans) != NOTE_WORDS:
         raise ValueError(f"the trace reads {[w for w, _ in spans]}, not {list(NOTE_WORDS)}")
-    pos = [span for _, span in spans]
-    return np.stack([[pool_words(p_qk, pos) for p_qk in trace.pattern_lhqk[layer]]
+    groups = [(word, list(span)) for word, span in spans]
+    return np.stack([[word_pattern(p_qk, groups) for p_qk in trace.pattern_lhqk[layer]]
                      for layer in range(trace.config.n_layers)])  # fmt: skip
 
 

@@ -53,14 +53,15 @@ def word_spans(tokens: Tokens) -> list[tuple[str, list[int]]]:
 
 def word_pattern(
     pattern_qk: NDArray[np.floating], spans: list[tuple[str, list[int]]]
-) -> NDArray[np.float32]:
+) -> NDArray[np.float64]:
     """[words, words]: row w is the mean of w's pieces' rows, column v the sum of v's pieces'
-    columns, so each row still sums to 1 (as the pieces' rows did)."""
+    columns, so each row still sums to 1 (as the pieces' rows did). In float64: a handful of
+    words, and the tables are compared with the notes' numbers."""
     n = pattern_qk.shape[-1]
     if pattern_qk.shape != (n, n) or sorted(i for _, g in spans for i in g) != list(range(n)):
         raise ValueError(f"spans must cover the {pattern_qk.shape} pattern's positions once each")
-    member_wt = np.zeros((len(spans), n), np.float32)
+    member_wt = np.zeros((len(spans), n))
     for w, (_, group) in enumerate(spans):
         member_wt[w, group] = 1.0
     mean_wt = member_wt / member_wt.sum(axis=1, keepdims=True)
-    return (mean_wt @ pattern_qk.astype(np.float32) @ member_wt.T).astype(np.float32)
+    return mean_wt @ np.asarray(pattern_qk, np.float64) @ member_wt.T  # [w,t] @ [t,t] @ [t,w]

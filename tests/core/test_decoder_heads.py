@@ -13,8 +13,14 @@ from attention_core.decoder_heads import (
     group_similarity,
     note_tables,
     pick_head,
-    pool_words,
 )
+from attention_core.words import word_pattern
+
+
+def pool_words(p: np.ndarray, spans: list[tuple[int, ...]]) -> np.ndarray:
+    """The engine's one word pooling (words.word_pattern), spans given as positions only."""
+    return word_pattern(p, [(str(i), list(span)) for i, span in enumerate(spans)])
+
 
 RNG = np.random.default_rng(3)
 

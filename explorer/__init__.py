@@ -25,7 +25,8 @@ from attention_core.pack import MAX_TILE, float32_bytes, header
 
 PATH = "/api/attention/block"  # where the browser fetches layer blocks (ui/api.py serves it)
 HERE = Path(__file__).parent
-JS_FILES = ("stages.js", "draw.js", "fetch.js", "grid.js", "step.js", "view.js")  # view: export
+# Joined in this order into one module; view.js holds the export.
+JS_FILES = ("stages.js", "draw.js", "fetch.js", "model.js", "grid.js", "step.js", "view.js")
 VIEW_FIELDS = ("layer", "head", "causal", "scale", "temp", "transpose", "hide_special", "q", "k")
 PREFETCH_BYTES = 8 * 2**20  # all layers' scores are fetched up front when they are this or less
 

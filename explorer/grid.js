@@ -45,8 +45,8 @@ function renderGrid({ data, parentElement, setTriggerValue }) {
       const canvas = document.createElement("canvas");
       canvas.className = "ax-thumb";
       // Heads in number order: a gap before each group that shares keys and values (GQA).
-      const per = header.n_heads / (header.n_kv_heads || header.n_heads);
-      if (per > 1 && i > 0 && head % per === 0 && row.heads[i - 1] === head - 1) {
+      const per = headsPerKv(header.n_heads, header.n_kv_heads);
+      if (startsGroup(head, per) && i > 0 && row.heads[i - 1] === head - 1) {
         canvas.classList.add("ax-kv-start");
       }
       canvas.dataset.layer = String(row.layer);

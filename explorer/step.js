@@ -15,12 +15,6 @@ const STEP_SKELETON = `
   <div class="ax-tip" role="tooltip" hidden></div>
 </div>`;
 
-// Head labels "H4 · KV1": query head 4 reads key/value head 1.
-function headLabels(nHeads, nKv) {
-  const per = nHeads / nKv;
-  return Array.from({ length: nHeads }, (_, h) => `H${h} · KV${Math.floor(h / per)}`);
-}
-
 const STEP_LAYERS = (globalThis.__attentionStepLayers ||= new Map());  // layer shown, by key
 
 function renderStep({ data, parentElement, key }) {
@@ -33,11 +27,11 @@ function renderStep({ data, parentElement, key }) {
   const map = $(".ax-map"), select = $('[data-name="layer"]'), tip = $(".ax-tip");
   for (let l = 0; l < nLayers; l++) select.add(new Option(String(l), String(l)));
   paintColourBar($(".ax-bar canvas"), SCALES.weights);
-  const per = nHeads / nKv, keys = [...Array(n).keys()];
+  const per = headsPerKv(nHeads, nKv), keys = [...Array(n).keys()];
   // Drawn rows: the heads, with a blank row between two key/value groups (its index is -1).
   const drawn = [];
-  for (let h = 0; h < nHeads; h++) drawn.push(...(h > 0 && h % per === 0 ? [-1, h] : [h]));
-  const labels = drawn.map((h) => (h < 0 ? "" : headLabels(nHeads, nKv)[h]));
+  for (let h = 0; h < nHeads; h++) drawn.push(...(startsGroup(h, per) ? [-1, h] : [h]));
+  const labels = drawn.map((h) => (h < 0 ? "" : headLabel(h, per)));
   const blank = themeRgb(root, "--st-background-color", "#ffffff");
   // The layer the visitor picked survives the next token's redraw.
   let layer = Math.max(0, Math.min(nLayers - 1, STEP_LAYERS.get(key) ?? data.layer));

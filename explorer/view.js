@@ -44,40 +44,6 @@ function fmt(x, digits = 7) {
   return (x < 0 ? "−" : "") + Math.abs(x).toFixed(digits);
 }
 
-// A decoder (header.causal) was trained with its mask, so the switch is shown on and fixed; on
-// an encoder the mask is a what-if. Without [CLS]/[SEP] the switch that hides them goes.
-function describeModel(root, header) {
-  const box = root.querySelector('[data-name="causal"]');
-  if (header.causal) {
-    box.disabled = true;
-    root.querySelector(".ax-causal").textContent = "Causal mask (the model's own)";
-  } else {
-    root.querySelector(".ax-causal").textContent = "Causal mask (what-if)";
-  }
-  if (!header.special.some(Boolean)) root.querySelector(".ax-special").hidden = true;
-}
-
-function maskCaption(header, causal) {
-  if (header.causal) {
-    return "The model's own mask: it was trained to guess the next token, so each token sees "
-      + "only itself and the tokens before it. Later tokens (blank) become −∞ and get exactly 0.";
-  }
-  return causal
-    ? "What-if: a causal mask on a model trained without one. Each query now sees only itself "
-      + "and earlier tokens; hidden cells (blank) become −∞, so softmax gives them exactly 0."
-    : "No mask is on: every token may look at every token.";
-}
-
-// Heads that read the same keys and values (grouped-query attention), e.g. " (keys and values
-// shared with heads 0–2)"; "" when every head has its own.
-function sharing(header, head) {
-  const kv = header.n_kv_heads || header.n_heads;
-  const per = header.n_heads / kv;
-  if (per <= 1) return "";
-  const first = Math.floor(head / per) * per;
-  return ` (keys and values shared by heads ${first}–${first + per - 1})`;
-}
-
 function isTyping(event) {
   const el = event.composedPath()[0];
   if (!(el instanceof Element)) return false;

@@ -174,6 +174,8 @@ def load_bert(path: str | Path | None = None) -> Model:
     folder, cfg = _folder_and_config(path)
     weights = _read_weights(folder)
     params = _lay_out(weights, cfg, folder)
+    for weight in weights.values():  # one model serves every visitor: read-only, as Llama's
+        weight.flags.writeable = False
     return Model(cfg, weights, _read_tokenizer(folder), folder, params)
 
 

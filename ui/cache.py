@@ -71,10 +71,7 @@ def get_model(name: str) -> Model:
     """The loaded model; raises ModelLoadError (not cached) when it is missing or broken."""
     if name not in MODELS:
         raise ModelLoadError(f"Unknown model {name!r}; choose one of {', '.join(MODELS)}.")
-    model = load_model(MODELS[name])
-    for weight in getattr(model, "weights", {}).values():  # shared: read-only (Llama's already)
-        weight.flags.writeable = False
-    return model
+    return load_model(MODELS[name])  # read-only arrays (the engine's loaders see to it)
 
 
 # One entry per server-side model: worst case len(MODELS) × ~1 kB (a config's fields).

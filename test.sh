@@ -15,5 +15,6 @@ fi
 export OPENBLAS_NUM_THREADS="${OPENBLAS_NUM_THREADS:-1}" OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
 export HF_HUB_OFFLINE=1 HF_HUB_DISABLE_PROGRESS_BARS=1 TOKENIZERS_PARALLELISM=false
 .venv/bin/python -m ruff check .
+.venv/bin/python -m ruff format --check .  # the formatter wins: no fmt: skip
 .venv/bin/python -m mypy  # attention_core, strict (pyproject.toml)
 exec .venv/bin/python -m pytest "$@"

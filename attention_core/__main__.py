@@ -21,13 +21,15 @@ def _parser() -> argparse.ArgumentParser:
     trace.add_argument("sentence", help="the text to run through the model")
     trace.add_argument("--out", required=True, help="where to write the .npz")
     trace.add_argument(
-        "--model", default=None,
+        "--model",
+        default=None,
         help='"minilm" (default), "smollm2", a local BERT folder or a .gguf file',
-    )  # fmt: skip
+    )
     trace.add_argument(
-        "--causal", action="store_true",
+        "--causal",
+        action="store_true",
         help="hide later tokens (what-if; a decoder is always causal, so a no-op there)",
-    )  # fmt: skip
+    )
     trace.add_argument("--no-scale", action="store_true", help="skip ÷√d_k (what-if)")
     trace.add_argument("--temperature", type=float, default=1.0, help="softmax temperature")
     return parser
@@ -43,8 +45,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {err}", file=sys.stderr)
         return 2
     if args.causal and model.config.causal:
-        print(f"note: {model.config.name} is a decoder, always causal: --causal changes nothing",
-              file=sys.stderr)  # fmt: skip
+        print(
+            f"note: {model.config.name} is a decoder, always causal: --causal changes nothing",
+            file=sys.stderr,
+        )
     path = save_npz(trace, args.out)
     cut = f" ({trace.tokens.n_cut} tokens cut at the model's limit)" if trace.tokens.n_cut else ""
     print(f"{trace.n_tokens} tokens{cut} -> {path}")

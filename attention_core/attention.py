@@ -45,9 +45,13 @@ class AttentionPass:
     def steps(self) -> AttentionSteps:
         """Scores -> scaled -> masked -> pattern, as this pass computed them."""
         return attention_steps(
-            self.scores_hqk, self.q_hqe.shape[-1], scale=self.scale,
-            temperature=self.temperature, causal=self.causal, key_mask_k=self.key_mask_k,
-        )  # fmt: skip
+            self.scores_hqk,
+            self.q_hqe.shape[-1],
+            scale=self.scale,
+            temperature=self.temperature,
+            causal=self.causal,
+            key_mask_k=self.key_mask_k,
+        )
 
     @property
     def allowed_qk(self) -> NDArray[np.bool_]:
@@ -96,8 +100,10 @@ def attend(
     h, n_q, e = q_hqe.shape
     g, n_k = k_gke.shape[0], k_gke.shape[1]
     if h % g or v_gke.shape[:2] != (g, n_k) or k_gke.shape[2] != e:
-        raise ValueError(f"q {q_hqe.shape}, k {k_gke.shape}, v {v_gke.shape}: need [h,q,e], "
-                         "[g,k,e], [g,k,e'] with g dividing h")  # fmt: skip
+        raise ValueError(
+            f"q {q_hqe.shape}, k {k_gke.shape}, v {v_gke.shape}: need [h,q,e], "
+            "[g,k,e], [g,k,e'] with g dividing h"
+        )
     out = out or {}
     r = h // g  # query heads per KV head: they sit next to each other
     k_gek = np.ascontiguousarray(k_gke.transpose(0, 2, 1))  # BLAS ~1.5x faster than on a view
@@ -106,9 +112,14 @@ def attend(
     scores_gxk = np.matmul(q_hqe.reshape(g, r * n_q, e), k_gek, out=_grouped(out, "scores", g))
     scores_hqk = scores_gxk.reshape(h, n_q, n_k)  # [g,rq,e] @ [g,e,k] -> [g,rq,k] = [h,q,k]
     pattern_hqk = pattern_into(
-        scores_hqk, e, out.get("pattern", np.empty_like(scores_hqk)), scale=scale,
-        temperature=temperature, causal=causal, key_mask_k=key_mask_k,
-    )  # fmt: skip
+        scores_hqk,
+        e,
+        out.get("pattern", np.empty_like(scores_hqk)),
+        scale=scale,
+        temperature=temperature,
+        causal=causal,
+        key_mask_k=key_mask_k,
+    )
     pattern_gxk = pattern_hqk.reshape(g, r * n_q, n_k)
     z_gxe = np.matmul(pattern_gxk, v_gke, out=_grouped(out, "z", g))  # [g,rq,k] @ [g,k,e]
     z_hqe = z_gxe.reshape(h, n_q, -1)
@@ -153,14 +164,30 @@ def multi_head_attention(
     q_hqe, k_hke, v_hke = project(layer, x_qd, memory_kd)
     q_hqe, k_hke, v_hke = put("q", q_hqe), put("k", k_hke), put("v", v_hke)
     scores_hqk, pattern_hqk, z_hqe = attend(
-        q_hqe, k_hke, v_hke, scale=scale, temperature=temperature, causal=causal,
-        key_mask_k=key_mask_k, out=out,
-    )  # fmt: skip
+        q_hqe,
+        k_hke,
+        v_hke,
+        scale=scale,
+        temperature=temperature,
+        causal=causal,
+        key_mask_k=key_mask_k,
+        out=out,
+    )
     # Σ_h z_h · W_O,h is one matmul of the heads side by side: [q, h·e] @ [h·e, d]
     z_qx = z_hqe.transpose(1, 0, 2).reshape(n_q, h * e)
     delta_qd = np.matmul(z_qx, layer.w_o_dd, out=out.get("delta"))
     delta_qd += layer.b_o_d
     return AttentionPass(
-        q_hqe, k_hke, v_hke, scores_hqk, pattern_hqk, z_hqe, delta_qd, layer.w_o_hed,
-        scale, temperature, causal, key_mask_k,
-    )  # fmt: skip
+        q_hqe,
+        k_hke,
+        v_hke,
+        scores_hqk,
+        pattern_hqk,
+        z_hqe,
+        delta_qd,
+        layer.w_o_hed,
+        scale,
+        temperature,
+        causal,
+        key_mask_k,
+    )

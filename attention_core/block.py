@@ -120,9 +120,11 @@ def _pretrained(cfg: BlockConfig, model: Model) -> BlockWeights:
     qk = [_low_rank(w_q[s], w_k[s], cfg.d_k) for s in src]
     vo = [_low_rank(w_v[s], w_o_hed[s].T, cfg.d_k) for s in src]
     return BlockWeights(
-        np.stack([q for q, _ in qk]), np.stack([k for _, k in qk]),
-        np.stack([v for v, _ in vo]), np.stack([o.T for _, o in vo]),
-    )  # fmt: skip
+        np.stack([q for q, _ in qk]),
+        np.stack([k for _, k in qk]),
+        np.stack([v for v, _ in vo]),
+        np.stack([o.T for _, o in vo]),
+    )
 
 
 def make_block_weights(cfg: BlockConfig, d_model: int, model: Model | None = None) -> BlockWeights:
@@ -142,9 +144,11 @@ def make_block_weights(cfg: BlockConfig, d_model: int, model: Model | None = Non
         return (rng.standard_normal(shape) * std).astype(np.float32)
 
     return BlockWeights(
-        draw((h, d_model, e), std_in), draw((h, d_model, e), std_in),
-        draw((h, d_model, e), std_in), draw((h, e, d_model), std_out),
-    )  # fmt: skip
+        draw((h, d_model, e), std_in),
+        draw((h, d_model, e), std_in),
+        draw((h, d_model, e), std_in),
+        draw((h, e, d_model), std_out),
+    )
 
 
 def _combined(z_hqe: F32, head_delta_htd: F32, w_o_hed: F32, combine: Combine) -> F32:
@@ -177,16 +181,31 @@ def run_block(
     v_hke = np.einsum("td,hde->hte", x_td, weights.w_v_hde)
     scores_hqk = q_hqe @ k_hke.transpose(0, 2, 1)  # [h,q,e] @ [h,e,k] -> [h,q,k]
     steps = attention_steps(
-        scores_hqk, cfg.d_k, scale=cfg.scale, temperature=cfg.temperature, causal=cfg.causal,
+        scores_hqk,
+        cfg.d_k,
+        scale=cfg.scale,
+        temperature=cfg.temperature,
+        causal=cfg.causal,
         key_mask_k=key_mask_k,
-    )  # fmt: skip
+    )
     z_hqe = steps.pattern @ v_hke  # [h,q,k] @ [h,k,e] -> [h,q,e]
     head_delta_htd = z_hqe @ weights.w_o_hed  # [h,t,e] @ [h,e,d] -> [h,t,d]
     delta_td = _combined(z_hqe, head_delta_htd, weights.w_o_hed, cfg.combine)
     return BlockTrace(
-        positions, x_td, q_hqe, k_hke, v_hke, steps.scores, steps.scaled, steps.masked,
-        steps.pattern, z_hqe, head_delta_htd, delta_td, x_td + delta_td,
-    )  # fmt: skip
+        positions,
+        x_td,
+        q_hqe,
+        k_hke,
+        v_hke,
+        steps.scores,
+        steps.scaled,
+        steps.masked,
+        steps.pattern,
+        z_hqe,
+        head_delta_htd,
+        delta_td,
+        x_td + delta_td,
+    )
 
 
 @dataclass(frozen=True)

@@ -65,8 +65,12 @@ def note_tables(trace: Any) -> F64:
     if tuple(word.lower() for word, _ in spans) != NOTE_WORDS:
         raise ValueError(f"the trace reads {[w for w, _ in spans]}, not {list(NOTE_WORDS)}")
     groups = [(word, list(span)) for word, span in spans]
-    return np.stack([[word_pattern(p_qk, groups) for p_qk in trace.pattern_lhqk[layer]]
-                     for layer in range(trace.config.n_layers)])  # fmt: skip
+    return np.stack(
+        [
+            [word_pattern(p_qk, groups) for p_qk in trace.pattern_lhqk[layer]]
+            for layer in range(trace.config.n_layers)
+        ]
+    )
 
 
 def first_token_share(pattern_hqk: NDArray[np.floating], query: int) -> NDArray[np.float32]:

@@ -153,11 +153,18 @@ def _shapes(cfg: ModelConfig, n: int) -> dict[str, tuple[int, ...]]:
     """The shapes of a trace's stacked [l, ...] arrays for ``n`` tokens."""
     n_l, h, e, d, f = cfg.n_layers, cfg.n_heads, cfg.d_head, cfg.d_model, cfg.d_ff
     return {
-        "q": (n_l, h, n, e), "k": (n_l, h, n, e), "v": (n_l, h, n, e), "scores": (n_l, h, n, n),
-        "pattern": (n_l, h, n, n), "z": (n_l, h, n, e), "delta": (n_l, n, d),
-        "attn_out": (n_l, n, d), "ffn_hidden": (n_l, n, f), "ffn_out": (n_l, n, d),
+        "q": (n_l, h, n, e),
+        "k": (n_l, h, n, e),
+        "v": (n_l, h, n, e),
+        "scores": (n_l, h, n, n),
+        "pattern": (n_l, h, n, n),
+        "z": (n_l, h, n, e),
+        "delta": (n_l, n, d),
+        "attn_out": (n_l, n, d),
+        "ffn_hidden": (n_l, n, f),
+        "ffn_out": (n_l, n, d),
         "hidden": (n_l + 1, n, d),
-    }  # fmt: skip
+    }
 
 
 def _allocate(cfg: ModelConfig, n: int) -> dict[str, F32]:
@@ -202,22 +209,37 @@ def run_model(model: Model, tokens: Tokens, whatif: WhatIf = WhatIf()) -> Trace:
     out["hidden"][0] = x_td
     for layer, lay in enumerate(params.layers):
         multi_head_attention(
-            lay, out["hidden"][layer], scale=whatif.scale, temperature=whatif.temperature,
-            causal=whatif.causal, key_mask_k=whatif.key_mask_k(n),
+            lay,
+            out["hidden"][layer],
+            scale=whatif.scale,
+            temperature=whatif.temperature,
+            causal=whatif.causal,
+            key_mask_k=whatif.key_mask_k(n),
             out={name: out[name][layer] for name in ATTENTION_PARTS},
-        )  # fmt: skip
+        )
         _block_into(lay, cfg, out, layer)
     return Trace(
-        tokens=tokens, config=cfg, whatif=whatif,
-        word_td=word, position_td=position, token_type_td=np.ascontiguousarray(token_type),
+        tokens=tokens,
+        config=cfg,
+        whatif=whatif,
+        word_td=word,
+        position_td=position,
+        token_type_td=np.ascontiguousarray(token_type),
         embed_sum_td=embed_sum,
-        q_lhqe=out["q"], k_lhke=out["k"], v_lhke=out["v"],
-        scores_lhqk=out["scores"], pattern_lhqk=out["pattern"], z_lhqe=out["z"],
-        w_o_lhed=params.w_o_lhed, delta_ltd=out["delta"],
-        attn_out_ltd=out["attn_out"], ffn_hidden_ltf=out["ffn_hidden"],
-        ffn_out_ltd=out["ffn_out"], hidden_ltd=out["hidden"],
+        q_lhqe=out["q"],
+        k_lhke=out["k"],
+        v_lhke=out["v"],
+        scores_lhqk=out["scores"],
+        pattern_lhqk=out["pattern"],
+        z_lhqe=out["z"],
+        w_o_lhed=params.w_o_lhed,
+        delta_ltd=out["delta"],
+        attn_out_ltd=out["attn_out"],
+        ffn_hidden_ltf=out["ffn_hidden"],
+        ffn_out_ltd=out["ffn_out"],
+        hidden_ltd=out["hidden"],
         sentence_embedding_d=pool(model, out["hidden"][-1], whatif.key_mask_k(len(tokens))),
-    )  # fmt: skip
+    )
 
 
 @overload

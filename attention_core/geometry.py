@@ -42,8 +42,9 @@ def fit_pca(x_nd: NDArray[np.floating], n_components: int = 2) -> Pca:
     sign of each component fixed so its largest loading is positive)."""
     x = np.asarray(x_nd, np.float64)
     if x.ndim != 2 or not 1 <= n_components <= min(x.shape):
-        raise ValueError(f"need a 2-D matrix with at least {n_components} rows and columns, "
-                         f"got shape {x.shape}")  # fmt: skip
+        raise ValueError(
+            f"need a 2-D matrix with at least {n_components} rows and columns, got shape {x.shape}"
+        )
     if not np.isfinite(x).all():
         raise ValueError("cannot fit PCA: the matrix holds NaN or infinity")
     mean_d = x.mean(axis=0)
@@ -152,8 +153,10 @@ def parse_probes(
     if n_empty and text.strip():
         problems.append(f"Dropped {n_empty} empty item(s): put one word between each two commas.")
     if too_long:
-        problems.append(f"Dropped {len(too_long)} item(s) longer than {max_chars} characters, "
-                        f"e.g. “{too_long[0][:20]}…”.")  # fmt: skip
+        problems.append(
+            f"Dropped {len(too_long)} item(s) longer than {max_chars} characters, "
+            f"e.g. “{too_long[0][:20]}…”."
+        )
     if repeats:
         problems.append(f"Dropped repeated probe(s): {', '.join(repeats[:5])}.")
     if n_over:
@@ -241,8 +244,10 @@ def probe_cosines(token_ld: NDArray[np.floating], probes_lpd: NDArray[np.floatin
     ``embed_words``) state by state; with no probes every array has p = 0 and the mean is 0."""
     token, probes = np.asarray(token_ld, np.float64), np.asarray(probes_lpd, np.float64)
     if token.ndim != 2 or probes.ndim != 3 or probes.shape[::2] != token.shape:
-        raise ValueError(f"token vectors {token.shape} must be [l, d] and probe vectors "
-                         f"{probes.shape} [l, p, d] with the same l and d")  # fmt: skip
+        raise ValueError(
+            f"token vectors {token.shape} must be [l, d] and probe vectors "
+            f"{probes.shape} [l, p, d] with the same l and d"
+        )
     raw = cosine(token[:, None], probes)  # [l,1,d] vs [l,p,d] -> [l,p]
     mean = raw.mean(axis=1) if raw.shape[1] else np.zeros(len(raw))
     return ProbeCosines(raw, mean, relative_cosines(raw))

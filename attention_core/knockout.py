@@ -105,8 +105,9 @@ def _probe_cosines(vectors_ld: F64, probes_lpd: NDArray[np.floating] | None, n_s
         return np.zeros((n_states, 0))
     probes = np.asarray(probes_lpd, np.float64)
     if probes.ndim != 3 or probes.shape[0] != n_states or probes.shape[2] != vectors_ld.shape[1]:
-        raise ValueError(f"probes_lpd must have shape ({n_states}, p, {vectors_ld.shape[1]}), "
-                         f"got {probes.shape}")  # fmt: skip
+        raise ValueError(
+            f"probes_lpd must have shape ({n_states}, p, {vectors_ld.shape[1]}), got {probes.shape}"
+        )
     return cosine(vectors_ld[:, None], probes)  # [l,1,d] vs [l,p,d] -> [l,p]
 
 
@@ -155,13 +156,15 @@ def compare_passes(
     return WordEffect(
         hidden_word=_written(with_word.tokens, hidden),
         watched_word=_written(with_word.tokens, watched),
-        hidden=hidden, watched=watched,
-        cosine_l=cosine(a_ld, b_ld), distance_l=np.linalg.norm(a_ld - b_ld, axis=-1),
+        hidden=hidden,
+        watched=watched,
+        cosine_l=cosine(a_ld, b_ld),
+        distance_l=np.linalg.norm(a_ld - b_ld, axis=-1),
         length_l=np.linalg.norm(a_ld, axis=-1),
         sentence_cosine=_sentence_cosine(with_word, without_word),
         probe_cosine_with_lp=_probe_cosines(a_ld, probes_lpd, len(a_ld)),
         probe_cosine_without_lp=_probe_cosines(b_ld, probes_lpd, len(b_ld)),
-    )  # fmt: skip
+    )
 
 
 def _sentence_cosine(with_word: Trace, without_word: Trace) -> float | None:

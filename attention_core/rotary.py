@@ -38,8 +38,9 @@ def rotate(
     half = freqs_b.size
     x = np.asarray(x_te, dtype=np.float64)
     if x.shape[-1] != 2 * half:
-        raise ValueError(f"vectors of width {x.shape[-1]} need {x.shape[-1] // 2} bands, "
-                         f"got {half}")  # fmt: skip
+        raise ValueError(
+            f"vectors of width {x.shape[-1]} need {x.shape[-1] // 2} bands, got {half}"
+        )
     angles = np.multiply.outer(np.asarray(positions_t, dtype=np.float64), freqs_b)  # [t,b]
     cos, sin = np.cos(angles), np.sin(angles)
     x1, x2 = x[..., :half], x[..., half:]

@@ -85,7 +85,15 @@ def saturation_curve(
             stats[i, j] = (*_row_stats(scores_qk, np.sqrt(d_k)), *_row_stats(scores_qk, 1.0))
     mean, std = stats.mean(axis=1), stats.std(axis=1)
     return Saturation(
-        tuple(d_ks), tuple(seeds), int(x_td.shape[0]),
-        mean[:, 0], mean[:, 2], mean[:, 1], mean[:, 3],
-        std[:, 0], std[:, 2], std[:, 1], std[:, 3],
-    )  # fmt: skip
+        tuple(d_ks),
+        tuple(seeds),
+        int(x_td.shape[0]),
+        mean[:, 0],
+        mean[:, 2],
+        mean[:, 1],
+        mean[:, 3],
+        std[:, 0],
+        std[:, 2],
+        std[:, 1],
+        std[:, 3],
+    )

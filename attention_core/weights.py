@@ -155,10 +155,16 @@ class _Reader:
         w_in, b_in = self.linear(f"{pre}.intermediate.dense")
         w_out, b_out = self.linear(f"{pre}.output.dense")
         return w_o, dict(
-            w_qkv_dn=w_qkv, b_qkv_n=np.concatenate([b for _, b in qkv]), b_o_d=b_o,
-            attn_norm=self.norm(f"{att}.output.LayerNorm"), w_in_df=w_in, b_in_f=b_in,
-            w_out_fd=w_out, b_out_d=b_out, out_norm=self.norm(f"{pre}.output.LayerNorm"),
-        )  # fmt: skip
+            w_qkv_dn=w_qkv,
+            b_qkv_n=np.concatenate([b for _, b in qkv]),
+            b_o_d=b_o,
+            attn_norm=self.norm(f"{att}.output.LayerNorm"),
+            w_in_df=w_in,
+            b_in_f=b_in,
+            w_out_fd=w_out,
+            b_out_d=b_out,
+            out_norm=self.norm(f"{pre}.output.LayerNorm"),
+        )
 
 
 def lay_out(tensors: MutableMapping[str, F32], n_layers: int, n_heads: int) -> Weights:
@@ -167,9 +173,11 @@ def lay_out(tensors: MutableMapping[str, F32], n_layers: int, n_heads: int) -> W
     (transposed back) of the laid-out arrays, which saves a copy of every matrix (~45 MB)."""
     read, emb = _Reader(tensors), "embeddings"
     embeddings = EmbeddingWeights(
-        read.get(f"{emb}.word_embeddings.weight"), read.get(f"{emb}.position_embeddings.weight"),
-        read.get(f"{emb}.token_type_embeddings.weight")[0], read.norm(f"{emb}.LayerNorm"),
-    )  # fmt: skip
+        read.get(f"{emb}.word_embeddings.weight"),
+        read.get(f"{emb}.position_embeddings.weight"),
+        read.get(f"{emb}.token_type_embeddings.weight")[0],
+        read.norm(f"{emb}.LayerNorm"),
+    )
     w_o_list, parts = zip(*(read.layer(layer) for layer in range(n_layers)), strict=True)
     # Every layer's W_O in one stack (each trace shares it); the layers' W_O are views into it.
     w_o_lhed = np.stack([w.reshape(n_heads, -1, w.shape[1]) for w in w_o_list])

@@ -125,18 +125,40 @@ def bench_cold_start(browser, repeats: int) -> None:
     col = list(zip(*rows, strict=True))
     table(
         "Cold start: process start → first explorer draw on /pattern (default sentence)",
-        ["repeats", "server ready", "page connected", "first run finished", "first draw p50",
-         "p95", "ws bytes to first page", "HTTP block bytes before the draw", "RSS after",
-         "target", "verdict"],
-        [[str(repeats), fmt_s(col[0]), fmt_s(col[1]), fmt_s(col[2]), fmt_s(col[3]),
-          fmt_s(col[3], p95), fmt_bytes(p50(col[4])), fmt_bytes(p50(col[5])),
-          f"{p50(col[6]):.0f} MB", "≤ 2 s", verdict(p50(col[3]), 2.0)]],
+        [
+            "repeats",
+            "server ready",
+            "page connected",
+            "first run finished",
+            "first draw p50",
+            "p95",
+            "ws bytes to first page",
+            "HTTP block bytes before the draw",
+            "RSS after",
+            "target",
+            "verdict",
+        ],
+        [
+            [
+                str(repeats),
+                fmt_s(col[0]),
+                fmt_s(col[1]),
+                fmt_s(col[2]),
+                fmt_s(col[3]),
+                fmt_s(col[3], p95),
+                fmt_bytes(p50(col[4])),
+                fmt_bytes(p50(col[5])),
+                f"{p50(col[6]):.0f} MB",
+                "≤ 2 s",
+                verdict(p50(col[3]), 2.0),
+            ]
+        ],
         "All columns are p50 seconds after the server process was spawned, a new server each "
         "repeat. Server ready = /_stcore/health answers (polled every 0.2 s); page connected = "
-        "the first websocket message; first run finished = the server's \"script finished\" "
+        'the first websocket message; first run finished = the server\'s "script finished" '
         "(model load, trace, the page); first draw = the explorer's first data-drawn, seen in the "
         "page at its next animation frame (after it fetched the shown layer's scores over HTTP).",
-    )  # fmt: skip
+    )
 
 
 def bench_all_heads(browser, url, model: Model, repeats: int, sizes: Sequence[int]) -> dict:
@@ -152,18 +174,25 @@ def bench_all_heads(browser, url, model: Model, repeats: int, sizes: Sequence[in
             page.context.close()
             continue
         samples = [
-            measure_new_sentence(page, wire, type_sentence(page, sentence(model, n, 1 + r)),
-                                 "grid", url.pid)
+            measure_new_sentence(
+                page, wire, type_sentence(page, sentence(model, n, 1 + r)), "grid", url.pid
+            )
             for r in range(repeats)
-        ]  # fmt: skip
+        ]
         page.context.close()
         results[n] = samples
         charts = [s.chart_s for s in samples if s.chart_s is not None]
         worst_bytes = max(s.bytes for s in samples)
         ok = charts and p50(charts) <= limits[n] and worst_bytes <= 5e6
-        rows.append([str(n), str(repeats), *stats_cols(samples),
-                     f"≤ {limits[n]:g} s, ≤ 5 MB", "n/a" if not charts else
-                     ("met" if ok else "MISSED")])  # fmt: skip
+        rows.append(
+            [
+                str(n),
+                str(repeats),
+                *stats_cols(samples),
+                f"≤ {limits[n]:g} s, ≤ 5 MB",
+                "n/a" if not charts else ("met" if ok else "MISSED"),
+            ]
+        )
         progress(f"all heads at {n} tokens: done")
     table(
         "All heads: a new sentence typed on /all_heads → every head of every layer drawn",
@@ -191,8 +220,11 @@ def bench_new_sentence(browser, url: str, model: Model, repeats: int, n_tokens: 
         samples = []
         for r in range(repeats):
             act = type_sentence(page, sentence(model, n_tokens, 11 + 8 * p + r), label)
-            samples.append(measure_new_sentence(page, wire, act, chart, url.pid) if explorer
-                           else measure(page, wire, act, chart))  # fmt: skip
+            samples.append(
+                measure_new_sentence(page, wire, act, chart, url.pid)
+                if explorer
+                else measure(page, wire, act, chart)
+            )
         page.context.close()
         rows.append([f"{title} (/{path})", str(repeats), *stats_cols(samples)])
         progress(f"new sentence on /{path}: done")
@@ -203,8 +235,10 @@ def bench_new_sentence(browser, url: str, model: Model, repeats: int, n_tokens: 
         )
     table(
         f"New sentence ({n_tokens} tokens, not cached) → each page's main chart",
-        ["page", *STAT_HEADER], rows, note,
-    )  # fmt: skip
+        ["page", *STAT_HEADER],
+        rows,
+        note,
+    )
 
 
 def bench_sessions(browser, model: Model, after_runs: tuple[float, float], sessions: int) -> None:
@@ -223,12 +257,22 @@ def bench_sessions(browser, model: Model, after_runs: tuple[float, float], sessi
         "Server memory (VmRSS of the streamlit process)",
         ["when", "RSS", "peak RSS", "target", "verdict"],
         [
-            ["after all the runs above (one server, 12–512-token sentences)",
-             f"{after_runs[0]:.0f} MB", f"{after_runs[1]:.0f} MB", "", ""],
-            [f"fresh server, {sessions} sessions open on different 128-token sentences",
-             f"{rss:.0f} MB", f"{peak:.0f} MB", "≤ 600 MB", verdict(rss, 600)],
+            [
+                "after all the runs above (one server, 12–512-token sentences)",
+                f"{after_runs[0]:.0f} MB",
+                f"{after_runs[1]:.0f} MB",
+                "",
+                "",
+            ],
+            [
+                f"fresh server, {sessions} sessions open on different 128-token sentences",
+                f"{rss:.0f} MB",
+                f"{peak:.0f} MB",
+                "≤ 600 MB",
+                verdict(rss, 600),
+            ],
         ],
-    )  # fmt: skip
+    )
 
 
 def bench_bertviz(model: Model, sizes: Sequence[int], ours: dict, all_heads: dict) -> None:
@@ -252,23 +296,35 @@ def bench_bertviz(model: Model, sizes: Sequence[int], ours: dict, all_heads: dic
                 continue
             our_t, our_b = p50(times), p50([s.bytes for s in samples])
             ratios.append((seconds / our_t, n_bytes / our_b))
-            row += [fmt_s([our_t]), fmt_bytes(our_b),
-                    f"{ratios[-1][0]:.1f}× / {ratios[-1][1]:.0f}×"]  # fmt: skip
+            row += [
+                fmt_s([our_t]),
+                fmt_bytes(our_b),
+                f"{ratios[-1][0]:.1f}× / {ratios[-1][1]:.0f}×",
+            ]
         met = ratios and all(min(r) >= 10 for r in ratios)
         rows.append([*row, "" if n != 128 else "n/a" if not ratios else "met" if met else "MISSED"])
         progress(f"BertViz at {n} tokens: {seconds:.1f} s")
     table(
         f"BertViz 1.4 (forward + head_view + model_view HTML; import and load {load_s:.1f} s)",
-        ["tokens", "BertViz time", "BertViz HTML", "our head switch (explorer)", "bytes",
-         "ratio t / size",
-         "our all heads (new sentence)", "bytes", "ratio t / size", "≥ 10× both at 128"],
+        [
+            "tokens",
+            "BertViz time",
+            "BertViz HTML",
+            "our head switch (explorer)",
+            "bytes",
+            "ratio t / size",
+            "our all heads (new sentence)",
+            "bytes",
+            "ratio t / size",
+            "≥ 10× both at 128",
+        ],
         rows,
         "Ratio = BertViz ÷ ours (time, bytes), ours being p50 chart time and bytes from the "
         "sections above (a head switch's bytes: the later tell's rerun, nothing is fetched). "
         "BertViz (one process, no browser: its HTML is not even drawn) builds every head of every "
         "layer at once, then switches heads in the browser; the explorer too switches in the "
         "browser, from blocks fetched once per layer.",
-    )  # fmt: skip
+    )
 
 
 def main(argv: list[str]) -> int:

@@ -80,8 +80,9 @@ class Session:
     def watch(self) -> None:
         page = self.page
         page.on("pageerror", lambda e: self.errors.append(f"page error: {e}"))
-        page.on("response", lambda r: r.status >= 500 and self.errors.append(
-            f"HTTP {r.status} {r.url}"))  # fmt: skip
+        page.on(
+            "response", lambda r: r.status >= 500 and self.errors.append(f"HTTP {r.status} {r.url}")
+        )
         page.on("request", self._request)
 
     def _request(self, request) -> None:
@@ -128,8 +129,11 @@ def arrive(browser, front: str, sessions: list[Session]) -> None:
         s.page.add_init_script(INSTRUMENT)
         s.watch()
         chosen = f"&model={s.model.config.key}" if s.model.config.key != "minilm" else ""
-        s.page.goto(f"{front}/pattern?layer=0&head=0{chosen}&s={quote_plus(s.texts[0])}",
-                    wait_until="commit", timeout=WAIT_MS)  # fmt: skip
+        s.page.goto(
+            f"{front}/pattern?layer=0&head=0{chosen}&s={quote_plus(s.texts[0])}",
+            wait_until="commit",
+            timeout=WAIT_MS,
+        )
         s.asked.clear()  # the texts it asks for are checked from here; goto is the test's
     for s in sessions:
         s.page.wait_for_function(FIRST_DRAW, timeout=WAIT_MS, polling=200)
@@ -257,8 +261,10 @@ def run(
     cpu = replica_cpu(serve)
     arrive(browser, front, sessions)
     cpu_arrival = (replica_cpu(serve) - cpu) / n_sessions
-    progress(f"{n_sessions} sessions drawn; first draw p50 "
-             f"{p50([s.first_draw_s for s in sessions]):.2f} s")  # fmt: skip
+    progress(
+        f"{n_sessions} sessions drawn; first draw p50 "
+        f"{p50([s.first_draw_s for s in sessions]):.2f} s"
+    )
     for s in sessions:
         check_view(s)
     cpu = replica_cpu(serve)
@@ -311,8 +317,9 @@ def _split(fig: Figures) -> list[tuple[str, list[float], list[float]]]:
     for where, same in (("the heavy visitor's", True), ("another", False)):
         group = [s for s in fig.sessions if (s.replica == fig.heavy.replica) == same]
         if group and fig.busy_s:
-            out.append((where, [s.new_sentence_s[1] for s in group],
-                        [s.new_sentence_s[0] for s in group]))  # fmt: skip
+            out.append(
+                (where, [s.new_sentence_s[1] for s in group], [s.new_sentence_s[0] for s in group])
+            )
     return out
 
 
@@ -335,13 +342,20 @@ def report(fig: Figures) -> None:
         ratio = p95(fig.busy_s) / p95(fig.quiet_s)
         heavy = fig.heavy.done
         rows += [
-            ["with a heavy visitor: new sentence p50 / p95",
-             f"{_pair(fig.busy_s)} ({ratio:.2f}× the p95 without)"],
-            *[[f"… sessions on {where} replica", _pair(xs) + f" (without: {_pair(before)})"]
-              for where, xs, before in _split(fig)],
-            ["heavy visitor", f"on {fig.heavy.replica}: {len(heavy)} texts of ~{HEAVY_N} tokens, "
-             f"each drawn in p50 {p50(heavy) if heavy else float('nan'):.2f} s"],
-        ]  # fmt: skip
+            [
+                "with a heavy visitor: new sentence p50 / p95",
+                f"{_pair(fig.busy_s)} ({ratio:.2f}× the p95 without)",
+            ],
+            *[
+                [f"… sessions on {where} replica", _pair(xs) + f" (without: {_pair(before)})"]
+                for where, xs, before in _split(fig)
+            ],
+            [
+                "heavy visitor",
+                f"on {fig.heavy.replica}: {len(heavy)} texts of ~{HEAVY_N} tokens, "
+                f"each drawn in p50 {p50(heavy) if heavy else float('nan'):.2f} s",
+            ],
+        ]
     table(f"A class of {len(fig.sessions)} behind serve.sh (load {load()})", ["", "measured"], rows)
 
 
@@ -350,9 +364,12 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--sessions", type=int, default=30)
     parser.add_argument("--replicas", type=int, default=2)
     parser.add_argument("--no-heavy", action="store_true")
-    parser.add_argument("--idle-heavy", action="store_true",
-                        help="a control: the heavy visitor arrives with one 512-token text "
-                        "and then does nothing during the second round")  # fmt: skip
+    parser.add_argument(
+        "--idle-heavy",
+        action="store_true",
+        help="a control: the heavy visitor arrives with one 512-token text "
+        "and then does nothing during the second round",
+    )
     args = parser.parse_args(argv)
     from playwright.sync_api import sync_playwright
 
@@ -371,8 +388,16 @@ def main(argv: list[str]) -> int:
                 browser = launch_chromium(pw)
                 # The heavy visitor's browser lower still: in a class it runs on its own machine,
                 # and here its 512-token drawing would slow the pages taking the measurements.
-                fig = run(browser, serve, model, args.sessions, not args.no_heavy, HEAVY_NICE,
-                          1 if args.idle_heavy else HEAVY_MAX, decoder)  # fmt: skip
+                fig = run(
+                    browser,
+                    serve,
+                    model,
+                    args.sessions,
+                    not args.no_heavy,
+                    HEAVY_NICE,
+                    1 if args.idle_heavy else HEAVY_MAX,
+                    decoder,
+                )
                 report(fig)
                 browser.close()
         finally:

@@ -142,9 +142,13 @@ def run_fresh(script: str) -> tuple[dict, float]:
     start = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-c", script],
-        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
-        timeout=SUBPROCESS_TIMEOUT_S, check=False,
-    )  # fmt: skip
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=SUBPROCESS_TIMEOUT_S,
+        check=False,
+    )
     wall = time.perf_counter() - start
     if done.returncode != 0:
         raise RuntimeError(f"benchmark subprocess failed:\n{done.stderr[-2000:]}")
@@ -181,14 +185,27 @@ def bench_forward(
             f"≤ {RATIO_TARGET} ({verdict(ratio <= RATIO_TARGET)})" if n in TARGET_SIZES else "-"
         )
         rows.append(
-            (str(n), f"{ours[0] * 1e3:.1f} ms", f"{theirs[0] * 1e3:.1f} ms", f"{ratio:.2f}",
-             target, f"{ours[1] * 1e3:.0f} / {theirs[1] * 1e3:.0f} ms", f"{ours[2]} / {theirs[2]}",
-             f"{diff:.1e}")
-        )  # fmt: skip
+            (
+                str(n),
+                f"{ours[0] * 1e3:.1f} ms",
+                f"{theirs[0] * 1e3:.1f} ms",
+                f"{ratio:.2f}",
+                target,
+                f"{ours[1] * 1e3:.0f} / {theirs[1] * 1e3:.0f} ms",
+                f"{ours[2]} / {theirs[2]}",
+                f"{diff:.1e}",
+            )
+        )
     header = (
-        "tokens", "NumPy run_model", "torch eager", "NumPy/torch", "target", "CPU NumPy / torch",
-        "runs", "max |Δpattern|",
-    )  # fmt: skip
+        "tokens",
+        "NumPy run_model",
+        "torch eager",
+        "NumPy/torch",
+        "target",
+        "CPU NumPy / torch",
+        "runs",
+        "max |Δpattern|",
+    )
     return table(header, rows), ratios
 
 
@@ -228,9 +245,11 @@ def bench_load(model: Model) -> str:
         target = f"≤ {LOAD_TARGET_S} s ({verdict(inside <= LOAD_TARGET_S)})" if i == 0 else "-"
         rows.append((name, f"{inside:.2f} s", f"{outside:.2f} s", target))
     header = (
-        "cold load (fresh process)", f"import + load (median of {LOAD_RUNS})", "whole process",
+        "cold load (fresh process)",
+        f"import + load (median of {LOAD_RUNS})",
+        "whole process",
         "target",
-    )  # fmt: skip
+    )
     return table(header, rows)
 
 
@@ -248,9 +267,14 @@ def bench_rss(model: Model) -> str:
             mb = kb / 1024
             tgt = f"≤ {RSS_TARGET_MB:.0f} MB ({verdict(mb <= RSS_TARGET_MB)})" if is_ours else "-"
             rows.append(
-                (f"{name}, {n}-token trace", f"{loaded_kb / 1024:.0f} MB", f"{mb:.0f} MB",
-                 f"{hwm_kb / 1024:.0f} MB", tgt)
-            )  # fmt: skip
+                (
+                    f"{name}, {n}-token trace",
+                    f"{loaded_kb / 1024:.0f} MB",
+                    f"{mb:.0f} MB",
+                    f"{hwm_kb / 1024:.0f} MB",
+                    tgt,
+                )
+            )
     header = ("fresh process", "peak RSS after load", "peak RSS after trace", "VmHWM", "target")
     return table(header, rows)
 
@@ -276,9 +300,13 @@ def single_thread_forward(repeats: int, sizes: str, budget_s: float, profile: bo
     args += ["--profile"] if profile else []
     done = subprocess.run(
         [sys.executable, "-m", "bench", "core", *args, "--budget", str(budget_s)],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=SUBPROCESS_TIMEOUT_S * 2,
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=SUBPROCESS_TIMEOUT_S * 2,
         check=False,
-    )  # fmt: skip
+    )
     if done.returncode != 0:
         return f"single-thread run failed:\n{done.stderr[-2000:]}"
     body = done.stdout.split("\n## ", 1)[-1]  # drop the child's title line
@@ -293,8 +321,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--repeats", type=int, default=7, help="timed runs per figure (median)")
     parser.add_argument("--sizes", default="16,128,512", help="token counts, comma-separated")
-    parser.add_argument("--budget", type=float, default=20.0,
-                        help="seconds of repeats at most, per engine and size")  # fmt: skip
+    parser.add_argument(
+        "--budget", type=float, default=20.0, help="seconds of repeats at most, per engine and size"
+    )
     parser.add_argument("--profile", action="store_true", help="always print the cProfile")
     parser.add_argument("--skip-subprocess", action="store_true", help="forward pass only")
     return parser
@@ -329,8 +358,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"## cProfile of run_model at {n} tokens (3 runs, by own time)\n\n```")
         print(profile_forward(model, n).strip() + "\n```\n")
     load_after = os.getloadavg()
-    print(f"Load average (1 min) {load_before[0]:.2f} before, {load_after[0]:.2f} after; "
-          f"{time.perf_counter() - start:.0f} s in all.")  # fmt: skip
+    print(
+        f"Load average (1 min) {load_before[0]:.2f} before, {load_after[0]:.2f} after; "
+        f"{time.perf_counter() - start:.0f} s in all."
+    )
     return 0
 
 

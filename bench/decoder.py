@@ -96,8 +96,9 @@ def steps(browser, url, prompt: str, count: int) -> tuple[list[float], list[floa
     for _ in range(count):
         n, mark, t0 = page.evaluate(STEP_N), wire.mark(), time.monotonic()
         clicked = page.evaluate(CLICK)
-        page.wait_for_function(f"(n) => ({STEP_N})() === n + 1", arg=n, polling="raf",
-                               timeout=WAIT_MS)  # fmt: skip
+        page.wait_for_function(
+            f"(n) => ({STEP_N})() === n + 1", arg=n, polling="raf", timeout=WAIT_MS
+        )
         drawn = float(page.evaluate(f"() => ({STEP_VIEW})().dataset.drawnAt"))
         times.append((drawn - clicked) / 1000)
         finished = wire.wait_finished(page, mark, t0 + WAIT_MS / 1000)
@@ -148,18 +149,32 @@ def main(argv: list[str] | None = None) -> int:
         browser.close()
         elapsed = time.monotonic() - started
     rows = [
-        ["new prompt → first chart, 128 tokens (p50 / p95)",
-         f"{fmt_s(prompts)} / {fmt_s(prompts, p95)}", f"p50 ≤ {NEW_PROMPT_S:.1f} s",
-         verdict(p50(prompts) if prompts else None, NEW_PROMPT_S)],
-        ["generation step, click → drawn, ~100 tokens (p50 / p95)",
-         f"{fmt_s(step_s)} / {fmt_s(step_s, p95)}", f"p50 ≤ {STEP_S * 1000:.0f} ms",
-         verdict(p50(step_s) if step_s else None, STEP_S)],
+        [
+            "new prompt → first chart, 128 tokens (p50 / p95)",
+            f"{fmt_s(prompts)} / {fmt_s(prompts, p95)}",
+            f"p50 ≤ {NEW_PROMPT_S:.1f} s",
+            verdict(p50(prompts) if prompts else None, NEW_PROMPT_S),
+        ],
+        [
+            "generation step, click → drawn, ~100 tokens (p50 / p95)",
+            f"{fmt_s(step_s)} / {fmt_s(step_s, p95)}",
+            f"p50 ≤ {STEP_S * 1000:.0f} ms",
+            verdict(p50(step_s) if step_s else None, STEP_S),
+        ],
         ["  the step's run, click → script finished (p50)", fmt_s(step_done), "", ""],
-        ["the floor: a bare Streamlit page, slider → one Plotly heatmap (p50)", fmt_s(floor_s),
-         "", ""],
-        ["server memory with both models (now / peak)", f"{rss:.0f} / {peak:.0f} MB",
-         f"≤ {RSS_MB} MB", verdict(peak, RSS_MB)],
-    ]  # fmt: skip
+        [
+            "the floor: a bare Streamlit page, slider → one Plotly heatmap (p50)",
+            fmt_s(floor_s),
+            "",
+            "",
+        ],
+        [
+            "server memory with both models (now / peak)",
+            f"{rss:.0f} / {peak:.0f} MB",
+            f"≤ {RSS_MB} MB",
+            verdict(peak, RSS_MB),
+        ],
+    ]
     table("SmolLM2 in the app", ["what", "measured", "target", ""], rows)
     if paths:
         segments = [[name, fmt_s([p[i] for p in paths])] for i, name in enumerate(PATH_SEGMENTS)]

@@ -240,8 +240,9 @@ class Move:
         done = finished_at(frames)
         until = (done or float("inf")) * 1000
         received = sum(n for d, t, n, _ in frames if d == "r" and t <= until)
-        return Sample(sent[0] / 1000 if sent else None, self.frame_s, done,
-                      self.http_bytes + received)  # fmt: skip
+        return Sample(
+            sent[0] / 1000 if sent else None, self.frame_s, done, self.http_bytes + received
+        )
 
 
 def finished_at(after: Sequence) -> float | None:
@@ -304,9 +305,17 @@ def timed(page, wire, act: Callable[[], None], kind: str, pid: int) -> Move:
     told["cpu_s"] = cpu2 - cpu1 if apart else None
     if sent and kind == "view":
         progress(f"a frame sent before the redraw ({got['title']}): {what_sent(before)}")
-    return Move(kind, drawn_ms / 1000, got["frame"] / 1000, got["title"],
-                sum(b["bytes"] for b in got["blocks"]), (sent, len(before) - sent), told,
-                cpu2 - cpu0, got)  # fmt: skip
+    return Move(
+        kind,
+        drawn_ms / 1000,
+        got["frame"] / 1000,
+        got["title"],
+        sum(b["bytes"] for b in got["blocks"]),
+        (sent, len(before) - sent),
+        told,
+        cpu2 - cpu0,
+        got,
+    )
 
 
 def focus_view(page) -> None:
@@ -411,13 +420,20 @@ def switch_rows(run: SizeRun) -> list[list[str]]:
         frame = stat([m.frame_s for m in moves])
         before = [sum(m.ws_before[i] for m in moves) for i in (0, 1)]
         limit = target_s(run.n, kind)
-        rows.append([
-            str(run.n), kind, str(len(moves)), ms(stat([m.drawn_s for m in moves])), ms(frame),
-            ms(stat([m.frame_s for m in moves], p95)), f"p50 ≤ {limit * 1000:.0f} ms",
-            judge(frame, limit, ms),
-            fmt_bytes(p50([m.http_bytes for m in moves])) if moves else "n/a",
-            f"{before[0]} / {before[1]}",
-        ])  # fmt: skip
+        rows.append(
+            [
+                str(run.n),
+                kind,
+                str(len(moves)),
+                ms(stat([m.drawn_s for m in moves])),
+                ms(frame),
+                ms(stat([m.frame_s for m in moves], p95)),
+                f"p50 ≤ {limit * 1000:.0f} ms",
+                judge(frame, limit, ms),
+                fmt_bytes(p50([m.http_bytes for m in moves])) if moves else "n/a",
+                f"{before[0]} / {before[1]}",
+            ]
+        )
     return rows
 
 
@@ -427,12 +443,20 @@ def tell_rows(run: SizeRun) -> list[list[str]]:
         tells = [m.tell for m in moves]
         cpu = stat([t["cpu_s"] for t in tells])
         sent, recv = (stat([t[k] for t in tells]) or 0 for k in ("sent", "received_frames"))
-        rows.append([
-            str(run.n), kind, str(len(moves)), f"{sent:g} / {recv:g}",
-            fmt_bytes(stat([t["received"] for t in tells]) or 0),
-            ms(stat([t["at_s"] for t in tells])), ms(stat([t["rerun_s"] for t in tells])),
-            ms(stat([m.cpu_s for m in moves])), ms(cpu), judge(cpu, TELL_CPU_S, ms),
-        ])  # fmt: skip
+        rows.append(
+            [
+                str(run.n),
+                kind,
+                str(len(moves)),
+                f"{sent:g} / {recv:g}",
+                fmt_bytes(stat([t["received"] for t in tells]) or 0),
+                ms(stat([t["at_s"] for t in tells])),
+                ms(stat([t["rerun_s"] for t in tells])),
+                ms(stat([m.cpu_s for m in moves])),
+                ms(cpu),
+                judge(cpu, TELL_CPU_S, ms),
+            ]
+        )
     return rows
 
 
@@ -441,53 +465,84 @@ def bytes_rows(runs: Sequence[SizeRun]) -> list[list[str]]:
     for run in runs:
         f, first = run.first, run.moves.get("layer, first visit", [])
         at_128 = run.n == 128
-        rows.append([
-            str(run.n), ", ".join(f["parts"]),
-            f"{fmt_bytes(f['before'])} ({fmt_bytes(f['before_raw'])} raw)",
-            judge(f["before"], FIRST_CHART_BYTES, fmt_bytes) if at_128 else "",
-            f"{fmt_bytes(f['all'])} in {f['fetched']} blocks ({fmt_bytes(f['all_raw'])} raw)",
-            judge(f["all"], SENTENCE_BYTES, fmt_bytes) if at_128 else "",
-            fmt_bytes(p50([m.http_bytes for m in first])) if first else "n/a",
-            fmt_bytes(f["ws"]), ms(f["frame_s"]),
-        ])  # fmt: skip
+        rows.append(
+            [
+                str(run.n),
+                ", ".join(f["parts"]),
+                f"{fmt_bytes(f['before'])} ({fmt_bytes(f['before_raw'])} raw)",
+                judge(f["before"], FIRST_CHART_BYTES, fmt_bytes) if at_128 else "",
+                f"{fmt_bytes(f['all'])} in {f['fetched']} blocks ({fmt_bytes(f['all_raw'])} raw)",
+                judge(f["all"], SENTENCE_BYTES, fmt_bytes) if at_128 else "",
+                fmt_bytes(p50([m.http_bytes for m in first])) if first else "n/a",
+                fmt_bytes(f["ws"]),
+                ms(f["frame_s"]),
+            ]
+        )
     return rows
 
 
 def print_switches(runs: Sequence[SizeRun]) -> None:
     table(
         "Explorer on /pattern: key press (or temperature input) → redrawn, timed in the page",
-        ["tokens", "move", "n", "drawn p50", "on screen p50", "on screen p95", "target",
-         "verdict", "HTTP bytes / move p50", "ws frames press→redraw (sent / recv, all)"],
+        [
+            "tokens",
+            "move",
+            "n",
+            "drawn p50",
+            "on screen p50",
+            "on screen p95",
+            "target",
+            "verdict",
+            "HTTP bytes / move p50",
+            "ws frames press→redraw (sent / recv, all)",
+        ],
         [row for run in runs for row in switch_rows(run)],
         "drawn = the explorer's data-drawn changed (canvas painted by script); on screen = the "
         "next animation frame after it. From the keydown (capture phase, before the explorer's "
         "own listener); the temperature from just before its input event. A first visit at 12 "
         "and 128 tokens finds the layer's scores prefetched (its q/k come after the redraw); at "
         "512 it fetches them. HTTP bytes are transferSize (gzip on the wire), 'raw' the float32.",
-    )  # fmt: skip
+    )
     table(
         "Explorer: the later tell (the browser reports the view, one rerun) and the server's CPU",
-        ["tokens", "move", "n", "tell frames sent / recv p50", "tell bytes recv p50",
-         "tell sent after p50", "tell → script finished p50", "server CPU / move p50",
-         "tell rerun CPU p50", "target < 5 ms", ],
+        [
+            "tokens",
+            "move",
+            "n",
+            "tell frames sent / recv p50",
+            "tell bytes recv p50",
+            "tell sent after p50",
+            "tell → script finished p50",
+            "server CPU / move p50",
+            "tell rerun CPU p50",
+            "target < 5 ms",
+        ],
         [row for run in runs for row in tell_rows(run)],
         "Server CPU from its process CPU clock (every thread): per move from the press until the "
         "tell's rerun finished; tell rerun CPU from the redraw on (n/a when a block was still in "
         "flight or the tell already sent at the redraw). Idle server CPU, ms per s: "
-        + ", ".join(f"{run.idle_ms_per_s:.1f} at {run.n} tokens" for run in runs) + ".",
-    )  # fmt: skip
+        + ", ".join(f"{run.idle_ms_per_s:.1f} at {run.n} tokens" for run in runs)
+        + ".",
+    )
     table(
         "Explorer: bytes over HTTP (POST /api/attention/block, Resource Timing)",
-        ["tokens", "blocks before the first chart", "bytes before the first chart",
-         "≤ 1 MB at 128", "whole sentence after prefetch settles", "≤ 6 MB at 128",
-         "per layer (first visit p50)", "websocket bytes before the first chart",
-         "first chart on screen (from navigation)"],
+        [
+            "tokens",
+            "blocks before the first chart",
+            "bytes before the first chart",
+            "≤ 1 MB at 128",
+            "whole sentence after prefetch settles",
+            "≤ 6 MB at 128",
+            "per layer (first visit p50)",
+            "websocket bytes before the first chart",
+            "first chart on screen (from navigation)",
+        ],
         bytes_rows(runs),
         "Blocks are a layer's raw scores [h,q,k] (scores) or its queries and keys (qk), float32, "
         "gzip-compressed by Streamlit's server. The whole sentence's scores are prefetched after "
         "the first draw when they are ≤ 8 MB (12 and 128 tokens); at 512 each layer is fetched "
         "on its first visit.",
-    )  # fmt: skip
+    )
 
 
 def new_sentences(browser, url, model, count: int) -> list[Move]:
@@ -577,8 +632,15 @@ def in_process_one_thread(texts: Sequence[str]) -> list[dict[str, list[float]]]:
     """``in_process`` of each text in a fresh interpreter on one BLAS thread, as the server runs
     (run.sh): here, multi-threaded BLAS spin-waits for the busy cores and its times explode."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), **dict.fromkeys(THREAD_VARS, "1")}
-    done = subprocess.run([sys.executable, "-c", STEPS, *texts], cwd=ROOT, env=env, check=False,
-                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", STEPS, *texts],
+        cwd=ROOT,
+        env=env,
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     if done.returncode != 0:
         progress(f"in-process steps failed: {done.stderr[-500:]}")
         return [{} for _ in texts]
@@ -611,26 +673,40 @@ def bertviz_seconds(model, count: int) -> list[float] | str:
 def print_new_sentence(moves: Sequence[Move], bertviz: list[float] | str) -> None:
     ours = stat([m.frame_s for m in moves])
     samples = [m.sample() for m in moves]
-    row = [str(len(moves)), ms(ours), ms(stat([m.frame_s for m in moves], p95)),
-           fmt_bytes(p50([s.bytes for s in samples])) if samples else "n/a",
-           ms(stat([m.cpu_s for m in moves]))]  # fmt: skip
+    row = [
+        str(len(moves)),
+        ms(ours),
+        ms(stat([m.frame_s for m in moves], p95)),
+        fmt_bytes(p50([s.bytes for s in samples])) if samples else "n/a",
+        ms(stat([m.cpu_s for m in moves])),
+    ]
     if isinstance(bertviz, str) or ours is None:
         row += [str(bertviz) if isinstance(bertviz, str) else ms(p50(bertviz)), "", "n/a"]
     else:
         theirs = p50(bertviz)
         ok = ours <= 0.1 * theirs
-        row += [f"{ms(theirs)} (n={len(bertviz)})", f"{ours / theirs:.2f}×",
-                "met" if ok else f"MISSED by {ms(ours - 0.1 * theirs)}"]  # fmt: skip
+        row += [
+            f"{ms(theirs)} (n={len(bertviz)})",
+            f"{ours / theirs:.2f}×",
+            "met" if ok else f"MISSED by {ms(ours - 0.1 * theirs)}",
+        ]
     table(
         "New sentence (128 tokens, not cached) → first explorer chart on /pattern, vs BertViz",
-        ["n", "ours p50 (Enter → on screen)", "p95", "bytes p50 (HTTP + ws)",
-         "server CPU p50 (Enter → settled)", "BertViz p50",
-         "ours ÷ BertViz", "target ≤ 0.1× BertViz"],
+        [
+            "n",
+            "ours p50 (Enter → on screen)",
+            "p95",
+            "bytes p50 (HTTP + ws)",
+            "server CPU p50 (Enter → settled)",
+            "BertViz p50",
+            "ours ÷ BertViz",
+            "target ≤ 0.1× BertViz",
+        ],
         [row],
         "Ours: Enter in the sidebar box → the explorer redrawn with the new tokens, in the page. "
         "BertViz: forward + head_view + model_view HTML of the same sentences in this process "
         "(its HTML not even drawn).",
-    )  # fmt: skip
+    )
 
 
 def print_profile(moves: Sequence[Move], steps: dict[str, list[float]]) -> None:
@@ -640,13 +716,20 @@ def print_profile(moves: Sequence[Move], steps: dict[str, list[float]]) -> None:
         return
     seg = [p50(col) for col in zip(*paths, strict=True)]
     total = sum(seg)
-    rows = [[name, ms(s), f"{s / total:.0%}", ""]
-            for name, s in zip(PATH_SEGMENTS, seg, strict=True)]  # fmt: skip
+    rows = [
+        [name, ms(s), f"{s / total:.0%}", ""] for name, s in zip(PATH_SEGMENTS, seg, strict=True)
+    ]
     rows += [[f"  in-process: {name}", ms(w), "", ms(c)] for name, (w, c) in steps.items()]
     if steps:
         rest = seg[1] - steps["tokenize"][0] - steps["forward (NumPy run_model)"][0]
-        rows.append(["  rerun less tokenize and forward (page script, Streamlit; approx.)",
-                     ms(rest), f"{rest / total:.0%}", ""])  # fmt: skip
+        rows.append(
+            [
+                "  rerun less tokenize and forward (page script, Streamlit; approx.)",
+                ms(rest),
+                f"{rest / total:.0%}",
+                "",
+            ]
+        )
     early = sum(
         1 for m in moves if (finished_at(m.raw["frames"]) or 0) > m.raw["blocks"][0]["start"] / 1000
     )
@@ -658,9 +741,9 @@ def print_profile(moves: Sequence[Move], steps: dict[str, list[float]]) -> None:
         f"Timed in the page along one path (n={len(paths)}; sum of p50s {ms(total)}); "
         f"in-process rows time the server's steps directly (a fresh process, one BLAS thread, "
         f"as the server runs; not in the sum). "
-        f"The first block's fetch started before \"script finished\" in {early} of {len(paths)}. "
+        f'The first block\'s fetch started before "script finished" in {early} of {len(paths)}. '
         f"**Largest share: {PATH_SEGMENTS[big]} ({seg[big] / total:.0%}).**",
-    )  # fmt: skip
+    )
 
 
 def bench_explorer(browser, url, model, repeats: int) -> dict[int, list[Sample]]:
@@ -685,8 +768,9 @@ def has_drawn(page, kind: str, timeout_s: float) -> bool:
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     try:
-        page.wait_for_function(GRID_DRAWN if kind == "grid" else FIRST_DRAW,
-                               timeout=timeout_s * 1000, polling=100)  # fmt: skip
+        page.wait_for_function(
+            GRID_DRAWN if kind == "grid" else FIRST_DRAW, timeout=timeout_s * 1000, polling=100
+        )
         settle(page, timeout_s)
     except PlaywrightTimeout:
         return False

@@ -34,8 +34,18 @@ def bench_floor(browser, repeats: int, moves: dict[int, int]) -> None:
             colds.append(time.monotonic() - url.started)
             page.context.close()
         progress(f"floor cold start {r + 1}/{repeats}: {colds[-1]:.2f} s")
-    rows = [["cold start (spawn → heatmap)", str(repeats), "", fmt_s(colds), fmt_s(colds, p95),
-             "", "", "≤ 2 s (first heatmap)"]]  # fmt: skip
+    rows = [
+        [
+            "cold start (spawn → heatmap)",
+            str(repeats),
+            "",
+            fmt_s(colds),
+            fmt_s(colds, p95),
+            "",
+            "",
+            "≤ 2 s (first heatmap)",
+        ]
+    ]
     with streamlit_server(timeout=120, script=FLOOR_APP) as url:
         for n, count in moves.items():
             page, wire = open_page(browser, url)

@@ -67,8 +67,14 @@ print(json.dumps({l.split(":")[0]: int(l.split()[1]) / 1024 for l in rss}))
 
 def _fresh(script: str) -> dict[str, float]:
     env = {**os.environ, **ONE_THREAD, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
-                          text=True, timeout=300, check=True)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
     return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
 
 
@@ -86,9 +92,11 @@ def _torch_forward() -> Callable[[np.ndarray], Any]:
 
     torch.set_num_threads(1)
     model = transformers.AutoModelForCausalLM.from_pretrained(
-        str(smollm2_path().parent), gguf_file=SMOLLM2_FILE, attn_implementation="eager",
+        str(smollm2_path().parent),
+        gguf_file=SMOLLM2_FILE,
+        attn_implementation="eager",
         dtype=torch.float32,
-    ).eval()  # fmt: skip
+    ).eval()
 
     def forward(ids: np.ndarray) -> Any:
         with torch.no_grad():
@@ -99,8 +107,10 @@ def _torch_forward() -> Callable[[np.ndarray], Any]:
 
 def bench_forward(model: Any, repeats: int) -> list[str]:
     forward = _torch_forward()
-    lines = ["| tokens | NumPy (ms) | transformers eager (ms) | ratio | target <= 1.2 |",
-             "|---|---|---|---|---|"]  # fmt: skip
+    lines = [
+        "| tokens | NumPy (ms) | transformers eager (ms) | ratio | target <= 1.2 |",
+        "|---|---|---|---|---|",
+    ]
     for n in (128, 512):
         tokens = tokenize(model, TEXT, n)
         ours, theirs = [], []
@@ -127,9 +137,11 @@ def bench_step(model: Any, repeats: int) -> str:
     ms = statistics.median(times) * 1e3
     ctx = gen.n_prompt
     verdict = "ok" if ms <= 120 else "MISS"
-    return (f"generation step at {ctx}-{len(gen.ids)} tokens of context: median {ms:.0f} ms "
-            f"(min {min(times) * 1e3:.0f}) — target <= 200 ms end to end, ~120 ms one thread: "
-            f"{verdict}; KV cache {gen.cache_nbytes / 1e6:.1f} MB")  # fmt: skip
+    return (
+        f"generation step at {ctx}-{len(gen.ids)} tokens of context: median {ms:.0f} ms "
+        f"(min {min(times) * 1e3:.0f}) — target <= 200 ms end to end, ~120 ms one thread: "
+        f"{verdict}; KV cache {gen.cache_nbytes / 1e6:.1f} MB"
+    )
 
 
 def bench_trace(model: Any) -> str:
@@ -137,15 +149,19 @@ def bench_trace(model: Any) -> str:
     for layer in range(model.config.n_layers):
         trace.pattern_lhqk[layer]
     mb = trace.nbytes / 1e6
-    return (f"{trace.n_tokens}-token trace holds {mb:.1f} MB (layer cache full) — target <= 150 MB:"
-            f" {'ok' if mb <= 150 else 'MISS'}")  # fmt: skip
+    return (
+        f"{trace.n_tokens}-token trace holds {mb:.1f} MB (layer cache full) — target <= 150 MB:"
+        f" {'ok' if mb <= 150 else 'MISS'}"
+    )
 
 
 def _header() -> str:
     from threadpoolctl import threadpool_info
 
-    blas = [(i.get("internal_api"), i.get("architecture"), i.get("num_threads"))
-            for i in threadpool_info()]  # fmt: skip
+    blas = [
+        (i.get("internal_api"), i.get("architecture"), i.get("num_threads"))
+        for i in threadpool_info()
+    ]
     coretype = {k: os.environ.get(k) for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")}
     return f"load average {os.getloadavg()}; BLAS {blas}; {coretype}; cpus {os.cpu_count()}"
 
@@ -163,8 +179,10 @@ def main(argv: list[str] | None = None) -> int:
     cold = statistics.median(x["cold"] for x in loads)
     warm = statistics.median(x["warm"] for x in loads)
     verdict = "ok" if max(cold, warm) <= 3 else "MISS"
-    print(f"load (median of 3 fresh processes): cold {cold:.2f} s (import included), warm "
-          f"{warm:.2f} s — target <= 3 s: {verdict}\n")  # fmt: skip
+    print(
+        f"load (median of 3 fresh processes): cold {cold:.2f} s (import included), warm "
+        f"{warm:.2f} s — target <= 3 s: {verdict}\n"
+    )
     print("\n".join(bench_forward(model, max(3, args.repeats))) + "\n")
     print(bench_step(model, max(3, args.repeats) * 4))
     print(bench_trace(model))

@@ -42,10 +42,16 @@ ERROR = "[data-testid=stException]"
 
 def snapshot(dest: Path) -> Path:
     """Copy the working tree's files (tracked and untracked, not ignored) into ``dest``."""
-    names = subprocess.run(
-        ["git", "ls-files", "-co", "--exclude-standard", "-z"],
-        cwd=ROOT, check=True, capture_output=True,
-    ).stdout.decode().split("\0")  # fmt: skip
+    names = (
+        subprocess.run(
+            ["git", "ls-files", "-co", "--exclude-standard", "-z"],
+            cwd=ROOT,
+            check=True,
+            capture_output=True,
+        )
+        .stdout.decode()
+        .split("\0")
+    )
     for name in filter(None, names):
         src = ROOT / name
         if src.is_file():
@@ -104,8 +110,7 @@ def visit(page, url: str) -> str:
 
     try:
         page.goto(url, wait_until="domcontentloaded", timeout=PAGE_TIMEOUT_MS)
-        page.locator(f"{DRAWN}, {ERROR}").first.wait_for(state="attached",
-                                                         timeout=PAGE_TIMEOUT_MS)  # fmt: skip
+        page.locator(f"{DRAWN}, {ERROR}").first.wait_for(state="attached", timeout=PAGE_TIMEOUT_MS)
     except PlaywrightTimeout:
         return "timeout"
     return "error" if page.locator(ERROR).count() else "drawn"
@@ -127,8 +132,11 @@ def settle(page) -> None:
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench soak", description=__doc__)
     parser.add_argument("--sentences", type=int, default=200)
-    parser.add_argument("--pages", default=",".join(p or "home" for p in PAGES),
-                        help="comma-separated, 'home' for /")  # fmt: skip
+    parser.add_argument(
+        "--pages",
+        default=",".join(p or "home" for p in PAGES),
+        help="comma-separated, 'home' for /",
+    )
     parser.add_argument("--every", type=int, default=20, help="sentences between readings")
     args = parser.parse_args(argv)
     pages = ["" if p == "home" else p for p in args.pages.split(",") if p]
@@ -172,19 +180,24 @@ def main(argv: list[str]) -> int:
                 readings.append((i, rss_mb(url.pid)))
                 high = rss_mb(url.pid, "VmHWM")
                 highs.append(high)
-                print(f"  after {i:4d} sentences ({lengths(i)[-1]:3d} tokens last): RSS "
-                      f"{readings[-1][1]:6.0f} MB (peak so far {high:.0f}), "
-                      f"{time.monotonic() - start:6.0f} s, not drawn: "
-                      f"{sum(failed['timeout'].values())} in 30 s, "
-                      f"{sum(failed['error'].values())} errors", flush=True)  # fmt: skip
+                print(
+                    f"  after {i:4d} sentences ({lengths(i)[-1]:3d} tokens last): RSS "
+                    f"{readings[-1][1]:6.0f} MB (peak so far {high:.0f}), "
+                    f"{time.monotonic() - start:6.0f} s, not drawn: "
+                    f"{sum(failed['timeout'].values())} in 30 s, "
+                    f"{sum(failed['error'].values())} errors",
+                    flush=True,
+                )
             if not drawn:
                 print(f"  no page drew sentence {i}: the server is broken, stopping; its log:")
                 print(log.read_text(errors="replace")[-3000:])
                 break
         browser.close()
     shutil.rmtree(tree, ignore_errors=True)
-    print("  RSS change summed by page: " + ", ".join(
-        f"/{name} {mb:+.0f} MB" for name, mb in growth.items()))  # fmt: skip
+    print(
+        "  RSS change summed by page: "
+        + ", ".join(f"/{name} {mb:+.0f} MB" for name, mb in growth.items())
+    )
     for kind, counts in failed.items():
         if any(counts.values()):
             print(f"  {kind}: " + ", ".join(f"/{n} {c}" for n, c in counts.items() if c))
@@ -196,9 +209,11 @@ def main(argv: list[str]) -> int:
     is_flat, rise, spread = flat(last)
     peak = max(values + highs)  # the highest resident set at any moment, not only at readings
     ok = peak <= LIMIT_MB and is_flat
-    print(f"verdict: {'PASS' if ok else 'FAIL'}: peak {peak:.0f} MB (limit {LIMIT_MB}); over the "
-          f"last half ({len(last)} readings) the trend rises {rise:+.0f} MB per 100 sentences "
-          f"(flat means <= {FLAT_MB}); their spread {spread:.0f} MB")  # fmt: skip
+    print(
+        f"verdict: {'PASS' if ok else 'FAIL'}: peak {peak:.0f} MB (limit {LIMIT_MB}); over the "
+        f"last half ({len(last)} readings) the trend rises {rise:+.0f} MB per 100 sentences "
+        f"(flat means <= {FLAT_MB}); their spread {spread:.0f} MB"
+    )
     return 0 if ok else 1
 
 

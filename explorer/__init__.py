@@ -114,8 +114,14 @@ def mount_scores(
     n = len(tokens)
     if scores_qk.shape != (n, n):
         raise ValueError(f"scores shape {scores_qk.shape} does not match {n} tokens")
-    shapes = {"tokens": list(tokens), "special": [False] * n, "n_layers": 1, "n_heads": 1,
-              "d_head": d_k, "n_tokens": n}  # fmt: skip
+    shapes = {
+        "tokens": list(tokens),
+        "special": [False] * n,
+        "n_layers": 1,
+        "n_heads": 1,
+        "d_head": d_k,
+        "n_tokens": n,
+    }
     view = {"layer": 0, "head": 0, "transpose": False, "hide_special": False, "q": -1, "k": -1}
     data = {
         "inline": base64.b64encode(float32_bytes(scores_qk)).decode("ascii"),
@@ -126,8 +132,10 @@ def mount_scores(
         "controls": [],
         "title": title,
         "tell": False,
-        "api": "", "model": "", "text": "",
-    }  # fmt: skip
+        "api": "",
+        "model": "",
+        "text": "",
+    }
     return _renderer()(data=data, key=key)
 
 
@@ -143,12 +151,17 @@ def mount_step(
     layer's rows sent with the view: the layer switches there without a rerun."""
     n_layers, n_heads, n = pattern_lhk.shape
     if n != len(tokens) or n_heads % n_kv_heads:
-        raise ValueError(f"pattern shape {pattern_lhk.shape} does not match {len(tokens)} tokens "
-                         f"and {n_kv_heads} key/value heads")  # fmt: skip
+        raise ValueError(
+            f"pattern shape {pattern_lhk.shape} does not match {len(tokens)} tokens "
+            f"and {n_kv_heads} key/value heads"
+        )
     data = {
         "mode": "step",
         "rows": base64.b64encode(float32_bytes(pattern_lhk)).decode("ascii"),
         "tokens": list(tokens),
-        "n_layers": n_layers, "n_heads": n_heads, "n_kv_heads": n_kv_heads, "layer": layer,
-    }  # fmt: skip
+        "n_layers": n_layers,
+        "n_heads": n_heads,
+        "n_kv_heads": n_kv_heads,
+        "layer": layer,
+    }
     return _renderer()(data=data, key=key)

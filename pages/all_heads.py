@@ -55,16 +55,23 @@ c1, c2, c3, c4 = st.columns(4)
 sort = c1.selectbox("Sort heads by", list(labels), format_func=labels.get, key="ah_sort")
 descending = c2.toggle("Highest first", key="ah_desc", disabled=sort == "head")
 layer_choice = c3.selectbox(
-    "Layers", ["all", *map(str, range(trace.config.n_layers))], key="ah_layers",
+    "Layers",
+    ["all", *map(str, range(trace.config.n_layers))],
+    key="ah_layers",
     format_func=lambda v: "all layers" if v == "all" else f"layer {v}",
-)  # fmt: skip
+)
 # "Every head" stays every head when the visitor switches to a model with more or fewer heads.
 n_heads, state = trace.config.n_heads, st.session_state
 shown_on, every = state.get("_ah_every", (shared.model, state["ah_top"] >= n_heads))
 switched = shown_on != shared.model
 state["ah_top"] = n_heads if switched and every else min(state["ah_top"], n_heads)
-top = c4.slider("Heads per layer", 1, n_heads, key="ah_top",
-                help="Show the first N heads of each layer in the chosen order.")  # fmt: skip
+top = c4.slider(
+    "Heads per layer",
+    1,
+    n_heads,
+    key="ah_top",
+    help="Show the first N heads of each layer in the chosen order.",
+)
 state["_ah_every"] = (shared.model, top == n_heads)
 
 figures = head_figures(shared.model, shared.text)
@@ -75,10 +82,15 @@ metric = labels[sort] if sort != "head" else None
 ranking = figures.get(metric)
 order = order_heads(trace.config.n_heads, layers, top, ranking, descending)
 explorer.mount_grid(
-    trace, shared.model, shared.text, [(lay, row.tolist()) for lay, row in zip(layers, order,
-    strict=True)], {label: values.tolist() for label, values in figures.items()},
-    shared.hide_special, _open_from_grid, key="ah_grid",
-)  # fmt: skip
+    trace,
+    shared.model,
+    shared.text,
+    [(lay, row.tolist()) for lay, row in zip(layers, order, strict=True)],
+    {label: values.tolist() for label, values in figures.items()},
+    shared.hide_special,
+    _open_from_grid,
+    key="ah_grid",
+)
 shrink = (
     f" With {n_drawn} tokens, each pixel is a {factor}×{factor} block: the weight {factor} "
     f"attending tokens give {factor} neighbouring tokens together, on average. The pattern page "
@@ -101,9 +113,13 @@ table = {"layer": layer_n, "head": head_n} | {
     label: np.round(values[layer_n, head_n], 3) for label, values in figures.items()
 }
 picked = st.dataframe(
-    table, key="ah_table", on_select="rerun", selection_mode="single-row", hide_index=True,
+    table,
+    key="ah_table",
+    on_select="rerun",
+    selection_mode="single-row",
+    hide_index=True,
     column_config={label: st.column_config.NumberColumn(format="%.3f") for label in figures},
-)  # fmt: skip
+)
 st.caption(
     "How to read this: one row per head, figures averaged over every attending token. Entropy "
     "near 0 bits means a head looks at one token; high entropy means it spreads its attention. "
@@ -113,8 +129,12 @@ st.caption(
 row = picked["selection"]["rows"][0] if picked["selection"]["rows"] else 0
 pick = int(layer_n[row]), int(head_n[row])
 st.button(
-    f"Open layer {pick[0]}, head {pick[1]} on the pattern page", key="ah_open", on_click=_open,
-    args=pick, type="primary", icon=":material/open_in_new:",
-)  # fmt: skip
+    f"Open layer {pick[0]}, head {pick[1]} on the pattern page",
+    key="ah_open",
+    on_click=_open,
+    args=pick,
+    type="primary",
+    icon=":material/open_in_new:",
+)
 
 del trace  # the callbacks and fragments defined here keep this namespace: not the trace too

@@ -88,20 +88,30 @@ how = {
 st.markdown(f"**Input:** {what}.  \n**Weights:** {how}")
 
 cfg = BlockConfig(
-    n_heads=n_heads, d_k=d_k, source=source, seed=int(seed), layer=shared.layer, scale=scale,
-    temperature=temp, causal=causal, positional=positional, combine=combine,
-)  # fmt: skip
+    n_heads=n_heads,
+    d_k=d_k,
+    source=source,
+    seed=int(seed),
+    layer=shared.layer,
+    scale=scale,
+    temperature=temp,
+    causal=causal,
+    positional=positional,
+    combine=combine,
+)
 view = block_view(shared.model, shared.text, shared.hide_special, use_model, cfg)
 
 st.subheader("Each head's pattern")
 switches = {"scale": scale, "temp": temp, "causal": causal}
 per_row = 4 if n_heads > 2 else n_heads
 for start in range(0, n_heads, per_row):
-    for h, col in zip(range(start, min(start + per_row, n_heads)), st.columns(per_row),
-                      strict=False):  # fmt: skip
+    for h, col in zip(
+        range(start, min(start + per_row, n_heads)), st.columns(per_row), strict=False
+    ):
         with col:
-            explorer.mount_scores(view.scores_hqk[h], tokens, d_k, switches, f"head {h}",
-                                  key=f"bh_pattern_{h}")  # fmt: skip
+            explorer.mount_scores(
+                view.scores_hqk[h], tokens, d_k, switches, f"head {h}", key=f"bh_pattern_{h}"
+            )
 st.caption(
     "One heatmap per head, rows are queries (the attending token), columns keys; every row sums "
     "to 1 (hover a cell for its weight). Same colour scale for all heads. Raise d_k with scaling "
@@ -116,7 +126,7 @@ st.markdown(
     f"entries of ΔE, whose largest entry is {view.delta_max:.3g}. The two are one linear map "
     f"written two ways; any gap is float32 rounding. Drawn below: {COMBINE[combine]}."
 )
-show.plot(make_head_deltas(view.head_norm_ht, view.delta_norm_t, tokens), "bh_deltas")  # fmt: skip
+show.plot(make_head_deltas(view.head_norm_ht, view.delta_norm_t, tokens), "bh_deltas")
 st.caption(
     f"Length of each head's proposed update ΔE_h for each token, and of their total ΔE (last "
     f"row; proposals can cancel). For scale, each input vector is {np.sqrt(d):.1f} long."
@@ -142,11 +152,20 @@ with st.expander("Download the numbers"):
     rows = [f"head {h} | {name}" for h in range(n_heads) for name in names]
     d1, d2 = st.columns(2)
     with d1:
-        downloads.csv_button("patterns.csv", view.pattern_hqk.reshape(-1, len(tokens)), rows,
-                             names, "block_patterns.csv", key="bh_csv_patterns")  # fmt: skip
+        downloads.csv_button(
+            "patterns.csv",
+            view.pattern_hqk.reshape(-1, len(tokens)),
+            rows,
+            names,
+            "block_patterns.csv",
+            key="bh_csv_patterns",
+        )
     with d2:
         downloads.csv_button(
-            "update_sizes.csv", np.vstack([view.head_norm_ht, view.delta_norm_t]),
-            [f"head {h}" for h in range(n_heads)] + ["ΔE"], names, "block_update_sizes.csv",
+            "update_sizes.csv",
+            np.vstack([view.head_norm_ht, view.delta_norm_t]),
+            [f"head {h}" for h in range(n_heads)] + ["ΔE"],
+            names,
+            "block_update_sizes.csv",
             key="bh_csv_deltas",
-        )  # fmt: skip
+        )

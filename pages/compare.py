@@ -26,16 +26,19 @@ if error:
 traces = {}
 for name, col in zip("AB", st.columns(2), strict=True):
     with col:
-        text = st.text_input(f"Sentence {name}", key=f"cmp_{name.lower()}",
-                             max_chars=params.MAX_CHARS)  # fmt: skip
+        text = st.text_input(
+            f"Sentence {name}", key=f"cmp_{name.lower()}", max_chars=params.MAX_CHARS
+        )
         if not text.strip():
             st.info(f"Type sentence {name} to see its attention pattern here.")
             continue
         with st.spinner(f"Running the model on sentence {name}…"):
             trace = get_trace(shared.model, text)
         if trace.tokens.special_t.all():
-            st.info(f"Sentence {name} holds only invisible or control characters: the model "
-                    "reads no word in it. Type a sentence.")  # fmt: skip
+            st.info(
+                f"Sentence {name} holds only invisible or control characters: the model "
+                "reads no word in it. Type a sentence."
+            )
             continue
         traces[name] = trace
         if trace.tokens.n_cut:
@@ -100,5 +103,6 @@ left.caption(
 labels = [layer_name(i) for i in range(len(cos_l))]
 right.dataframe({"layer": labels, "cosine": cos_l}, key="cmp_table", hide_index=True)
 with right:
-    downloads.csv_button("cosines.csv", cos_l[:, None], labels, ["cosine"],
-                         "compare_cosine.csv", key="cmp_csv")  # fmt: skip
+    downloads.csv_button(
+        "cosines.csv", cos_l[:, None], labels, ["cosine"], "compare_cosine.csv", key="cmp_csv"
+    )

@@ -48,16 +48,29 @@ if not probes:
     st.info("Add at least one probe word to compare the tokens with.")
 
 keep = shared.visible(trace)
-token = token_picker("Token to follow", "es_token", shared.text, keep, tokens,
-                     lambda: closest_token(tokens, hidden[0], vectors_lpd[0], probes))  # fmt: skip
+token = token_picker(
+    "Token to follow",
+    "es_token",
+    shared.text,
+    keep,
+    tokens,
+    lambda: closest_token(tokens, hidden[0], vectors_lpd[0], probes),
+)
 params.write_url("embedding_shift")  # the probe and token defaults just chosen
 focus = int(np.searchsorted(keep, token))
 who = safe.token(tokens[token])
 
 pca, tokens_lt2, probes_lp2 = fit_shift_plane(hidden, keep, vectors_lpd)
 shown = [tokens[i] for i in keep]
-fig = make_embedding_shift(tokens_lt2, probes_lp2, shown, probes, state=state,
-                           explained_c=pca.explained_ratio_c, focus=focus)  # fmt: skip
+fig = make_embedding_shift(
+    tokens_lt2,
+    probes_lp2,
+    shown,
+    probes,
+    state=state,
+    explained_c=pca.explained_ratio_c,
+    focus=focus,
+)
 show.plot(fig, "es_plane")
 st.caption(
     "How to read this: hollow circles are the tokens' **embeddings** ("
@@ -85,10 +98,12 @@ if probes:
     show.plot(fig, "es_probe_bars", left)
     if len(probes) > 1:
         up, down = int(np.argmax(change)), int(np.argmin(change))
-        right.markdown(f"From the embedding to {now}, {who} moved most towards "
-                       f"{safe.token(probes[up])} ({change[up]:+.3f}) and most away from "
-                       f"{safe.token(probes[down])} ({change[down]:+.3f}), relative to the "
-                       "other probes.")  # fmt: skip
+        right.markdown(
+            f"From the embedding to {now}, {who} moved most towards "
+            f"{safe.token(probes[up])} ({change[up]:+.3f}) and most away from "
+            f"{safe.token(probes[down])} ({change[down]:+.3f}), relative to the "
+            "other probes."
+        )
     else:
         right.info("With one probe the relative measure is always 0: add another to compare.")
     right.caption(
@@ -99,30 +114,52 @@ if probes:
         f"shared drift. An orange bar above the blue one means context moved {who} towards that "
         "probe, compared with the other probes."
     )
-    table = {"relative · embedding": rel0, f"relative · {now}": rel, "relative change": change,
-             "raw cosine · embedding": cos.raw_lp[0],
-             f"raw cosine · {now}": cos.raw_lp[state]}  # fmt: skip
-    st.dataframe({"probe": probes} | table, key="es_table", hide_index=True,
-                 column_config=dict.fromkeys(table, NUM))  # fmt: skip
-    st.caption("relative = cosine − mean over the probes (the bars); raw cosine = before "
-               "subtracting that mean.")  # fmt: skip
-    downloads.csv_button("cosines.csv", np.stack(list(table.values()), axis=1), probes,
-                         list(table), f"probe_cosines_{now.replace(' ', '_')}.csv",
-                         key="es_csv")  # fmt: skip
+    table = {
+        "relative · embedding": rel0,
+        f"relative · {now}": rel,
+        "relative change": change,
+        "raw cosine · embedding": cos.raw_lp[0],
+        f"raw cosine · {now}": cos.raw_lp[state],
+    }
+    st.dataframe(
+        {"probe": probes} | table,
+        key="es_table",
+        hide_index=True,
+        column_config=dict.fromkeys(table, NUM),
+    )
+    st.caption(
+        "relative = cosine − mean over the probes (the bars); raw cosine = before "
+        "subtracting that mean."
+    )
+    downloads.csv_button(
+        "cosines.csv",
+        np.stack(list(table.values()), axis=1),
+        probes,
+        list(table),
+        f"probe_cosines_{now.replace(' ', '_')}.csv",
+        key="es_csv",
+    )
 
 st.subheader(f"The path of {who} through the layers")
 left, right = st.columns(2)
-fig = make_token_trajectory(tokens_lt2[:, focus], tokens[token], probes_lp2[state], probes,
-                            probe_state=state, explained_c=pca.explained_ratio_c)  # fmt: skip
+fig = make_token_trajectory(
+    tokens_lt2[:, focus],
+    tokens[token],
+    probes_lp2[state],
+    probes,
+    probe_state=state,
+    explained_c=pca.explained_ratio_c,
+)
 show.plot(fig, "es_trajectory", left)
 left.caption(
     f"How to read this: dot E is the embedding of {who}; dot N is {who} after layer N, up to "
     f"{last}, in the same PCA plane as above. Stars are the probes {now}."
 )
 if probes:
-    fig = make_layer_similarity({p: cos.relative_lp[:, j] for j, p in enumerate(probes)},
-                                mark_layer=state)  # fmt: skip
-    show.plot(name_states(fig, RELATIVE), "es_probe_lines", right)  # fmt: skip
+    fig = make_layer_similarity(
+        {p: cos.relative_lp[:, j] for j, p in enumerate(probes)}, mark_layer=state
+    )
+    show.plot(name_states(fig, RELATIVE), "es_probe_lines", right)
     right.caption(
         f"How to read this: the same measure as the bars (cosine of {who} with each probe minus "
         f"the average over the probes) at every point from the embedding to {last}. The dotted "

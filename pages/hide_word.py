@@ -27,8 +27,10 @@ words = words_of(trace.tokens)
 preset = curated(shared.text, shared.model)
 start = default_choice(trace.tokens, (preset.token, preset.key) if preset else None)
 if start is None:
-    st.info("This sentence has only one word, so there is no other word to hide it from. Type a "
-            "sentence of at least two words in the sidebar.")  # fmt: skip
+    st.info(
+        "This sentence has only one word, so there is no other word to hide it from. Type a "
+        "sentence of at least two words in the sidebar."
+    )
     del trace
     st.stop()
 
@@ -42,13 +44,18 @@ if previous != shared.text:  # a new sentence: its own defaults (the URL's on th
 keep = shared.visible(trace)
 if state["hw_word"] not in words:
     if state["hw_word"]:
-        st.warning(safe.md(f"“{state['hw_word']}” is not a word of this sentence; hiding "
-                           f"“{start[0]}” instead."))  # fmt: skip
+        st.warning(
+            safe.md(
+                f"“{state['hw_word']}” is not a word of this sentence; hiding “{start[0]}” instead."
+            )
+        )
     state["hw_word"] = start[0]
 if state["hw_token"] not in keep:
     if state["hw_token"] != -1:
-        st.warning(f"Token {state['hw_token']} is not one of the tokens shown; watching token "
-                   f"{start[1]} instead.")  # fmt: skip
+        st.warning(
+            f"Token {state['hw_token']} is not one of the tokens shown; watching token "
+            f"{start[1]} instead."
+        )
     state["hw_token"] = start[1] if start[1] in keep else int(keep[0])
 bases = [w for w, pos in words.items() if w != state["hw_word"] and state["hw_token"] not in pos]
 if bases and state["hw_base"] not in bases:
@@ -56,17 +63,29 @@ if bases and state["hw_base"] not in bases:
 params.write_url("hide_word")  # the defaults just chosen
 
 left, middle, right = st.columns(3)
-word = left.selectbox("Word to hide", list(words), key="hw_word",
-                      help="Hidden from every token in every layer; first occurrence.")  # fmt: skip
-token = middle.selectbox("Token to watch", keep.tolist(), key="hw_token",
-                         format_func=lambda i: f"{i}: {tokens[i]}")  # fmt: skip
-base = right.selectbox("Compare with hiding", bases, key="hw_base", disabled=not bases,
-                       help="A second word, hidden instead, to show what a word that does not "
-                       "matter much changes.")  # fmt: skip
-raw = st.text_input("Probe words, comma-separated (at most 12, each up to 40 characters)",
-                    key="hw_probes", max_chars=params.MAX_CHARS,
-                    help="Each probe is run through the model alone and compared with the "
-                    "watched token at the same layer.")  # fmt: skip
+word = left.selectbox(
+    "Word to hide",
+    list(words),
+    key="hw_word",
+    help="Hidden from every token in every layer; first occurrence.",
+)
+token = middle.selectbox(
+    "Token to watch", keep.tolist(), key="hw_token", format_func=lambda i: f"{i}: {tokens[i]}"
+)
+base = right.selectbox(
+    "Compare with hiding",
+    bases,
+    key="hw_base",
+    disabled=not bases,
+    help="A second word, hidden instead, to show what a word that does not matter much changes.",
+)
+raw = st.text_input(
+    "Probe words, comma-separated (at most 12, each up to 40 characters)",
+    key="hw_probes",
+    max_chars=params.MAX_CHARS,
+    help="Each probe is run through the model alone and compared with the "
+    "watched token at the same layer.",
+)
 hw, who = safe.token(word), safe.token(tokens[token])
 if token in words[word]:
     st.error(
@@ -93,13 +112,19 @@ summary = (
 )
 if other is not None:
     top = other.most_changed
-    summary += (f" Hiding {safe.token(base)} instead changes it at most to cosine "
-                f"{other.cosine_l[top]:.3f}, distance {other.distance_l[top]:.2f}.")  # fmt: skip
+    summary += (
+        f" Hiding {safe.token(base)} instead changes it at most to cosine "
+        f"{other.cosine_l[top]:.3f}, distance {other.distance_l[top]:.2f}."
+    )
 st.markdown(summary)
 
 st.subheader(f"How far {who} moved, layer by layer")
-fig = make_word_effect({w: e.distance_l for w, e in pairs}, {w: e.cosine_l for w, e in pairs},
-                       effect.length_l, watched=tokens[token])  # fmt: skip
+fig = make_word_effect(
+    {w: e.distance_l for w, e in pairs},
+    {w: e.cosine_l for w, e in pairs},
+    effect.length_l,
+    watched=tokens[token],
+)
 show.plot(fig, "hw_moved")
 st.caption(
     f"How to read this: each bar is the distance between {who}'s vector in the ordinary pass and "
@@ -114,19 +139,25 @@ table = {"layer": [layer_name(i) for i in range(effect.cosine_l.size)]}
 for w, e in pairs:
     table |= {f"cosine, {w} hidden": e.cosine_l, f"distance, {w} hidden": e.distance_l}
 table[f"length of {tokens[token]}"] = effect.length_l
-st.dataframe(table, key="hw_table", hide_index=True,
-             column_config=dict.fromkeys(list(table)[1:], NUM))  # fmt: skip
+st.dataframe(
+    table, key="hw_table", hide_index=True, column_config=dict.fromkeys(list(table)[1:], NUM)
+)
 
 st.subheader(f"What {hw} adds to the meaning of {who}")
 if probes:
     with_p, without_p = effect.probe_cosine_with_lp[after], effect.probe_cosine_without_lp[after]
     left, right = st.columns([3, 2])
-    fig = make_word_effect_probes(with_p, without_p, probes, hidden_word=word,
-                                  state_label=layer_name(after))  # fmt: skip
+    fig = make_word_effect_probes(
+        with_p, without_p, probes, hidden_word=word, state_label=layer_name(after)
+    )
     show.plot(fig, "hw_probes_chart", left)
     cols = {"with": with_p, "hidden": without_p, "with − hidden": with_p - without_p}
-    right.dataframe({"probe": probes} | cols, key="hw_probe_table", hide_index=True,
-                    column_config=dict.fromkeys(cols, NUM))  # fmt: skip
+    right.dataframe(
+        {"probe": probes} | cols,
+        key="hw_probe_table",
+        hide_index=True,
+        column_config=dict.fromkeys(cols, NUM),
+    )
     right.caption(
         f"How to read this: the cosine of {who} with each probe word (run through the model "
         f"alone), both taken {layer_name(after)} (the sidebar's layer); move the sidebar's "
@@ -135,9 +166,11 @@ if probes:
     )
     big = int(np.argmax(np.abs(with_p - without_p)))
     pull = with_p[big] - without_p[big]
-    left.markdown(f"Largest effect {layer_name(after)}: {hw} changes {who}'s cosine with "
-                  f"{safe.token(probes[big])} by {pull:+.3f} (pulls it "
-                  f"{'towards' if pull > 0 else 'away from'} that probe).")  # fmt: skip
+    left.markdown(
+        f"Largest effect {layer_name(after)}: {hw} changes {who}'s cosine with "
+        f"{safe.token(probes[big])} by {pull:+.3f} (pulls it "
+        f"{'towards' if pull > 0 else 'away from'} that probe)."
+    )
 else:
     st.info("Add at least one probe word to see what the hidden word adds to the meaning.")
 if effect.sentence_cosine is None:
@@ -148,10 +181,13 @@ if effect.sentence_cosine is None:
     )
 else:
     for col, (name, e) in zip(st.columns(2), pairs, strict=False):
-        col.metric(f"Sentence embedding: cosine, {safe.token(name)} hidden",
-                   f"{e.sentence_cosine:.4f}")  # fmt: skip
-        col.caption(f"Distance between the two embeddings: {e.sentence_distance:.3f} (each has "
-                    "length 1, so the largest possible is 2).")  # fmt: skip
+        col.metric(
+            f"Sentence embedding: cosine, {safe.token(name)} hidden", f"{e.sentence_cosine:.4f}"
+        )
+        col.caption(
+            f"Distance between the two embeddings: {e.sentence_distance:.3f} (each has "
+            "length 1, so the largest possible is 2)."
+        )
     st.caption(
         "How to read this: the cosine between the sentence's embedding (the mean of its tokens' "
         "final vectors, made length 1, as sentence-transformers computes it) with and without the "

@@ -52,9 +52,15 @@ if not error and shared.text.strip():
         st.markdown(safe.md(view.said))
         switches = {"layer": view.layer, "head": view.head, "q": view.query, "k": view.key}
         explore.shared_only(
-            get_trace(shared.model, shared.text), shared.model, shared.text, "home_pattern",
-            stages=("pattern",), switches=switches, controls=(), tell=False,
-        )  # fmt: skip
+            get_trace(shared.model, shared.text),
+            shared.model,
+            shared.text,
+            "home_pattern",
+            stages=("pattern",),
+            switches=switches,
+            controls=(),
+            tell=False,
+        )
         st.caption(
             "How to read this: each row is a token reading the sentence, each column a token it "
             "can read; the brighter the cell, the more weight. Shown: the head where one word "

@@ -18,8 +18,13 @@ if shared.model != DEFAULT_MODEL:
         f"picked {LABELS[shared.model]}. Switch the model to take the tour, or see what a "
         "decoder does on the two pages made for it."
     )
-    st.button(f"Take the tour on {LABELS[DEFAULT_MODEL]}", key="learn_switch", type="primary",
-              on_click=router.use_model, args=(DEFAULT_MODEL,))  # fmt: skip
+    st.button(
+        f"Take the tour on {LABELS[DEFAULT_MODEL]}",
+        key="learn_switch",
+        type="primary",
+        on_click=router.use_model,
+        args=(DEFAULT_MODEL,),
+    )
     for name in ("decoder", "generate"):
         st.page_link(registry.page(name).path, label=registry.page(name).title)
     st.stop()

@@ -52,10 +52,12 @@ def view_and_numbers(shared: router.Shared) -> None:
 def numbers_section(trace: Trace, layer: int, head: int) -> None:
     """The softmax pattern under the session's switches as a table, and every stage as files."""
     steps = attention_steps(
-        trace.scores_lhqk[layer, head], trace.config.d_head,
-        scale=st.session_state["scale"], temperature=st.session_state["temp"],
+        trace.scores_lhqk[layer, head],
+        trace.config.d_head,
+        scale=st.session_state["scale"],
+        temperature=st.session_state["temp"],
         causal=st.session_state["causal"],
-    )  # fmt: skip
+    )
     keep = visible_tokens(trace.tokens.special_t, st.session_state["hide_special"])
     cells = np.ix_(keep, keep)
     names = [f"{i}:{trace.tokens.tokens[i]}" for i in keep]  # unique, even repeated
@@ -68,9 +70,13 @@ def numbers_section(trace: Trace, layer: int, head: int) -> None:
     for col, stage in zip(cols, STAGE_TITLES, strict=False):
         with col:
             downloads.csv_button(
-                f"{stage}.csv", getattr(steps, stage)[cells], names, names,
-                f"L{layer}H{head}_{stage}.csv", key=f"pattern_csv_{stage}",
-            )  # fmt: skip
+                f"{stage}.csv",
+                getattr(steps, stage)[cells],
+                names,
+                names,
+                f"L{layer}H{head}_{stage}.csv",
+                key=f"pattern_csv_{stage}",
+            )
     with cols[4]:
         downloads.npz_button(trace, key="pattern_npz")
 

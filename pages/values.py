@@ -27,14 +27,19 @@ st.caption(
 
 keep = shared.visible(trace)
 first = default_token(tokens, trace.tokens.special_t)
-token = token_picker("Token whose update to follow", "v_token", shared.text, keep, tokens,
-                     lambda: first)  # fmt: skip
+token = token_picker(
+    "Token whose update to follow", "v_token", shared.text, keep, tokens, lambda: first
+)
 up = value_update(trace, output_bias(get_model(shared.model), layer), layer, head, token)
 who, sub = safe.token(tokens[token]), str(token).translate(SUB)
 
 st.subheader(f"1 · How much {who} takes from each token")
-fig = make_value_update(up.weights_k[keep], up.v_norms_k[keep], [tokens[i] for i in keep],
-                        int(np.searchsorted(keep, token)))  # fmt: skip
+fig = make_value_update(
+    up.weights_k[keep],
+    up.v_norms_k[keep],
+    [tokens[i] for i in keep],
+    int(np.searchsorted(keep, token)),
+)
 show.plot(fig, "v_weights")
 st.caption(
     f"How to read this: each bar is the weight a_j that {who} gives a token in this head, its row "
@@ -49,8 +54,9 @@ st.caption(
 
 st.subheader("2 · The weighted sum of value vectors")
 big = largest_terms(up.weights_k)
-terms = " + ".join(f"{up.weights_k[j]:.3f}·V{str(j).translate(SUB)} ({safe.token(tokens[j])})"
-                   for j in big)  # fmt: skip
+terms = " + ".join(
+    f"{up.weights_k[j]:.3f}·V{str(j).translate(SUB)} ({safe.token(tokens[j])})" for j in big
+)
 rest = np.setdiff1d(np.arange(n), big)
 st.markdown(
     f"z{sub} = Σ a_j V_j = {terms}"
@@ -63,11 +69,19 @@ st.caption(
     f"{up.delta_d.size}-number update (step 3)."
 )
 dims = [f"V[{e}]" for e in range(SHOWN)]
-table = {"key j": np.arange(n), "token": list(tokens), "weight a_j": up.weights_k,
-         "‖V_j‖": up.v_norms_k} | dict(zip(dims, up.v_ke[:, :SHOWN].T, strict=True))  # fmt: skip
+table = {
+    "key j": np.arange(n),
+    "token": list(tokens),
+    "weight a_j": up.weights_k,
+    "‖V_j‖": up.v_norms_k,
+} | dict(zip(dims, up.v_ke[:, :SHOWN].T, strict=True))
 table["…"] = ["…"] * n
-st.dataframe(table, key="v_table", hide_index=True,
-             column_config={c: NUM for c in ["weight a_j", "‖V_j‖", *dims]})  # fmt: skip
+st.dataframe(
+    table,
+    key="v_table",
+    hide_index=True,
+    column_config={c: NUM for c in ["weight a_j", "‖V_j‖", *dims]},
+)
 st.caption(
     f"How to read this: one row per key j — its weight, the size of its value vector and the first "
     f"{SHOWN} of its {up.z_e.size} numbers. Multiply each row by its weight and add the rows up: "
@@ -75,23 +89,36 @@ st.caption(
     + (" [CLS]/[SEP] stay in this table: the sum needs every key." if keep.size < n else "")
 )
 names = [f"{j}:{t}" for j, t in enumerate(tokens)] + ["z = Σ a_j V_j"]
-worked = np.column_stack([np.append(up.weights_k, up.weights_k.sum()),
-                          np.append(up.v_norms_k, np.linalg.norm(up.z_e)),
-                          np.vstack([up.v_ke, up.z_e])])  # fmt: skip
-downloads.csv_button("Worked table (.csv)", worked, names,
-                     ["weight", "norm", *(f"v{e}" for e in range(up.z_e.size))],
-                     f"L{layer}H{head}_token{token}_values.csv", key="v_csv")  # fmt: skip
+worked = np.column_stack(
+    [
+        np.append(up.weights_k, up.weights_k.sum()),
+        np.append(up.v_norms_k, np.linalg.norm(up.z_e)),
+        np.vstack([up.v_ke, up.z_e]),
+    ]
+)
+downloads.csv_button(
+    "Worked table (.csv)",
+    worked,
+    names,
+    ["weight", "norm", *(f"v{e}" for e in range(up.z_e.size))],
+    f"L{layer}H{head}_token{token}_values.csv",
+    key="v_csv",
+)
 
 st.subheader(f"3 · From z to the new vector of {who}")
 steps = update_steps(up, last_layer=layer == trace.config.n_layers - 1)
 st.dataframe(
-    {"vector": list(steps), "width": [v.size for v in steps.values()],
-     "size ‖·‖": [float(np.linalg.norm(v)) for v in steps.values()]}
+    {
+        "vector": list(steps),
+        "width": [v.size for v in steps.values()],
+        "size ‖·‖": [float(np.linalg.norm(v)) for v in steps.values()],
+    }
     | {f"[{e}]": [float(v[e]) for v in steps.values()] for e in range(SHOWN)}
     | {"…": ["…"] * len(steps)},
-    key="v_steps", hide_index=True,
+    key="v_steps",
+    hide_index=True,
     column_config={c: NUM for c in ["size ‖·‖", *(f"[{e}]" for e in range(SHOWN))]},
-)  # fmt: skip
+)
 st.caption(
     f"How to read this: z ({up.z_e.size} numbers) goes through this head's slice of the output "
     f"matrix W_O and becomes a {up.delta_d.size}-number proposal ΔE_h. The "
@@ -108,9 +135,13 @@ st.caption(
 )
 
 st.subheader(f"4 · Every head's proposal for {who}")
-fig = make_norm_bars(up.head_norms_h, [f"H{h}" for h in range(up.head_norms_h.size)],
-                     highlight=head, x_title="heads of layer " + str(layer),
-                     y_title="‖ΔE_h‖")  # fmt: skip
+fig = make_norm_bars(
+    up.head_norms_h,
+    [f"H{h}" for h in range(up.head_norms_h.size)],
+    highlight=head,
+    x_title="heads of layer " + str(layer),
+    y_title="‖ΔE_h‖",
+)
 show.plot(fig, "v_heads")
 st.caption(
     f"How to read this: the size of each head's proposed change to {who}; the orange bar is the "
@@ -122,8 +153,13 @@ st.markdown(
 )
 
 st.subheader(f"5 · How much layer {layer} changes every token")
-fig = make_norm_bars(up.delta_norms_t[keep], [tokens[i] for i in keep], token_axis=True,
-                     highlight=int(np.searchsorted(keep, token)), y_title="‖ΔE‖")  # fmt: skip
+fig = make_norm_bars(
+    up.delta_norms_t[keep],
+    [tokens[i] for i in keep],
+    token_axis=True,
+    highlight=int(np.searchsorted(keep, token)),
+    y_title="‖ΔE‖",
+)
 show.plot(fig, "v_tokens")
 st.caption(
     "How to read this: the size of the whole layer's update ΔE for each token (all heads plus the "

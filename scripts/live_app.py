@@ -19,10 +19,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
     "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
-]  # fmt: skip
+]
 
 
 class ServerUrl(str):
@@ -45,16 +51,33 @@ def streamlit_server(
     """Run `streamlit run server.py` (or ``script``) on 127.0.0.1; yield its base URL; stop it on
     exit."""
     port = port or free_port()
-    env = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MALLOC_ARENA_MAX": "2",  # run.sh
-           **os.environ, "HF_HUB_OFFLINE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1"}  # fmt: skip
+    env = {
+        "OPENBLAS_NUM_THREADS": "1",
+        "OMP_NUM_THREADS": "1",
+        "MALLOC_ARENA_MAX": "2",  # run.sh
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+    }
     cmd = [
-        sys.executable, "-m", "streamlit", "run", str(script),
-        "--server.headless", "true", "--browser.gatherUsageStats", "false",
-        "--server.address", "127.0.0.1", "--server.port", str(port),
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(script),
+        "--server.headless",
+        "true",
+        "--browser.gatherUsageStats",
+        "false",
+        "--server.address",
+        "127.0.0.1",
+        "--server.port",
+        str(port),
+    ]
     started = time.monotonic()
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT)  # fmt: skip
+    proc = subprocess.Popen(
+        cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
     url = ServerUrl(f"http://127.0.0.1:{port}")
     url.pid, url.started = proc.pid, started
     try:

@@ -59,8 +59,10 @@ def tour_shots() -> list[tuple[str, str, dict[str, str], int, int]]:
     """Every step of the guided tour on the river-bank sentence (charts: whatever it draws)."""
     from ui.tour import N_STEPS
 
-    return [(f"tour/step_{k:02d}", "learn", {"s": "The river bank was muddy", "step": str(k)},
-             0, 0) for k in range(1, N_STEPS + 1)]  # fmt: skip
+    return [
+        (f"tour/step_{k:02d}", "learn", {"s": "The river bank was muddy", "step": str(k)}, 0, 0)
+        for k in range(1, N_STEPS + 1)
+    ]
 
 
 def shoot(page, url: str, out: Path, shot: tuple) -> None:
@@ -75,8 +77,9 @@ def shoot(page, url: str, out: Path, shot: tuple) -> None:
     if charts:
         page.wait_for_function(
             "n => document.querySelectorAll('.js-plotly-plot .main-svg').length >= n",
-            arg=charts, timeout=90_000,
-        )  # fmt: skip
+            arg=charts,
+            timeout=90_000,
+        )
     for i in range(views):  # each explorer has drawn (pierces its shadow root)
         page.locator(".ax[data-drawn]").nth(i).wait_for(timeout=90_000)
     page.wait_for_timeout(800)  # let Plotly finish its transitions

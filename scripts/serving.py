@@ -100,9 +100,12 @@ def start_serve(port: int, out: Path, replicas: int = 2) -> Serve:
     with out.open("wb") as sink:
         proc = subprocess.Popen(
             [str(ROOT / "serve.sh"), "--replicas", str(replicas), "--port", str(port)],
-            cwd=ROOT, stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            cwd=ROOT,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
             start_new_session=True,  # a Ctrl-C of pytest reaches it only through our SIGTERM
-        )  # fmt: skip
+        )
     return Serve(proc, port, out)
 
 

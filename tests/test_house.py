@@ -29,11 +29,15 @@ BROKEN = {
     "long modules": {"ui/long.py": "x = 1\n" * 301},
     "long functions": {"ui/f.py": "def f():\n" + "    x = 1\n" * 50},
     "cycles": {"ui/a.py": "from ui import b\n", "ui/b.py": "from ui.a import thing\n"},
-    "private imports": {"attention_core/a.py": "from attention_core.b import _secret\n",
-                        "attention_core/b.py": "_secret = 1\n"},
-    "layers": {"attention_core/a.py": "import streamlit\nfrom ui import cache\n",
-               "ui/cache.py": "x = 1\n"},
-}  # fmt: skip
+    "private imports": {
+        "attention_core/a.py": "from attention_core.b import _secret\n",
+        "attention_core/b.py": "_secret = 1\n",
+    },
+    "layers": {
+        "attention_core/a.py": "import streamlit\nfrom ui import cache\n",
+        "ui/cache.py": "x = 1\n",
+    },
+}
 
 
 @pytest.mark.parametrize("kind", list(BROKEN))
@@ -42,8 +46,9 @@ def test_each_check_finds_what_breaks_it(tmp_path, kind):
     assert sum(map(len, found.values())) >= 1, (kind, found)
     if kind == "layers":
         assert found["imports against the layers"] == [
-            "attention_core.a imports streamlit", "attention_core.a imports ui.cache"
-        ]  # fmt: skip
+            "attention_core.a imports streamlit",
+            "attention_core.a imports ui.cache",
+        ]
 
 
 def test_imports_for_annotations_only_make_no_cycle(tmp_path):
@@ -52,6 +57,7 @@ def test_imports_for_annotations_only_make_no_cycle(tmp_path):
     found = house.report(_tree(tmp_path, {"ui/a.py": "from ui import b\n", "ui/b.py": guarded}))
     assert not any(found.values()), found
     lazy = "def f():\n    from ui.a import A\n"
-    found = house.report(_tree(tmp_path / "lazy", {"ui/a.py": "from ui import b\n",
-                                                   "ui/b.py": lazy}))  # fmt: skip
+    found = house.report(
+        _tree(tmp_path / "lazy", {"ui/a.py": "from ui import b\n", "ui/b.py": lazy})
+    )
     assert found["import cycles"], found

@@ -68,6 +68,14 @@ def shared_only(
     view = _given(key, view) if tell else view
     defaults = {name: params.PARAMS[name].default for name in SHARED_FIELDS}
     return explorer.mount(
-        trace, model, text, view, defaults, _take(key, SHARED_FIELDS), key=key, stages=stages,
-        controls=controls, tell=tell,
-    )  # fmt: skip
+        trace,
+        model,
+        text,
+        view,
+        defaults,
+        _take(key, SHARED_FIELDS),
+        key=key,
+        stages=stages,
+        controls=controls,
+        tell=tell,
+    )

@@ -117,8 +117,9 @@ def show_guesses(run: Generation) -> None:
         key=f"gen_pick_{len(run.ids)}",
         format_func=lambda i: f"{piece(i)} ({probs[i]:.1%})",
     )
-    st.button("Write this one", key="gen_write", disabled=run.finished, on_click=write,
-              args=(pick,))  # fmt: skip
+    st.button(
+        "Write this one", key="gen_write", disabled=run.finished, on_click=write, args=(pick,)
+    )
 
 
 def show_heads(run: Generation) -> None:
@@ -127,8 +128,13 @@ def show_heads(run: Generation) -> None:
     last, cfg = run.last, run.model.config
     group = cfg.n_heads // cfg.n_kv_heads
     st.subheader(f"What {safe.token(run.tokens[last.position])} looked at")
-    explorer.mount_step(last.pattern_lhk, run.tokens[: last.position + 1], cfg.n_kv_heads,
-                        cfg.n_layers // 2, key="gen_heads")  # fmt: skip
+    explorer.mount_step(
+        last.pattern_lhk,
+        run.tokens[: last.position + 1],
+        cfg.n_kv_heads,
+        cfg.n_layers // 2,
+        key="gen_heads",
+    )
     groups = "; ".join(
         f"heads {g * group}-{g * group + group - 1} share key/value head {g}"
         for g in range(cfg.n_kv_heads)

@@ -32,38 +32,66 @@ class Preset:
 
 CURATED: tuple[Preset, ...] = (
     Preset(
-        RIVER_BANK, 1, 9, 3, 2, BANK_PROBES,
+        RIVER_BANK,
+        1,
+        9,
+        3,
+        2,
+        BANK_PROBES,
         "Layer 1, head 9: “bank” puts 0.75 of its attention on “river”, the word that says "
         "which kind of bank this is.",
     ),
     Preset(
-        MONEY_BANK, 5, 7, 7, 4, BANK_PROBES,
+        MONEY_BANK,
+        5,
+        7,
+        7,
+        4,
+        BANK_PROBES,
         "Layer 5, head 7: “bank” puts 0.67 of its attention on “deposit”, the word that makes it "
         "the bank that keeps money.",
     ),
     Preset(
-        "dirty quantum plumbing", 0, 0, 3, 2, ("physics", "pipe", "water", "dirt"),
+        "dirty quantum plumbing",
+        0,
+        0,
+        3,
+        2,
+        ("physics", "pipe", "water", "dirt"),
         "Layer 0, head 0: “plumbing” puts 0.82 of its attention on “quantum”, the adjective "
         "right before it.",
     ),
     Preset(
-        "the fluffy blue creature roamed the verdant forest", 0, 1, 4, 2,
+        "the fluffy blue creature roamed the verdant forest",
+        0,
+        1,
+        4,
+        2,
         ("animal", "tree", "green", "soft"),
         "Layer 0, head 1: “creature” puts 0.40 of its attention on “fluffy”, an adjective that "
         "describes it.",
     ),
     Preset(
-        "Jane visits Africa", 1, 8, 1, 2, ("travel", "continent", "person", "city"),
+        "Jane visits Africa",
+        1,
+        8,
+        1,
+        2,
+        ("travel", "continent", "person", "city"),
         "Layer 1, head 8: “jane” puts 0.82 of its attention on “visits”, what Jane does.",
     ),
     Preset(
         "The green, one-eyed creature is the star of the Disney Pixar movie. He's short, has "
         "small horns and a non-confrontational figure. He's not a very menacing monster.",
-        0, 10, 42, 7, ("Mike Wazowski", "cyclops", "cartoon", "horror"),
+        0,
+        10,
+        42,
+        7,
+        ("Mike Wazowski", "cyclops", "cartoon", "horror"),
         "Layer 0, head 10: “monster” puts 0.42 of its attention on “creature”, the word it "
         "refers back to.",
     ),
-)  # fmt: skip
+)
 
 PRESETS: dict[str, tuple[str, ...]] = {preset.sentence: preset.probes for preset in CURATED}
 DEFAULT_SENTENCE = RIVER_BANK

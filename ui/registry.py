@@ -31,31 +31,69 @@ class PageInfo:
 
 PAGES: tuple[PageInfo, ...] = (
     PageInfo("home", "Start here", ":material/home:", ""),
-    PageInfo("learn", "Learn step by step", ":material/school:",
-             f"New to Q, K and V? A guided tour of all of it, {N_STEPS} short steps, on your "
-             "sentence."),
-    PageInfo("pattern", "Attention pattern", ":material/grid_on:",
-             "One head: scores → scaled → masked → softmax, and the arithmetic behind any cell."),
-    PageInfo("all_heads", "All heads", ":material/apps:",
-             "Every head of every layer at once, sorted by what it attends to; click one to open "
-             "it."),
-    PageInfo("values", "Value updates ΔE", ":material/add_circle:",
-             "How the weights blend value vectors into the update each head proposes."),
-    PageInfo("embedding_shift", "Embedding shift", ":material/scatter_plot:",
-             "Watch each token's vector move with context, layer by layer, next to probe words."),
-    PageInfo("hide_word", "What did that word do?", ":material/visibility_off:",
-             "Hide one word from the others and measure what another word's vector loses."),
-    PageInfo("build_head", "Build your own head", ":material/tune:",
-             "Choose heads, d_k, weights and masks; see why scores are divided by √d_k."),
-    PageInfo("compare", "Compare sentences", ":material/compare_arrows:",
-             "Two sentences on the same head; the same word's vector compared layer by layer."),
-    PageInfo("decoder", "Inside a decoder", ":material/arrow_forward:",
-             "SmolLM2, a real decoder: each token sees only the ones before it; rotary positions, "
-             "shared key/value heads, the next-token guesses."),
-    PageInfo("generate", "Generate, token by token", ":material/play_arrow:",
-             "Step SmolLM2 through writing text: each new token's attention and the model's top "
-             "guesses for the next."),
-)  # fmt: skip
+    PageInfo(
+        "learn",
+        "Learn step by step",
+        ":material/school:",
+        f"New to Q, K and V? A guided tour of all of it, {N_STEPS} short steps, on your sentence.",
+    ),
+    PageInfo(
+        "pattern",
+        "Attention pattern",
+        ":material/grid_on:",
+        "One head: scores → scaled → masked → softmax, and the arithmetic behind any cell.",
+    ),
+    PageInfo(
+        "all_heads",
+        "All heads",
+        ":material/apps:",
+        "Every head of every layer at once, sorted by what it attends to; click one to open it.",
+    ),
+    PageInfo(
+        "values",
+        "Value updates ΔE",
+        ":material/add_circle:",
+        "How the weights blend value vectors into the update each head proposes.",
+    ),
+    PageInfo(
+        "embedding_shift",
+        "Embedding shift",
+        ":material/scatter_plot:",
+        "Watch each token's vector move with context, layer by layer, next to probe words.",
+    ),
+    PageInfo(
+        "hide_word",
+        "What did that word do?",
+        ":material/visibility_off:",
+        "Hide one word from the others and measure what another word's vector loses.",
+    ),
+    PageInfo(
+        "build_head",
+        "Build your own head",
+        ":material/tune:",
+        "Choose heads, d_k, weights and masks; see why scores are divided by √d_k.",
+    ),
+    PageInfo(
+        "compare",
+        "Compare sentences",
+        ":material/compare_arrows:",
+        "Two sentences on the same head; the same word's vector compared layer by layer.",
+    ),
+    PageInfo(
+        "decoder",
+        "Inside a decoder",
+        ":material/arrow_forward:",
+        "SmolLM2, a real decoder: each token sees only the ones before it; rotary positions, "
+        "shared key/value heads, the next-token guesses.",
+    ),
+    PageInfo(
+        "generate",
+        "Generate, token by token",
+        ":material/play_arrow:",
+        "Step SmolLM2 through writing text: each new token's attention and the model's top "
+        "guesses for the next.",
+    ),
+)
 
 
 def page(name: str) -> PageInfo:

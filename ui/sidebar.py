@@ -46,11 +46,15 @@ def render(open_view: Callable[[], None], view_in_page: bool = False) -> None:
     model or an example: it opens the view that shows the sentence's point on that model."""
     sb = st.sidebar
     sb.selectbox(
-        "Model", list(MODELS), key="model", format_func=LABELS.get, on_change=open_view,
+        "Model",
+        list(MODELS),
+        key="model",
+        format_func=LABELS.get,
+        on_change=open_view,
         help="MiniLM reads the whole sentence at once (an encoder); SmolLM2 writes text one token "
         "at a time and each token sees only the ones before it (a decoder; its weights are "
         "4-bit quantized, Q4_1, and its numbers are that model's).",
-    )  # fmt: skip
+    )
     current = st.session_state["s"]
     st.session_state["preset"] = current if current in PRESETS else CUSTOM
     sb.selectbox(
@@ -62,9 +66,11 @@ def render(open_view: Callable[[], None], view_in_page: bool = False) -> None:
     )
     with sb.form("sentence_form", border=False):
         st.text_input(
-            "Your sentence", key="s", max_chars=params.MAX_CHARS,
+            "Your sentence",
+            key="s",
+            max_chars=params.MAX_CHARS,
             help="Press Enter or Run. Up to 512 tokens are used; longer text is cut.",
-        )  # fmt: skip
+        )
         st.form_submit_button("Run", type="primary")
     cfg = model_config(st.session_state["model"])
     specials = cfg is None or cfg.family == "bert"  # a decoder's text has no [CLS]/[SEP]

@@ -40,20 +40,42 @@ def make_dk_saturation(sat: Saturation, current_d_k: int | None = None) -> go.Fi
     x = list(sat.d_ks)
     n = sat.n_tokens
     fig = make_subplots(
-        rows=1, cols=2, horizontal_spacing=0.1,
+        rows=1,
+        cols=2,
+        horizontal_spacing=0.1,
         subplot_titles=("row entropy (bits)", "largest weight in a row"),
-    )  # fmt: skip
+    )
     panels = (
-        (sat.entropy_scaled, sat.entropy_scaled_std, sat.entropy_unscaled,
-         sat.entropy_unscaled_std, " bits", float(np.log2(n)), f"uniform: log2 {n}"),
-        (sat.max_scaled, sat.max_scaled_std, sat.max_unscaled, sat.max_unscaled_std, "",
-         1.0 / n, f"uniform: 1/{n}"),
-    )  # fmt: skip
+        (
+            sat.entropy_scaled,
+            sat.entropy_scaled_std,
+            sat.entropy_unscaled,
+            sat.entropy_unscaled_std,
+            " bits",
+            float(np.log2(n)),
+            f"uniform: log2 {n}",
+        ),
+        (
+            sat.max_scaled,
+            sat.max_scaled_std,
+            sat.max_unscaled,
+            sat.max_unscaled_std,
+            "",
+            1.0 / n,
+            f"uniform: 1/{n}",
+        ),
+    )
     for col, (ys, ys_std, yu, yu_std, unit, uniform, label) in enumerate(panels, start=1):
         fig.add_trace(_line(x, ys, ys_std, SCALED, unit, col == 1), row=1, col=col)
         fig.add_trace(_line(x, yu, yu_std, UNSCALED, unit, col == 1), row=1, col=col)
-        fig.add_hline(y=uniform, line=DOTTED, annotation_text=label,
-                      annotation_position="top left", row=1, col=col)  # fmt: skip
+        fig.add_hline(
+            y=uniform,
+            line=DOTTED,
+            annotation_text=label,
+            annotation_position="top left",
+            row=1,
+            col=col,
+        )
         if current_d_k is not None:
             fig.add_vline(x=current_d_k, line=DOTTED, row=1, col=col)
     fig.update_xaxes(type="log", tickvals=x, ticktext=[str(d) for d in x], title_text="d_k")

@@ -49,10 +49,15 @@ def _arrows(start_t2: NDArray, end_t2: NDArray, focus: int | None) -> go.Scatter
         sizes += [0, 14 if i == focus else 11, 0]
         colours += [FOCUS_COLOUR if i == focus else TOKEN_COLOUR] * 3
     return go.Scatter(
-        x=xs, y=ys, mode="lines+markers", name="shift", hoverinfo="skip", showlegend=False,
+        x=xs,
+        y=ys,
+        mode="lines+markers",
+        name="shift",
+        hoverinfo="skip",
+        showlegend=False,
         line={"color": TOKEN_COLOUR, "width": 1.2},
         marker={"symbol": "arrow", "angleref": "previous", "size": sizes, "color": colours},
-    )  # fmt: skip
+    )
 
 
 def name_states(fig: go.Figure, value: str) -> go.Figure:
@@ -81,37 +86,66 @@ def _frame_traces(
     sizes = [13 if i == focus else 8 for i in range(len(tokens))]
     return [
         go.Scatter(
-            x=contextual_t2[:, 0], y=contextual_t2[:, 1], mode="markers+text", name="in context",
-            text=[escape(t) for t in tokens], textposition="top center",
+            x=contextual_t2[:, 0],
+            y=contextual_t2[:, 1],
+            mode="markers+text",
+            name="in context",
+            text=[escape(t) for t in tokens],
+            textposition="top center",
             marker={"color": TOKEN_COLOUR, "size": sizes, "line": {"width": 0}},
             hovertemplate=f"%{{text}} · {name}<br>(%{{x:.3f}}, %{{y:.3f}})<extra></extra>",
         ),
         go.Scatter(
-            x=probes_p2[:, 0], y=probes_p2[:, 1], mode="markers+text", name="probe words",
-            text=[escape(w) for w in probe_words], textposition=_alternating(len(probe_words)),
+            x=probes_p2[:, 0],
+            y=probes_p2[:, 1],
+            mode="markers+text",
+            name="probe words",
+            text=[escape(w) for w in probe_words],
+            textposition=_alternating(len(probe_words)),
             marker={"color": PROBE_COLOUR, "size": 14, "symbol": "star"},
-            hovertemplate=f"probe %{{text}} · {name}<br>(%{{x:.3f}}, %{{y:.3f}})"
-            "<extra></extra>",
+            hovertemplate=f"probe %{{text}} · {name}<br>(%{{x:.3f}}, %{{y:.3f}})<extra></extra>",
         ),
         _arrows(static_t2, contextual_t2, focus),  # last, so arrowheads sit on top of the dots
-    ]  # fmt: skip
+    ]
 
 
 def _controls(n_frames: int, active: int) -> dict:
     """A slider with one step per hidden state, named like the frames ("embedding", "after
     layer 0", …), and a Play button that runs through every state."""
-    move = {"mode": "immediate", "frame": {"duration": 0, "redraw": False},
-            "transition": {"duration": 300}}  # fmt: skip
-    play = {"mode": "immediate", "frame": {"duration": 900, "redraw": False},
-            "transition": {"duration": 500}, "fromcurrent": False}  # fmt: skip
+    move = {
+        "mode": "immediate",
+        "frame": {"duration": 0, "redraw": False},
+        "transition": {"duration": 300},
+    }
+    play = {
+        "mode": "immediate",
+        "frame": {"duration": 900, "redraw": False},
+        "transition": {"duration": 500},
+        "fromcurrent": False,
+    }
     names = [layer_name(i) for i in range(n_frames)]
     steps = [{"label": name, "method": "animate", "args": [[name], move]} for name in names]
     # the slider ends at 0.92: the last label is centred on its step and would be cut at 1.0
-    slider = {"active": active, "steps": steps, "currentvalue": {"prefix": "showing: "},
-              "pad": {"t": 30}, "x": 0.12, "len": 0.8, "font": {"size": 11}}  # fmt: skip
+    slider = {
+        "active": active,
+        "steps": steps,
+        "currentvalue": {"prefix": "showing: "},
+        "pad": {"t": 30},
+        "x": 0.12,
+        "len": 0.8,
+        "font": {"size": 11},
+    }
     button = {"label": "▶ Play", "method": "animate", "args": [None, play]}
-    menu = {"type": "buttons", "showactive": False, "buttons": [button], "x": 0.0, "y": 0,
-            "xanchor": "left", "yanchor": "top", "pad": {"t": 40}}  # fmt: skip
+    menu = {
+        "type": "buttons",
+        "showactive": False,
+        "buttons": [button],
+        "x": 0.0,
+        "y": 0,
+        "xanchor": "left",
+        "yanchor": "top",
+        "pad": {"t": 40},
+    }
     return {"sliders": [slider], "updatemenus": [menu]}
 
 
@@ -132,18 +166,25 @@ def make_embedding_shift(
     index (into ``tokens``) of a token drawn larger, in another colour."""
     n_states = len(tokens_lt2)
     if tokens_lt2.shape != (n_states, len(tokens), 2) or probes_lp2.shape != (
-        n_states, len(probe_words), 2,
-    ):  # fmt: skip
-        raise ValueError(f"coordinates {tokens_lt2.shape} / {probes_lp2.shape} do not match "
-                         f"{len(tokens)} tokens and {len(probe_words)} probe words")  # fmt: skip
+        n_states,
+        len(probe_words),
+        2,
+    ):
+        raise ValueError(
+            f"coordinates {tokens_lt2.shape} / {probes_lp2.shape} do not match "
+            f"{len(tokens)} tokens and {len(probe_words)} probe words"
+        )
     if not 0 <= state < n_states:
         raise ValueError(f"state must be in [0, {n_states - 1}], got {state}")
     embedding = go.Scatter(
-        x=tokens_lt2[0, :, 0], y=tokens_lt2[0, :, 1], mode="markers", name=layer_name(0),
+        x=tokens_lt2[0, :, 0],
+        y=tokens_lt2[0, :, 1],
+        mode="markers",
+        name=layer_name(0),
         text=[escape(t) for t in tokens],
         marker={"color": TOKEN_COLOUR, "size": 8, "symbol": "circle-open"},
         hovertemplate=f"%{{text}} · {layer_name(0)}<br>(%{{x:.3f}}, %{{y:.3f}})<extra></extra>",
-    )  # fmt: skip
+    )
     per_state = [
         _frame_traces(tokens_lt2[0], tokens_lt2[i], probes_lp2[i], tokens, probe_words, i, focus)
         for i in range(n_states)
@@ -156,8 +197,13 @@ def make_embedding_shift(
     every = np.concatenate([tokens_lt2.reshape(-1, 2), probes_lp2.reshape(-1, 2)])
     x_title, y_title = axis_titles(explained_c) if len(explained_c) >= 2 else ("PC1", "PC2")
     fig.update_xaxes(title_text=x_title, range=padded_range(every[:, 0]), zeroline=False)
-    fig.update_yaxes(title_text=y_title, range=padded_range(every[:, 1]), zeroline=False,
-                     scaleanchor="x", scaleratio=1)  # fmt: skip  # true distances, not stretched
+    fig.update_yaxes(
+        title_text=y_title,
+        range=padded_range(every[:, 1]),
+        zeroline=False,
+        scaleanchor="x",
+        scaleratio=1,
+    )  # true distances, not stretched
     fig.update_layout(legend={"orientation": "h", "y": 1.08, "x": 0}, **_controls(n_states, state))
     base_layout(fig, height)
     fig.update_layout(margin={"l": 10, "r": 10, "t": 40, "b": 90})  # room for slider and Play

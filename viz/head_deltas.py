@@ -40,7 +40,8 @@ def make_head_deltas(
             colorbar={"title": {"text": "length"}, "thickness": 12, "len": 0.9},
         )
     )
-    fig.update_xaxes(title_text="token (the one being updated)", tickangle=-45,
-                     **category_ticks(tokens))  # fmt: skip
+    fig.update_xaxes(
+        title_text="token (the one being updated)", tickangle=-45, **category_ticks(tokens)
+    )
     fig.update_yaxes(autorange="reversed")
     return base_layout(fig, min(520, 140 + 28 * len(rows)))

@@ -25,8 +25,7 @@ from viz.common import (
 from viz.embedding_shift import layer_name
 
 # Okabe-Ito, colour-blind safe, in a fixed order so a probe keeps its colour across charts
-COLOURS = (ORANGE, SKY, GREEN, PURPLE, BLUE, VERMILLION, YELLOW,
-           BLACK)  # fmt: skip
+COLOURS = (ORANGE, SKY, GREEN, PURPLE, BLUE, VERMILLION, YELLOW, BLACK)
 
 
 def make_layer_similarity(
@@ -44,15 +43,24 @@ def make_layer_similarity(
     fig = go.Figure()
     for i, (name, values) in enumerate(cosine_by_name.items()):
         label = escape(name)
-        fig.add_trace(go.Scatter(
-            x=np.arange(len(values)), y=np.asarray(values, np.float64), mode="lines+markers",
-            name=label, line={"color": COLOURS[i % len(COLOURS)], "width": 2},
-            customdata=[layer_name(i) for i in range(len(values))],
-            hovertemplate=f"{label}<br>%{{customdata}}: cosine %{{y:.4f}}<extra></extra>",
-        ))  # fmt: skip
+        fig.add_trace(
+            go.Scatter(
+                x=np.arange(len(values)),
+                y=np.asarray(values, np.float64),
+                mode="lines+markers",
+                name=label,
+                line={"color": COLOURS[i % len(COLOURS)], "width": 2},
+                customdata=[layer_name(i) for i in range(len(values))],
+                hovertemplate=f"{label}<br>%{{customdata}}: cosine %{{y:.4f}}<extra></extra>",
+            )
+        )
     n = lengths.pop() if lengths else 0
-    fig.update_xaxes(title_text="hidden state", tickmode="array", tickvals=list(range(n)),
-                     ticktext=[layer_name(i) for i in range(n)])  # fmt: skip
+    fig.update_xaxes(
+        title_text="hidden state",
+        tickmode="array",
+        tickvals=list(range(n)),
+        ticktext=[layer_name(i) for i in range(n)],
+    )
     fig.update_yaxes(title_text="cosine similarity")
     if mark_layer is not None:
         fig.add_vline(x=mark_layer, line={"dash": "dot", "width": 1, "color": "gray"})

@@ -22,9 +22,11 @@ def make_cost_curve(n_tokens: NDArray, seconds: NDArray, nbytes: NDArray) -> go.
     if not (n.shape == np.shape(seconds) == np.shape(nbytes)) or n.size == 0:
         raise ValueError(f"sizes {n.shape}, times {np.shape(seconds)}, bytes {np.shape(nbytes)}")
     fig = make_subplots(
-        rows=1, cols=2, horizontal_spacing=0.12,
+        rows=1,
+        cols=2,
+        horizontal_spacing=0.12,
         subplot_titles=("forward pass time (ms)", "scores + pattern memory (MB)"),
-    )  # fmt: skip
+    )
     panels = ((np.asarray(seconds) * 1e3, "ms"), (np.asarray(nbytes) / 1e6, "MB"))
     for col, (values, unit) in enumerate(panels, start=1):
         for name, y, colour, dash, mode in (
@@ -33,15 +35,22 @@ def make_cost_curve(n_tokens: NDArray, seconds: NDArray, nbytes: NDArray) -> go.
         ):
             fig.add_trace(
                 go.Scatter(
-                    x=n, y=np.asarray(y, dtype=np.float64), mode=mode, name=name,
-                    legendgroup=name, showlegend=col == 1, line={"color": colour, "dash": dash},
+                    x=n,
+                    y=np.asarray(y, dtype=np.float64),
+                    mode=mode,
+                    name=name,
+                    legendgroup=name,
+                    showlegend=col == 1,
+                    line={"color": colour, "dash": dash},
                     hovertemplate=f"{name}<br>%{{x}} tokens<br>%{{y:.3g}} {unit}<extra></extra>",
                 ),
-                row=1, col=col,
-            )  # fmt: skip
+                row=1,
+                col=col,
+            )
     ticks = [int(v) for v in n]
-    fig.update_xaxes(type="log", tickvals=ticks, ticktext=[str(t) for t in ticks],
-                     title_text="tokens n")  # fmt: skip
+    fig.update_xaxes(
+        type="log", tickvals=ticks, ticktext=[str(t) for t in ticks], title_text="tokens n"
+    )
     fig.update_yaxes(type="log")
     base_layout(fig, 400)
     fig.update_layout(legend={"orientation": "h", "y": -0.3, "x": 0}, margin={"t": 40})

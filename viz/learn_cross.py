@@ -39,8 +39,13 @@ def make_cross_pattern(
             hovertemplate="target (query) %{y}<br>source (key) %{x}<br>%{z:.4f}<extra></extra>",
         )
     )
-    fig.update_xaxes(title_text="source tokens (keys, values)", side="top", tickangle=-45,
-                     **category_ticks(key_tokens))  # fmt: skip
-    fig.update_yaxes(title_text="target tokens (queries)", autorange="reversed",
-                     **category_ticks(query_tokens))  # fmt: skip
+    fig.update_xaxes(
+        title_text="source tokens (keys, values)",
+        side="top",
+        tickangle=-45,
+        **category_ticks(key_tokens),
+    )
+    fig.update_yaxes(
+        title_text="target tokens (queries)", autorange="reversed", **category_ticks(query_tokens)
+    )
     return base_layout(fig, height or min(800, max(260, 160 + 22 * n_q)), title)

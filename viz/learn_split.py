@@ -26,12 +26,15 @@ def make_cost_split(n_tokens: NDArray, attention_s: NDArray, dense_s: NDArray) -
     for name, part, colour in (("attention", att, ATTENTION), ("dense layers", dense, DENSE)):
         fig.add_trace(
             go.Bar(
-                x=x, y=100 * part / total, name=name, marker={"color": colour},
+                x=x,
+                y=100 * part / total,
+                name=name,
+                marker={"color": colour},
                 customdata=part * 1e3,
                 hovertemplate=f"{name}<br>%{{x}} tokens<br>%{{y:.0f}}% of the layer"
                 "<br>%{customdata:.2f} ms<extra></extra>",
             )
-        )  # fmt: skip
+        )
     fig.update_layout(barmode="stack", legend={"orientation": "h", "y": -0.25, "x": 0})
     fig.update_xaxes(title_text="tokens n", type="category")
     fig.update_yaxes(title_text="share of one layer's time (%)", range=[0, 100])

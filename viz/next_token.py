@@ -24,8 +24,9 @@ def make_next_token_bars(
     the whole vocabulary. ``chosen`` (an index into ``tokens``) is drawn in orange."""
     probs = np.asarray(probs_k, dtype=np.float64)
     if probs.shape != (len(tokens),):
-        raise ValueError(f"{probs.shape[0] if probs.ndim else 0} probabilities for "
-                         f"{len(tokens)} tokens")  # fmt: skip
+        raise ValueError(
+            f"{probs.shape[0] if probs.ndim else 0} probabilities for {len(tokens)} tokens"
+        )
     cats = token_categories(tokens)  # unique per rank, even when two pieces print alike
     colours = [ORANGE if i == chosen else BLUE for i in range(len(tokens))]
     bars = go.Bar(

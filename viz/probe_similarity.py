@@ -30,18 +30,28 @@ def make_probe_similarity(
     """Grouped bars per probe: ``before_p`` (at the embedding) and ``after_p`` (after a layer),
     both measured as ``value`` (the y-axis title and the hover's name for a number)."""
     if not len(before_p) == len(after_p) == len(probe_words):
-        raise ValueError(f"{len(before_p)} / {len(after_p)} values for "
-                         f"{len(probe_words)} probe words")  # fmt: skip
+        raise ValueError(
+            f"{len(before_p)} / {len(after_p)} values for {len(probe_words)} probe words"
+        )
     names = [escape(w) for w in probe_words]
     fig = go.Figure()
     for values, label, colour in (
-        (before_p, before_label, BEFORE_COLOUR), (after_p, after_label, AFTER_COLOUR),
-    ):  # fmt: skip
-        fig.add_trace(go.Bar(
-            x=names, y=np.asarray(values, np.float64), name=escape(label), marker_color=colour,
-            texttemplate="%{y:+.3f}", textposition="outside",
-            hovertemplate=f"{escape(label)}<br>probe %{{x}}: {value} %{{y:+.4f}}<extra></extra>",
-        ))  # fmt: skip
+        (before_p, before_label, BEFORE_COLOUR),
+        (after_p, after_label, AFTER_COLOUR),
+    ):
+        fig.add_trace(
+            go.Bar(
+                x=names,
+                y=np.asarray(values, np.float64),
+                name=escape(label),
+                marker_color=colour,
+                texttemplate="%{y:+.3f}",
+                textposition="outside",
+                hovertemplate=(
+                    f"{escape(label)}<br>probe %{{x}}: {value} %{{y:+.4f}}<extra></extra>"
+                ),
+            )
+        )
     fig.update_xaxes(title_text="probe word")
     fig.update_yaxes(title_text=value, zeroline=True, zerolinecolor="gray", zerolinewidth=1)
     fig.update_layout(barmode="group", legend={"orientation": "h", "y": 1.12, "x": 0})

@@ -32,16 +32,28 @@ def make_distance_curves(
         colour = _COLOURS[i % len(_COLOURS)]
         if bands and name in bands:
             low, high = bands[name]
-            data.append(go.Scatter(
-                x=np.concatenate([x, x[::-1]]), y=np.concatenate([high, low[::-1]]),
-                fill="toself", fillcolor=colour, opacity=0.2, line={"width": 0},
-                hoverinfo="skip", showlegend=False,
-            ))  # fmt: skip
-        data.append(go.Scatter(
-            x=x, y=np.asarray(values, dtype=np.float64), mode="lines", name=escape(name),
-            line={"color": colour, "width": 2},
-            hovertemplate=f"{escape(name)}<br>distance %{{x}}<br>%{{y:.4f}}<extra></extra>",
-        ))  # fmt: skip
+            data.append(
+                go.Scatter(
+                    x=np.concatenate([x, x[::-1]]),
+                    y=np.concatenate([high, low[::-1]]),
+                    fill="toself",
+                    fillcolor=colour,
+                    opacity=0.2,
+                    line={"width": 0},
+                    hoverinfo="skip",
+                    showlegend=False,
+                )
+            )
+        data.append(
+            go.Scatter(
+                x=x,
+                y=np.asarray(values, dtype=np.float64),
+                mode="lines",
+                name=escape(name),
+                line={"color": colour, "width": 2},
+                hovertemplate=f"{escape(name)}<br>distance %{{x}}<br>%{{y:.4f}}<extra></extra>",
+            )
+        )
     layout = {
         "xaxis": {"title": {"text": "distance Δ (tokens between query and key)"}},
         "yaxis": {"title": {"text": y_title}, "zeroline": True},

@@ -30,15 +30,21 @@ def make_token_trajectory(
     """``path_l2[l]`` is the token's projected vector at hidden state l (0 = the embedding, l =
     after layer l − 1); the probes are drawn as stars at hidden state ``probe_state``."""
     if path_l2.ndim != 2 or path_l2.shape[1] != 2 or probes_p2.shape != (len(probe_words), 2):
-        raise ValueError(f"path {path_l2.shape} must be [states, 2] and probes {probes_p2.shape} "
-                         f"[{len(probe_words)}, 2]")  # fmt: skip
+        raise ValueError(
+            f"path {path_l2.shape} must be [states, 2] and probes {probes_p2.shape} "
+            f"[{len(probe_words)}, 2]"
+        )
     label = escape(token)
     probe_name = layer_name(probe_state)
     fig = go.Figure(
         [
             go.Scatter(
-                x=path_l2[:, 0], y=path_l2[:, 1], mode="lines+markers+text", name=label,
-                text=state_marks(len(path_l2)), textposition="middle center",
+                x=path_l2[:, 0],
+                y=path_l2[:, 1],
+                mode="lines+markers+text",
+                name=label,
+                text=state_marks(len(path_l2)),
+                textposition="middle center",
                 textfont={"color": "white", "size": 11},
                 customdata=[layer_name(i) for i in range(len(path_l2))],
                 line={"color": FOCUS_COLOUR, "width": 2},
@@ -47,20 +53,27 @@ def make_token_trajectory(
                 "<extra></extra>",
             ),
             go.Scatter(
-                x=probes_p2[:, 0], y=probes_p2[:, 1], mode="markers+text",
+                x=probes_p2[:, 0],
+                y=probes_p2[:, 1],
+                mode="markers+text",
                 name=f"probe words ({probe_name})",
-                text=[escape(w) for w in probe_words], textposition="bottom center",
+                text=[escape(w) for w in probe_words],
+                textposition="bottom center",
                 marker={"color": PROBE_COLOUR, "size": 14, "symbol": "star"},
                 hovertemplate=f"probe %{{text}} · {probe_name}<br>(%{{x:.3f}}, %{{y:.3f}})"
                 "<extra></extra>",
             ),
         ]
-    )  # fmt: skip
+    )
     x_title, y_title = axis_titles(explained_c) if len(explained_c) >= 2 else ("PC1", "PC2")
     points = [*path_l2.tolist(), *probes_p2.tolist()]
-    fig.update_xaxes(title_text=x_title, range=padded_range([p[0] for p in points]),
-                     zeroline=False)  # fmt: skip
-    fig.update_yaxes(title_text=y_title, range=padded_range([p[1] for p in points]),
-                     zeroline=False, scaleanchor="x", scaleratio=1)  # fmt: skip
+    fig.update_xaxes(title_text=x_title, range=padded_range([p[0] for p in points]), zeroline=False)
+    fig.update_yaxes(
+        title_text=y_title,
+        range=padded_range([p[1] for p in points]),
+        zeroline=False,
+        scaleanchor="x",
+        scaleratio=1,
+    )
     fig.update_layout(legend={"orientation": "h", "y": 1.08, "x": 0})
     return base_layout(fig, height)

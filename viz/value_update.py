@@ -46,9 +46,10 @@ def make_value_update(
             "%{customdata[0]:.3f}<br>‖a<sub>j</sub>·V<sub>j</sub>‖ %{customdata[1]:.3f}"
             "<extra></extra>",
         )
-    )  # fmt: skip
-    fig.update_xaxes(title_text="keys j (the tokens being looked at)", tickangle=-45,
-                     **category_ticks(tokens))  # fmt: skip
+    )
+    fig.update_xaxes(
+        title_text="keys j (the tokens being looked at)", tickangle=-45, **category_ticks(tokens)
+    )
     fig.update_yaxes(
         title_text="weight a_j", range=[0, min(1.05, float(weights.max()) * 1.2 + 0.02)]
     )

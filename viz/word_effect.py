@@ -30,8 +30,9 @@ def make_word_effect(
     if list(distance_by_word) != list(cosine_by_word) or any(
         np.shape(v) != length.shape for v in [*distance_by_word.values(), *cosine_by_word.values()]
     ):
-        raise ValueError(f"every word needs a distance and a cosine for each of {length.size} "
-                         "hidden states")  # fmt: skip
+        raise ValueError(
+            f"every word needs a distance and a cosine for each of {length.size} hidden states"
+        )
     states = [layer_name(i) for i in range(length.size)]
     fig = go.Figure()
     for i, (word, distance) in enumerate(distance_by_word.items()):
@@ -39,15 +40,25 @@ def make_word_effect(
         cos = np.clip(np.asarray(cosine_by_word[word], np.float64), -1.0, 1.0)
         share = np.divide(dist, length, out=np.zeros_like(dist), where=length > 0)
         label = escape(f"“{word}” hidden")
-        fig.add_trace(go.Bar(
-            x=states, y=dist, name=label, marker_color=COLOURS[i % len(COLOURS)],
-            customdata=np.column_stack([cos, np.degrees(np.arccos(cos)), share]),
-            hovertemplate=f"{label}<br>%{{x}}<br>distance %{{y:.3f}} (%{{customdata[2]:.0%}} of "
-            "the vector's length)<br>cosine %{customdata[0]:.4f} · angle %{customdata[1]:.1f}°"
-            "<extra></extra>",
-        ))  # fmt: skip
-    fig.update_xaxes(title_text="hidden state (layer)", type="category",
-                     categoryorder="array", categoryarray=states)  # fmt: skip
+        fig.add_trace(
+            go.Bar(
+                x=states,
+                y=dist,
+                name=label,
+                marker_color=COLOURS[i % len(COLOURS)],
+                customdata=np.column_stack([cos, np.degrees(np.arccos(cos)), share]),
+                hovertemplate=f"{label}<br>%{{x}}<br>distance %{{y:.3f}} "
+                "(%{customdata[2]:.0%} of "
+                "the vector's length)<br>cosine %{customdata[0]:.4f} · angle %{customdata[1]:.1f}°"
+                "<extra></extra>",
+            )
+        )
+    fig.update_xaxes(
+        title_text="hidden state (layer)",
+        type="category",
+        categoryorder="array",
+        categoryarray=states,
+    )
     fig.update_yaxes(title_text=escape(f"how far “{watched}” moved (distance)"), rangemode="tozero")
     fig.update_layout(barmode="group", legend={"orientation": "h", "y": 1.12, "x": 0})
     return base_layout(fig, height)

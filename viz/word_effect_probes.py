@@ -27,8 +27,9 @@ def make_word_effect_probes(
     """Bars of ``with_p`` (word visible) and ``without_p`` (word hidden) for each probe, both the
     cosine of the watched token with the probe at the hidden state ``state_label``."""
     if not len(with_p) == len(without_p) == len(probe_words):
-        raise ValueError(f"{len(with_p)} / {len(without_p)} values for "
-                         f"{len(probe_words)} probe words")  # fmt: skip
+        raise ValueError(
+            f"{len(with_p)} / {len(without_p)} values for {len(probe_words)} probe words"
+        )
     names = [escape(w) for w in probe_words]
     fig = go.Figure()
     for values, label, colour in (
@@ -36,12 +37,18 @@ def make_word_effect_probes(
         (without_p, f"“{hidden_word}” hidden", WITHOUT_COLOUR),
     ):
         label = escape(label)
-        fig.add_trace(go.Bar(
-            x=names, y=np.asarray(values, np.float64), name=label, marker_color=colour,
-            texttemplate="%{y:.3f}", textposition="outside",
-            hovertemplate=f"{label} · {escape(state_label)}<br>probe %{{x}}: cosine %{{y:.4f}}"
-            "<extra></extra>",
-        ))  # fmt: skip
+        fig.add_trace(
+            go.Bar(
+                x=names,
+                y=np.asarray(values, np.float64),
+                name=label,
+                marker_color=colour,
+                texttemplate="%{y:.3f}",
+                textposition="outside",
+                hovertemplate=f"{label} · {escape(state_label)}<br>probe %{{x}}: cosine %{{y:.4f}}"
+                "<extra></extra>",
+            )
+        )
     fig.update_xaxes(title_text="probe word")
     fig.update_yaxes(title_text=escape(f"cosine similarity ({state_label})"))
     fig.update_layout(barmode="group", legend={"orientation": "h", "y": 1.12, "x": 0})

@@ -28,9 +28,15 @@ if TYPE_CHECKING:
     from attention_core.models.llama import LlamaModel
 
 __all__ = [
-    "MINILM_INSTALL_HINT", "MODELS", "MODEL_KEYS", "SMOLLM2_INSTALL_HINT", "ModelSpec",
-    "load_config", "load_model", "model_spec",
-]  # fmt: skip
+    "MINILM_INSTALL_HINT",
+    "MODELS",
+    "MODEL_KEYS",
+    "SMOLLM2_INSTALL_HINT",
+    "ModelSpec",
+    "load_config",
+    "load_model",
+    "model_spec",
+]
 
 
 def _check_name(path: str | Path | None) -> None:

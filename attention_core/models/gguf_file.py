@@ -140,8 +140,9 @@ class GgufFile:
             dims = [cur.take("Q") for _ in range(cur.take("I"))]
             ggml_type, offset = cur.take("I"), cur.take("Q")
             if ggml_type not in GGML_TYPES:
-                raise GgufError(f"tensor {name} has ggml type {ggml_type}, not one of F32, F16, "
-                                "Q4_1, Q8_0")  # fmt: skip
+                raise GgufError(
+                    f"tensor {name} has ggml type {ggml_type}, not one of F32, F16, Q4_1, Q8_0"
+                )
             infos.append((name, tuple(reversed(dims)), ggml_type, offset))
         align = int(self.metadata.get("general.alignment", 32))
         start = (cur.pos + align - 1) // align * align

@@ -119,18 +119,31 @@ def _config(key: str, gguf: GgufFile) -> ModelConfig:
         n_vocab = int(meta.get("llama.vocab_size", len(meta["tokenizer.ggml.token_type"])))
         q_types = {t.type_name for t in gguf.tensors.values() if t.type_name.startswith("Q")}
         return ModelConfig(
-            name=str(meta.get("general.basename", "llama")) if key != "smollm2"
+            name=str(meta.get("general.basename", "llama"))
+            if key != "smollm2"
             else "SmolLM2-135M-Instruct",
-            n_layers=int(meta["llama.block_count"]), n_heads=h, d_model=d, d_head=d // h,
+            n_layers=int(meta["llama.block_count"]),
+            n_heads=h,
+            d_model=d,
+            d_head=d // h,
             d_ff=int(meta["llama.feed_forward_length"]),
-            n_positions=int(meta["llama.context_length"]), vocab_size=n_vocab,
+            n_positions=int(meta["llama.context_length"]),
+            vocab_size=n_vocab,
             layer_norm_eps=float(meta["llama.attention.layer_norm_rms_epsilon"]),
-            pooling="", normalize=False, max_seq_length=MAX_TOKENS, key=key, family="llama",
-            n_kv_heads=int(meta["llama.attention.head_count_kv"]), causal=True,
-            positions="rotary", rope_theta=float(meta["llama.rope.freq_base"]),
-            has_lm_head=True, has_sentence_embedding=False, max_tokens=MAX_TOKENS,
+            pooling="",
+            normalize=False,
+            max_seq_length=MAX_TOKENS,
+            key=key,
+            family="llama",
+            n_kv_heads=int(meta["llama.attention.head_count_kv"]),
+            causal=True,
+            positions="rotary",
+            rope_theta=float(meta["llama.rope.freq_base"]),
+            has_lm_head=True,
+            has_sentence_embedding=False,
+            max_tokens=MAX_TOKENS,
             quantization="/".join(sorted(q_types - {"Q8_0"})) or "/".join(sorted(q_types)),
-        )  # fmt: skip
+        )
     except KeyError as err:
         raise ModelLoadError(f"{gguf.path} lacks the metadata {err.args[0]!r}") from err
 

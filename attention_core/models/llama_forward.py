@@ -192,10 +192,13 @@ class LlamaTrace:
     def steps(self, layer: int, head: int) -> AttentionSteps:
         """Scores -> scaled -> masked -> pattern for one head (the causal mask always on)."""
         return attention_steps(
-            self.layer(layer).scores_hqk[head], self.config.d_head, scale=self.whatif.scale,
-            temperature=self.whatif.temperature, causal=True,
+            self.layer(layer).scores_hqk[head],
+            self.config.d_head,
+            scale=self.whatif.scale,
+            temperature=self.whatif.temperature,
+            causal=True,
             key_mask_k=self.whatif.key_mask_k(self.n_tokens),
-        )  # fmt: skip
+        )
 
     def next_probs_v(self, position: int) -> F32:
         """The whole next-token distribution after ``position`` (float32 softmax)."""
@@ -246,9 +249,15 @@ def run_llama(
 
     def compute(layer: int) -> LlamaLayer:
         return attention_layer(
-            params.layers[layer], cfg, hidden[layer], cos_te, sin_te, scale=whatif.scale,
-            temperature=whatif.temperature, key_mask_k=key_mask_k,
-        )  # fmt: skip
+            params.layers[layer],
+            cfg,
+            hidden[layer],
+            cos_te,
+            sin_te,
+            scale=whatif.scale,
+            temperature=whatif.temperature,
+            key_mask_k=key_mask_k,
+        )
 
     cache = _LayerCache(model, compute, cfg.n_layers if keep_layers else lru_layers(cfg, n))
     with np.errstate(over="ignore"):  # SiLU's exp(-x) of a very negative x: inf, giving -0

@@ -183,15 +183,22 @@ class Generation:
             store.claim(n)
         result = _one_token(self.model, store, n, int(token_id))
         ids = (*self.ids, int(token_id))
-        return Generation(self.model, ids, self.n_prompt, self.max_new_tokens,
-                          (*self.steps, result), store)  # fmt: skip
+        return Generation(
+            self.model, ids, self.n_prompt, self.max_new_tokens, (*self.steps, result), store
+        )
 
     def rewind(self, n_tokens: int) -> Generation:
         """This generation cut back to its first ``n_tokens`` (>= the prompt): no recompute."""
         if not self.n_prompt <= n_tokens <= len(self.ids):
             raise ValueError(f"n_tokens must be in [{self.n_prompt}, {len(self.ids)}]")
-        return Generation(self.model, self.ids[:n_tokens], self.n_prompt, self.max_new_tokens,
-                          self.steps[: n_tokens - self.n_prompt + 1], self._store)  # fmt: skip
+        return Generation(
+            self.model,
+            self.ids[:n_tokens],
+            self.n_prompt,
+            self.max_new_tokens,
+            self.steps[: n_tokens - self.n_prompt + 1],
+            self._store,
+        )
 
 
 def _read_only(view: F32) -> F32:
@@ -231,8 +238,10 @@ SYSTEM_PROMPT = "You are a helpful AI assistant named SmolLM, trained by Hugging
 def chat_prompt(user_text: str, system: str = SYSTEM_PROMPT) -> str:
     """``user_text`` as one user turn in SmolLM2's chat template, ready for the assistant's
     reply (the GGUF's template with add_generation_prompt, and its default system turn)."""
-    return (f"<|im_start|>system\n{system}<|im_end|>\n<|im_start|>user\n{user_text}<|im_end|>\n"
-            "<|im_start|>assistant\n")  # fmt: skip
+    return (
+        f"<|im_start|>system\n{system}<|im_end|>\n<|im_start|>user\n{user_text}<|im_end|>\n"
+        "<|im_start|>assistant\n"
+    )
 
 
 def start_generation(model: LlamaModel, prompt: str, max_new_tokens: int = 64) -> Generation:

@@ -109,9 +109,14 @@ def attention_layer(
     """The attention half of a layer over a whole sequence, causal, every intermediate kept."""
     q_hqe, k_gke, v_gke = project_qkv(lay, cfg, x_td, cos_te, sin_te)
     scores, pattern, z = attend(
-        q_hqe, k_gke, v_gke, scale=scale, temperature=temperature, causal=True,
+        q_hqe,
+        k_gke,
+        v_gke,
+        scale=scale,
+        temperature=temperature,
+        causal=True,
         key_mask_k=key_mask_k,
-    )  # fmt: skip
+    )
     layer = LlamaLayer(q_hqe, k_gke, v_gke, scores, pattern, z)
     for array in (q_hqe, k_gke, v_gke, scores, pattern, z):
         array.flags.writeable = False

@@ -37,9 +37,14 @@ def _finished(page: str) -> bool:
 
 
 SENTENCE_PAGES = [
-    "home", "pattern", "all_heads", "values", "embedding_shift", "hide_word",
+    "home",
+    "pattern",
+    "all_heads",
+    "values",
+    "embedding_shift",
+    "hide_word",
     *(p for p in ("build_head", "learn") if _finished(p)),
-]  # fmt: skip
+]
 EMPTY = "Type a sentence"  # the prompt for empty or whitespace-only text
 UNREADABLE = "invisible or control characters"  # the prompt for text without any word piece
 CUT = "were cut"  # the truncation notice

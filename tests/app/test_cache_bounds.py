@@ -118,8 +118,16 @@ def test_freed_memory_is_trimmed_periodically(monkeypatch):
 # callback defined on the page), so a trace left in a module-level name pinned every open or
 # recently closed session's trace outside the store's budget: in the soak the server passed
 # 1.3 GB after 20 sentences. The pages now ``del trace`` when done with it.
-PAGES = ("pattern", "values", "all_heads", "hide_word", "embedding_shift", "learn", "compare",
-         "build_head")  # fmt: skip
+PAGES = (
+    "pattern",
+    "values",
+    "all_heads",
+    "hide_word",
+    "embedding_shift",
+    "learn",
+    "compare",
+    "build_head",
+)
 
 
 @pytest.mark.parametrize("page", PAGES)

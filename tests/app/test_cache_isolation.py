@@ -67,14 +67,16 @@ def test_another_sessions_what_ifs_leave_the_cache_unchanged(model):
 
     # A second visitor, same sentence: every switch the pattern page has (the link sets them, as
     # the explorer's reports do in session state), and other pages.
-    other = open_numbers(open_page("pattern", s=SENTENCE, layer="3", head="5", causal="1",
-                                   scale="0", temp="0.05"))  # fmt: skip
+    other = open_numbers(
+        open_page("pattern", s=SENTENCE, layer="3", head="5", causal="1", scale="0", temp="0.05")
+    )
     assert not other.exception and not other.sidebar.warning
     data, changed = _pattern_view(other)
     view = data["view"]
     assert (view["causal"], view["scale"], view["temp"]) == (True, False, 0.05)
-    expected = attention_steps(fresh.scores_lhqk[3, 5], fresh.config.d_head, scale=False,
-                               temperature=0.05, causal=True)  # fmt: skip
+    expected = attention_steps(
+        fresh.scores_lhqk[3, 5], fresh.config.d_head, scale=False, temperature=0.05, causal=True
+    )
     np.testing.assert_allclose(changed, expected.pattern, atol=1e-6)
     assert changed.shape == table.shape
     assert not np.allclose(changed, table)  # the switches did act
@@ -97,8 +99,9 @@ def test_another_sessions_what_ifs_leave_the_cache_unchanged(model):
     for layer in range(fresh.config.n_layers):  # what the explorer's route sends the browser
         np.testing.assert_array_equal(
             np.frombuffer(block_bytes(DEFAULT_MODEL, SENTENCE, layer, "scores"), "<f4"),
-            fresh.scores_lhqk[layer].ravel(), err_msg=f"scores of layer {layer}",
-        )  # fmt: skip
+            fresh.scores_lhqk[layer].ravel(),
+            err_msg=f"scores of layer {layer}",
+        )
 
     first.run()  # the first visitor's view is exactly what it was
     after, table_after = _pattern_view(first)

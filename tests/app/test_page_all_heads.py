@@ -55,8 +55,10 @@ def _opened(at) -> tuple[int, int]:
 
 
 def _rows(layers, heads_lh) -> list[dict]:
-    return [{"layer": int(la), "heads": [int(h) for h in heads]} for la, heads in
-            zip(layers, heads_lh, strict=True)]  # fmt: skip
+    return [
+        {"layer": int(la), "heads": [int(h) for h in heads]}
+        for la, heads in zip(layers, heads_lh, strict=True)
+    ]
 
 
 def test_defaults_draw_every_head_of_every_layer(model):
@@ -85,8 +87,9 @@ def test_defaults_draw_every_head_of_every_layer(model):
     assert len(table) == 72 and table.iloc[29][["layer", "head"]].tolist() == [2, 5]
     assert list(table.columns) == ["layer", "head", *FIGURES]
     np.testing.assert_allclose(table["entropy (bits)"], summary.entropy_lh.ravel(), atol=6e-4)
-    np.testing.assert_allclose(table["share on [CLS]/[SEP]"], summary.special_share_lh.ravel(),
-                               atol=6e-4)  # fmt: skip
+    np.testing.assert_allclose(
+        table["share on [CLS]/[SEP]"], summary.special_share_lh.ravel(), atol=6e-4
+    )
     assert any(c.value.startswith("How to read this: each square") for c in at.caption)
     assert at.button(key="ah_open").label == "Open layer 0, head 0 on the pattern page"
 

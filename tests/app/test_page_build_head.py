@@ -159,9 +159,17 @@ def test_widgets_change_the_block_live_and_go_into_the_url(trace):
     assert not at.exception
     keep = np.flatnonzero(~trace.tokens.special_t)
     pattern, head_norm, _ = _engine(
-        trace.word_td[keep], n_heads=2, d_k=8, source="similarity", seed=5, scale=False,
-        causal=True, positional=True, temperature=0.5, combine="concat",
-    )  # fmt: skip
+        trace.word_td[keep],
+        n_heads=2,
+        d_k=8,
+        source="similarity",
+        seed=5,
+        scale=False,
+        causal=True,
+        positional=True,
+        temperature=0.5,
+        combine="concat",
+    )
     _check_block(at, [trace.tokens.tokens[i] for i in keep], pattern, head_norm)
     for head in _heads(at):  # causal: nothing above the diagonal once the switches apply
         assert head.view["view"]["causal"] is True
@@ -169,15 +177,23 @@ def test_widgets_change_the_block_live_and_go_into_the_url(trace):
     params = {k: at.query_params[k] for k in at.query_params}
     flat = {k: v[0] if isinstance(v, list) else v for k, v in params.items()}
     assert {k: flat[k] for k in flat if k.startswith("bh_")} == {
-        "bh_heads": "2", "bh_dk": "8", "bh_source": "similarity", "bh_seed": "5",
-        "bh_scale": "0", "bh_causal": "1", "bh_pos": "1", "bh_temp": "0.5", "bh_combine": "concat",
-    }  # fmt: skip
+        "bh_heads": "2",
+        "bh_dk": "8",
+        "bh_source": "similarity",
+        "bh_seed": "5",
+        "bh_scale": "0",
+        "bh_causal": "1",
+        "bh_pos": "1",
+        "bh_temp": "0.5",
+        "bh_combine": "concat",
+    }
     assert "concat, then W_O" in _text(at)
 
 
 def test_url_params_pick_pretrained_heads_of_the_sidebar_layer(model, trace):
-    at = open_page("build_head", s=SENTENCE, layer="3", bh_source="pretrained", bh_heads="3",
-                   bh_dk="4")  # fmt: skip
+    at = open_page(
+        "build_head", s=SENTENCE, layer="3", bh_source="pretrained", bh_heads="3", bh_dk="4"
+    )
     assert not at.exception
     pattern, head_norm, _ = _engine(
         trace.word_td, model, n_heads=3, d_k=4, source="pretrained", layer=3

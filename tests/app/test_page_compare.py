@@ -21,10 +21,12 @@ def pair(model):
 def _charts(at):
     """Plotly figures and explorer views (its JSON data) by key, in page order."""
     return {
-        c.proto.id.rsplit("-", 1)[-1]: spec(c) if c.type == "plotly_chart" else json.loads(
-            c.proto.json)
-        for c in at.main if c.type in ("plotly_chart", "bidi_component")
-    }  # fmt: skip
+        c.proto.id.rsplit("-", 1)[-1]: spec(c)
+        if c.type == "plotly_chart"
+        else json.loads(c.proto.json)
+        for c in at.main
+        if c.type in ("plotly_chart", "bidi_component")
+    }
 
 
 def _param(at, name):

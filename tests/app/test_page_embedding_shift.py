@@ -58,14 +58,19 @@ def test_defaults_follow_bank_relative_to_the_probes(river):
     raw = cosine(trace.hidden_ltd[3, 3], probes[3])  # the sidebar's layer 2 -> after layer 2
     table = at.dataframe[0].value
     assert list(table.columns) == [
-        "probe", "relative · embedding", "relative · after layer 2", "relative change",
-        "raw cosine · embedding", "raw cosine · after layer 2",
-    ]  # fmt: skip
+        "probe",
+        "relative · embedding",
+        "relative · after layer 2",
+        "relative change",
+        "raw cosine · embedding",
+        "raw cosine · after layer 2",
+    ]
     assert list(table["probe"]) == PROBES
     np.testing.assert_allclose(table["relative · embedding"], _relative(raw0), atol=1e-6)
     np.testing.assert_allclose(table["relative · after layer 2"], _relative(raw), atol=1e-6)
-    np.testing.assert_allclose(table["relative change"], _relative(raw) - _relative(raw0),
-                               atol=1e-6)  # fmt: skip
+    np.testing.assert_allclose(
+        table["relative change"], _relative(raw) - _relative(raw0), atol=1e-6
+    )
     np.testing.assert_allclose(table["raw cosine · embedding"], raw0, atol=1e-6)
     np.testing.assert_allclose(table["raw cosine · after layer 2"], raw, atol=1e-6)
     bars = _chart(at, "es_probe_bars")["data"]
@@ -168,8 +173,9 @@ def test_probes_from_the_url_with_bad_items_warn_and_are_dropped(model):
     assert list(table["probe"]) == ["Money"]
     trace = trace_sentence(model, RIVER)
     money = embed_words(model, ["Money"])
-    np.testing.assert_allclose(table["raw cosine · embedding"],
-                               cosine(trace.hidden_ltd[0, 5], money[0]), atol=1e-6)  # fmt: skip
+    np.testing.assert_allclose(
+        table["raw cosine · embedding"], cosine(trace.hidden_ltd[0, 5], money[0]), atol=1e-6
+    )
     np.testing.assert_array_equal(table["relative · embedding"], [0.0])  # one probe: always 0
     assert "With one probe" in at.info[0].value
     assert at.selectbox(key="es_token").value == 5

@@ -59,14 +59,18 @@ def _check_page(at, model, text, word, token, base, probes):
     probe_table = at.dataframe[1].value
     assert list(probe_table["probe"]) == list(probes)
     np.testing.assert_allclose(probe_table["with"], effect.probe_cosine_with_lp[after], atol=1e-9)
-    np.testing.assert_allclose(probe_table["hidden"], effect.probe_cosine_without_lp[after],
-                               atol=1e-9)  # fmt: skip
+    np.testing.assert_allclose(
+        probe_table["hidden"], effect.probe_cosine_without_lp[after], atol=1e-9
+    )
     np.testing.assert_allclose(probe_table["with − hidden"], effect.probe_pull_lp[after], atol=1e-9)
     probe_bars = _chart(at, "hw_probes_chart")["data"]
-    np.testing.assert_allclose(array(probe_bars[1]["y"]), effect.probe_cosine_without_lp[after],
-                               atol=1e-9)  # fmt: skip
-    assert [m.value for m in at.metric] == [f"{effect.sentence_cosine:.4f}",
-                                            f"{other.sentence_cosine:.4f}"]  # fmt: skip
+    np.testing.assert_allclose(
+        array(probe_bars[1]["y"]), effect.probe_cosine_without_lp[after], atol=1e-9
+    )
+    assert [m.value for m in at.metric] == [
+        f"{effect.sentence_cosine:.4f}",
+        f"{other.sentence_cosine:.4f}",
+    ]
     distances = [c.value for c in at.caption if c.value.startswith("Distance between the two")]
     assert [d.split(": ")[1][:5] for d in distances] == [
         f"{np.sqrt(2 - 2 * e.sentence_cosine):.3f}" for e in (effect, other)
@@ -93,8 +97,15 @@ def test_default_hides_river_and_watches_bank(model):
 
 
 def test_url_chosen_word_token_and_layer(model):
-    at = open_page("hide_word", s=DEPOSIT, layer="4", hw_word="made", hw_token="7",
-                   hw_base="the", hw_probes="money, shore")  # fmt: skip
+    at = open_page(
+        "hide_word",
+        s=DEPOSIT,
+        layer="4",
+        hw_word="made",
+        hw_token="7",
+        hw_base="the",
+        hw_probes="money, shore",
+    )
     assert not at.warning and not at.sidebar.warning
     assert at.selectbox(key="hw_word").value == "made"
     _check_page(at, model, DEPOSIT, "made", 7, "the", ("money", "shore"))
@@ -135,8 +146,9 @@ def test_hidden_pass_equals_transformers_with_attention_mask_zero(model):
     states = []
     for mask in ([1] * 7, [1, 1, 0, 1, 1, 1, 1]):
         with torch.no_grad():
-            out = hf.eval()(input_ids=ids, attention_mask=torch.tensor([mask]),
-                            output_hidden_states=True)  # fmt: skip
+            out = hf.eval()(
+                input_ids=ids, attention_mask=torch.tensor([mask]), output_hidden_states=True
+            )
         states.append(np.stack([h[0, 3].double().numpy() for h in out.hidden_states]))
     at = open_page("hide_word", s=RIVER)
     table = at.dataframe[0].value

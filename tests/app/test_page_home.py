@@ -25,8 +25,11 @@ def test_a_typed_sentence_opens_on_its_telling_head(model):
     assert data["header"]["tokens"] == list(trace_sentence(model, text).tokens.tokens)
     view = data["view"]
     assert (view["layer"], view["head"], view["q"], view["k"]) == (
-        pick.layer, pick.head, pick.query, pick.key,
-    )  # fmt: skip
+        pick.layer,
+        pick.head,
+        pick.query,
+        pick.key,
+    )
     assert data["stages"] == ["pattern"] and data["tell"] is False  # it never moves the sidebar
     said = re.sub(r"\\(.)", r"\1", " ".join(m.value for m in at.markdown))  # Markdown escapes
     assert f"{pick.weight:.2f} of its attention" in said
@@ -40,8 +43,11 @@ def test_a_preset_opens_on_its_curated_head_and_says_what_it_shows(model, preset
     assert not at.exception
     view = _view(at)["view"]
     assert (view["layer"], view["head"], view["q"], view["k"]) == (
-        preset.layer, preset.head, preset.token, preset.key,
-    )  # fmt: skip
+        preset.layer,
+        preset.head,
+        preset.token,
+        preset.key,
+    )
     weight = trace_sentence(model, preset.sentence).pattern_lhqk[
         preset.layer, preset.head, preset.token, preset.key
     ]

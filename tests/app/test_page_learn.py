@@ -99,10 +99,15 @@ def _explorer(at, key: str, trace, text: str = SENTENCE) -> dict:
     data = _explorers(at)[key]
     assert data["text"] == text and data["model"] == "minilm"
     assert data["header"] == {
-        "tokens": list(trace.tokens.tokens), "special": trace.tokens.special_t.tolist(),
-        "n_layers": 6, "n_heads": 12, "d_head": 32, "n_tokens": trace.n_tokens,
-        "n_kv_heads": 12, "causal": False,  # MiniLM: every head its own keys, no mask of its own
-    }  # fmt: skip
+        "tokens": list(trace.tokens.tokens),
+        "special": trace.tokens.special_t.tolist(),
+        "n_layers": 6,
+        "n_heads": 12,
+        "d_head": 32,
+        "n_tokens": trace.n_tokens,
+        "n_kv_heads": 12,
+        "causal": False,  # MiniLM: every head its own keys, no mask of its own
+    }
     return data
 
 
@@ -312,8 +317,9 @@ def test_step_values_weighted_sum_and_update(trace):
     assert "a LayerNorm rescales that sum, the block's feed-forward network adds" in text
     strips = _z(at, 1)
     e = trace.hidden_ltd[LAYER, TOKEN]
-    np.testing.assert_allclose(strips, [e, trace.delta_ltd[LAYER, TOKEN],
-                                        e + trace.delta_ltd[LAYER, TOKEN]], atol=1e-5)  # fmt: skip
+    np.testing.assert_allclose(
+        strips, [e, trace.delta_ltd[LAYER, TOKEN], e + trace.delta_ltd[LAYER, TOKEN]], atol=1e-5
+    )
 
 
 def test_step_heads_side_by_side_their_sum_and_the_markers(model, trace):
@@ -333,8 +339,9 @@ def test_step_heads_side_by_side_their_sum_and_the_markers(model, trace):
     assert f"= {np.linalg.norm(total):.4f}" in _words(at)
     assert float(_metric(at, "largest difference")) < 1e-5
     share = special_share(trace, LAYER)
-    np.testing.assert_allclose(array(spec(_chart(at, "learn_special"))["data"][0]["y"]), share,
-                               rtol=1e-5)  # fmt: skip
+    np.testing.assert_allclose(
+        array(spec(_chart(at, "learn_special"))["data"][0]["y"]), share, rtol=1e-5
+    )
     text = _words(at)
     assert f"**{share.mean():.0%}** of a word's attention" in text
     assert f"(head {HEAD}: **{share[HEAD]:.0%}**" in text
@@ -351,9 +358,14 @@ def test_step_block_each_labelled_stage_and_the_drift(model, trace):
     expected = [h[LAYER], d, h[LAYER] + d, a, f, a + f, h[LAYER + 1]]
     np.testing.assert_allclose(array(bars["y"]), np.linalg.norm(expected, axis=-1), rtol=1e-5)
     assert list(bars["x"]) == [
-        "E (in)", "ΔE = Σ_h ΔE_h + b_O", "E + ΔE", "a = LayerNorm(E + ΔE)",
-        "feed-forward FFN(a)", "a + FFN(a)", f"LayerNorm(a + FFN(a)) = after layer {LAYER}",
-    ]  # fmt: skip
+        "E (in)",
+        "ΔE = Σ_h ΔE_h + b_O",
+        "E + ΔE",
+        "a = LayerNorm(E + ΔE)",
+        "feed-forward FFN(a)",
+        "a + FFN(a)",
+        f"LayerNorm(a + FFN(a)) = after layer {LAYER}",
+    ]
     bank, stack = (df.value for df in at.dataframe)  # "bank" by river and deposit, then yours
     assert list(stack["hidden state"]) == [layer_name(s) for s in range(7)]
     assert list(stack["hidden state"])[:2] == ["embedding", "after layer 0"]

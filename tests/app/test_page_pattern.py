@@ -35,9 +35,16 @@ def test_the_explorer_gets_the_sentence_and_the_view_from_the_link(trace):
     assert (data["header"]["n_layers"], data["header"]["n_heads"]) == (6, 12)
     assert data["header"]["d_head"] == 32 and data["header"]["n_tokens"] == trace.n_tokens
     assert data["view"] == {
-        "layer": 4, "head": 7, "causal": True, "scale": True, "temp": 0.5,
-        "transpose": False, "hide_special": False, "q": 7, "k": 0,
-    }  # fmt: skip
+        "layer": 4,
+        "head": 7,
+        "causal": True,
+        "scale": True,
+        "temp": 0.5,
+        "transpose": False,
+        "hide_special": False,
+        "q": 7,
+        "k": 0,
+    }
     assert data["defaults"]["layer"] == 2 and data["defaults"]["temp"] == 1.0
     assert data["api"] == "api/attention/block"
 
@@ -64,11 +71,13 @@ def test_the_head_chosen_on_another_page_reaches_the_explorer():
 
 
 def test_the_number_table_follows_the_switches(trace):
-    at = open_numbers(open_page("pattern", s=SENTENCE, layer="1", head="2", causal="1",
-                                scale="0", temp="2"))  # fmt: skip
+    at = open_numbers(
+        open_page("pattern", s=SENTENCE, layer="1", head="2", causal="1", scale="0", temp="2")
+    )
     assert not at.exception
-    expected = attention_steps(trace.scores_lhqk[1, 2], 32, scale=False, temperature=2.0,
-                               causal=True)  # fmt: skip
+    expected = attention_steps(
+        trace.scores_lhqk[1, 2], 32, scale=False, temperature=2.0, causal=True
+    )
     np.testing.assert_allclose(at.dataframe[0].value.to_numpy(), expected.pattern, atol=1e-6)
 
 

@@ -106,8 +106,9 @@ def test_sessions_asking_for_one_sentence_at_once_compute_it_once(model):
         t.join(timeout=60)
     assert len(calls) == 1 and len(results) == 6
     assert all(r is results[0] for r in results)
-    np.testing.assert_array_equal(results[0].pattern_lhqk, trace_sentence(
-        model, "dirty quantum plumbing").pattern_lhqk)  # fmt: skip
+    np.testing.assert_array_equal(
+        results[0].pattern_lhqk, trace_sentence(model, "dirty quantum plumbing").pattern_lhqk
+    )
 
 
 # Bounded concurrency and superseded requests (issue 14). Fake computes: threads and events,
@@ -277,8 +278,9 @@ def test_two_threads_on_the_real_model_never_exceed_one_slot(model):
         t.join(120)
     assert peak[0] == 1 and store.peak_running == 1
     for text in texts:
-        np.testing.assert_array_equal(results[text].pattern_lhqk,
-                                      trace_sentence(model, text).pattern_lhqk)  # fmt: skip
+        np.testing.assert_array_equal(
+            results[text].pattern_lhqk, trace_sentence(model, text).pattern_lhqk
+        )
 
 
 def test_a_freed_slot_goes_to_the_session_that_used_the_least_lately(traces):
@@ -286,14 +288,21 @@ def test_a_freed_slot_goes_to_the_session_that_used_the_least_lately(traces):
     store.get("heavy-1", lambda: time.sleep(0.3) or traces[10], session="heavy")
     assert store.usage("heavy") >= 0.25 and store.usage("light") == 0
     started, release, order, results = threading.Event(), threading.Event(), [], {}
-    busy = _run(lambda: store.get("busy", _fake(traces[10], started, release), "other"),
-                results, "busy")  # fmt: skip
+    busy = _run(
+        lambda: store.get("busy", _fake(traces[10], started, release), "other"), results, "busy"
+    )
     assert started.wait(WAIT_S)
-    heavy = _run(lambda: store.get("heavy-2", _fake(traces[10], log=order, name="heavy-2"),
-                                   session="heavy"), results, "heavy")  # fmt: skip
+    heavy = _run(
+        lambda: store.get("heavy-2", _fake(traces[10], log=order, name="heavy-2"), session="heavy"),
+        results,
+        "heavy",
+    )
     _wait_until(lambda: len(store._waiting) == 1)  # heavy waits first...
-    light = _run(lambda: store.get("light-1", _fake(traces[10], log=order, name="light-1"),
-                                   session="light"), results, "light")  # fmt: skip
+    light = _run(
+        lambda: store.get("light-1", _fake(traces[10], log=order, name="light-1"), session="light"),
+        results,
+        "light",
+    )
     _wait_until(lambda: len(store._waiting) == 2)  # ...and light arrives later
     release.set()
     for thread in (busy, heavy, light):

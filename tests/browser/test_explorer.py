@@ -28,8 +28,12 @@ SENTENCE = "The river bank was muddy after the rain"  # 10 tokens with [CLS] and
 PAYLOAD = "<img src=x onerror=alert(1)> <b>bold</b>"
 LONG = " ".join(["the river bank was muddy after the rain"] * 80)  # 642 tokens, cut to 512
 STAGES = ("scores", "scaled", "masked", "pattern")
-STAGE_TITLES = {"scores": "1 · scores", "scaled": "2 · scaled", "masked": "3 · masked",
-                "pattern": "4 · softmax"}  # fmt: skip
+STAGE_TITLES = {
+    "scores": "1 · scores",
+    "scaled": "2 · scaled",
+    "masked": "3 · masked",
+    "pattern": "4 · softmax",
+}
 WAIT_MS = 30_000
 HOST = '[data-testid="stBidiComponentIsolated"]'
 # The view being drawn: the last .ax in the shadow root (there should be exactly one).
@@ -256,9 +260,12 @@ def test_every_stage_and_the_cell_arithmetic_equal_the_engine(app_url, ax_page, 
         got = set_view(page, layer, head, scale, causal, temp)
         assert got["title"] == f"layer {layer}, head {head}"
         steps = attention_steps(
-            trace.scores_lhqk[layer, head], trace.config.d_head,
-            scale=scale, temperature=got["view"]["temp"], causal=causal,
-        )  # fmt: skip
+            trace.scores_lhqk[layer, head],
+            trace.config.d_head,
+            scale=scale,
+            temperature=got["view"]["temp"],
+            causal=causal,
+        )
         cells = [(1, 0), (3, 6), (n - 1, (3 * i) % n), (i % n, (i + 4) % n)]
         for stage in STAGES:
             want_stage, geometry = getattr(steps, stage), canvas_geometry(page, stage)
@@ -360,8 +367,12 @@ def test_keys_step_head_and_layer_and_a_reload_reproduces_the_view(app_url, ax_p
     # The server was told (checked on another page below), and the URL carries the view.
     url = query_of(page)
     assert {k: url.get(k) for k in ("layer", "head", "causal", "scale", "temp")} == {
-        "layer": "3", "head": "1", "causal": "1", "scale": "0", "temp": "0.35",
-    }  # fmt: skip
+        "layer": "3",
+        "head": "1",
+        "causal": "1",
+        "scale": "0",
+        "temp": "0.35",
+    }
     assert url["s"] == SENTENCE
     view = state(page)["view"]
 
@@ -490,8 +501,9 @@ def test_zoom_at_512_tokens(app_url, ax_page):
         page.mouse.click(*cell_point(box, rows, cols, 3, 4))
     box, rows, cols = canvas_geometry(page, "pattern")
     assert abs(rows - 121) <= 2 and abs(cols - 101) <= 2, (rows, cols)
-    shown = re.search(r"Showing tokens (\d+)–(\d+) × (\d+)–(\d+)",
-                      live(page).locator(".ax-hint").text_content())  # fmt: skip
+    shown = re.search(
+        r"Showing tokens (\d+)–(\d+) × (\d+)–(\d+)", live(page).locator(".ax-hint").text_content()
+    )
     assert shown, live(page).locator(".ax-hint").text_content()
     for got, want in zip(map(int, shown.groups()), (100, 220, 100, 200), strict=True):
         assert abs(got - want) <= 2, shown.groups()

@@ -84,9 +84,14 @@ def test_concat_block_equals_torch_multihead_attention(model, d, h, e, source, c
     key_padding_mask = torch.from_numpy(~key_mask_k)[None] if n_pad else None
     with torch.no_grad():
         out, attn = _torch_mha(weights)(
-            x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
-            need_weights=True, average_attn_weights=False,
-        )  # fmt: skip
+            x,
+            x,
+            x,
+            attn_mask=attn_mask,
+            key_padding_mask=key_padding_mask,
+            need_weights=True,
+            average_attn_weights=False,
+        )
     real = slice(0, t - n_pad)  # rows of real query positions
     scale = max(1.0, float(np.abs(ours.delta_td).max()))
     np.testing.assert_allclose(ours.delta_td[real], out[0, real].numpy(), atol=1e-5 * scale)

@@ -77,10 +77,12 @@ def test_cross_attention_matches_torch_multihead_attention(model, dec):
     mha = torch.nn.MultiheadAttention(d, h, batch_first=True)
     names = ("query", "key", "value")
     with torch.no_grad():
-        mha.in_proj_weight.copy_(torch.from_numpy(np.concatenate(
-            [w[f"{pre}.self.{n}.weight"] for n in names])))  # fmt: skip
-        mha.in_proj_bias.copy_(torch.from_numpy(np.concatenate(
-            [w[f"{pre}.self.{n}.bias"] for n in names])))  # fmt: skip
+        mha.in_proj_weight.copy_(
+            torch.from_numpy(np.concatenate([w[f"{pre}.self.{n}.weight"] for n in names]))
+        )
+        mha.in_proj_bias.copy_(
+            torch.from_numpy(np.concatenate([w[f"{pre}.self.{n}.bias"] for n in names]))
+        )
         mha.out_proj.weight.copy_(torch.tensor(w[f"{pre}.output.dense.weight"]))
         mha.out_proj.bias.copy_(torch.tensor(w[f"{pre}.output.dense.bias"]))
         query, memory = _torch(dec.mid_td[None], dec.memory_kd[None])

@@ -41,8 +41,11 @@ def test_rules_pick_what_a_loop_picks():
     best, where = np.inf, None
     for layer in range(4):
         for head in range(5):
-            d = sum(abs(tables[layer, head, i, j] - NOTE_TABLE_QK[i, j])
-                    for i in range(3) for j in range(3))  # fmt: skip
+            d = sum(
+                abs(tables[layer, head, i, j] - NOTE_TABLE_QK[i, j])
+                for i in range(3)
+                for j in range(3)
+            )
             if d < best:
                 best, where = d, (layer, head)
     pick = pick_head(tables, "closest")
@@ -103,7 +106,8 @@ def test_note_tables_on_the_real_decoder(smollm2):
     layer, head = 7, 5
     spans = [(0, 1), (2,), (3,)]  # "dir" + "ty", "▁quantum", "▁plumbing"
     assert trace.tokens.tokens[2:] == ("▁quantum", "▁plumbing")
-    np.testing.assert_allclose(tables[layer, head],
-                               pool_words(trace.pattern_lhqk[layer, head], spans))  # fmt: skip
+    np.testing.assert_allclose(
+        tables[layer, head], pool_words(trace.pattern_lhqk[layer, head], spans)
+    )
     with pytest.raises(ValueError, match="not"):
         note_tables(trace_sentence(smollm2, "clean quantum plumbing"))

@@ -157,8 +157,9 @@ def test_pattern_page_at_the_temperature_ends_with_512_identical_tokens(bank_512
     assert np.isfinite(pattern).all()
     n = 510 if hide else 512
     assert pattern.shape == (n, n)
-    steps = attention_steps(trace.scores_lhqk[layer, head], D_K, scale=scale, temperature=temp,
-                            causal=causal)  # fmt: skip
+    steps = attention_steps(
+        trace.scores_lhqk[layer, head], D_K, scale=scale, temperature=temp, causal=causal
+    )
     assert_rows_are_distributions(steps.pattern, steps.allowed_qk)
     keep = np.flatnonzero(~trace.tokens.special_t) if hide else np.arange(512)
     np.testing.assert_allclose(pattern, steps.pattern[np.ix_(keep, keep)], atol=1e-6)
@@ -179,5 +180,6 @@ def test_temperatures_outside_the_slider_are_refused_from_a_link(model):
     open_numbers(at)  # the numbers are the trained model's own pattern, at temperature 1
     trace = trace_sentence(model, SENTENCE)
     layer, head = at.session_state["layer"], at.session_state["head"]
-    np.testing.assert_allclose(at.dataframe[0].value.to_numpy(), trace.pattern_lhqk[layer, head],
-                               atol=1e-6)  # fmt: skip
+    np.testing.assert_allclose(
+        at.dataframe[0].value.to_numpy(), trace.pattern_lhqk[layer, head], atol=1e-6
+    )

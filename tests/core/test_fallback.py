@@ -27,8 +27,19 @@ PINNED_BANK = [-0.03873290866613388, 0.0184259545058012, -0.01585593819618225]
 
 def test_split_on_whitespace_and_punctuation():
     assert split_pieces("Hello, world!  It's 2 a.m.") == [
-        "Hello", ",", "world", "!", "It", "'", "s", "2", "a", ".", "m", ".",
-    ]  # fmt: skip
+        "Hello",
+        ",",
+        "world",
+        "!",
+        "It",
+        "'",
+        "s",
+        "2",
+        "a",
+        ".",
+        "m",
+        ".",
+    ]
     tokens, x_td = fallback_embeddings("The river bank, muddy.")
     assert tokens == ("The", "river", "bank", ",", "muddy", ".")
     assert x_td.shape == (6, 384) and x_td.dtype == np.float32

@@ -24,9 +24,12 @@ def test_each_step_equals_the_last_row_of_a_full_pass(smollm2):
     gen = _greedy(start_generation(smollm2, PROMPT, max_new_tokens=6), 5)
     n = len(gen.ids)
     tokens = replace(
-        tokenize(smollm2, PROMPT), input_ids_t=np.asarray(gen.ids), tokens=gen.tokens,
-        offsets_t2=np.zeros((n, 2), np.int64), special_t=np.zeros(n, bool),
-    )  # fmt: skip
+        tokenize(smollm2, PROMPT),
+        input_ids_t=np.asarray(gen.ids),
+        tokens=gen.tokens,
+        offsets_t2=np.zeros((n, 2), np.int64),
+        special_t=np.zeros(n, bool),
+    )
     trace = run_llama(smollm2, tokens, WhatIf(), keep_layers=True)
     pattern = np.asarray(trace.pattern_lhqk)
     assert len(gen.steps) == 6

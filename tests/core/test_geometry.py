@@ -62,8 +62,13 @@ def test_pca_matches_scikit_learn(cloud):
 
 
 @settings(max_examples=40, deadline=None)
-@given(arrays(np.float64, st.tuples(st.integers(3, 12), st.integers(2, 8)),
-              elements=st.floats(-100, 100, allow_nan=False, width=32)))  # fmt: skip
+@given(
+    arrays(
+        np.float64,
+        st.tuples(st.integers(3, 12), st.integers(2, 8)),
+        elements=st.floats(-100, 100, allow_nan=False, width=32),
+    )
+)
 def test_pca_invariants(x):
     pca = fit_pca(x, 2)
     np.testing.assert_allclose(pca.components_cd @ pca.components_cd.T, np.eye(2), atol=1e-9)
@@ -94,16 +99,24 @@ def test_cosine_broadcasts_and_handles_zero_vectors():
 
 def test_split_words_merges_pieces_and_skips_specials():
     tokens = ["[CLS]", "the", "river", "mud", "##dy", "##er", ",", "##x", "[SEP]"]
-    assert split_words(tokens) == [("the", (1,)), ("river", (2,)), ("muddyer", (3, 4, 5)),
-                                   (",x", (6, 7))]  # fmt: skip
+    assert split_words(tokens) == [
+        ("the", (1,)),
+        ("river", (2,)),
+        ("muddyer", (3, 4, 5)),
+        (",x", (6, 7)),
+    ]
     assert split_words(["[CLS]", "##a", "[SEP]"]) == [("##a", (1,))]
 
 
 @pytest.mark.parametrize(
     "text",
-    ["dirty quantum plumbing", "The river bank was muddy.", "Unbelievably, the caterpillars "
-     "metamorphosed overnight!", "Héllo wörld, ok?"],
-)  # fmt: skip
+    [
+        "dirty quantum plumbing",
+        "The river bank was muddy.",
+        "Unbelievably, the caterpillars metamorphosed overnight!",
+        "Héllo wörld, ok?",
+    ],
+)
 def test_split_words_rejoins_smollm2_pieces_into_the_texts_words(smollm2, text):
     # Byte-level pieces ("dir" + "ty", "▁quantum") pooled back into words: the text's own words
     # and punctuation, as a plain regular expression finds them.
@@ -123,8 +136,9 @@ def test_shared_words_and_positions_on_real_tokens(model):
     assert shared_words(multi.tokens.tokens, other.tokens.tokens) == ["wazowski"]
     pos, pos_other = word_positions(multi.tokens.tokens, other.tokens.tokens, "wazowski")
     assert (pos, pos_other) == ((1, 2, 3), (2, 3, 4))  # the first occurrence
-    np.testing.assert_allclose(word_vectors(multi.hidden_ltd, pos),
-                               multi.hidden_ltd[:, 1:4].mean(axis=1), atol=1e-6)  # fmt: skip
+    np.testing.assert_allclose(
+        word_vectors(multi.hidden_ltd, pos), multi.hidden_ltd[:, 1:4].mean(axis=1), atol=1e-6
+    )
 
 
 def test_parse_probes_drops_bad_items_with_reasons():
@@ -183,16 +197,22 @@ def test_closest_token_skips_probe_words_and_specials(model):
 
 
 @settings(max_examples=60, deadline=None)
-@given(arrays(np.float64, st.tuples(st.integers(1, 7), st.integers(1, 6)),
-              elements=st.floats(-1, 1, allow_nan=False)),
-       arrays(np.float64, 7, elements=st.floats(-1, 1, allow_nan=False)))  # fmt: skip
+@given(
+    arrays(
+        np.float64,
+        st.tuples(st.integers(1, 7), st.integers(1, 6)),
+        elements=st.floats(-1, 1, allow_nan=False),
+    ),
+    arrays(np.float64, 7, elements=st.floats(-1, 1, allow_nan=False)),
+)
 def test_relative_cosines_ignore_a_shift_shared_by_every_probe(cos_lp, shift):
     shifted = cos_lp + shift[: len(cos_lp), None]  # the same drift for every probe at a state
     np.testing.assert_allclose(relative_cosines(shifted), relative_cosines(cos_lp), atol=1e-12)
     np.testing.assert_allclose(relative_cosines(cos_lp).sum(axis=1), 0, atol=1e-12)
     order = np.arange(cos_lp.shape[1])[::-1]  # the probes' order does not matter
-    np.testing.assert_allclose(relative_cosines(cos_lp[:, order]),
-                               relative_cosines(cos_lp)[:, order], atol=1e-12)  # fmt: skip
+    np.testing.assert_allclose(
+        relative_cosines(cos_lp[:, order]), relative_cosines(cos_lp)[:, order], atol=1e-12
+    )
 
 
 def test_relative_cosines_of_one_probe_or_none():
@@ -205,8 +225,9 @@ def test_probe_cosines_against_cosine_state_by_state(model):
     probes = embed_words(model, list(BANK_PROBES))
     result = probe_cosines(trace.hidden_ltd[:, 3], probes)
     for state in range(7):
-        np.testing.assert_allclose(result.raw_lp[state], cosine(trace.hidden_ltd[state, 3],
-                                                                probes[state]))  # fmt: skip
+        np.testing.assert_allclose(
+            result.raw_lp[state], cosine(trace.hidden_ltd[state, 3], probes[state])
+        )
     np.testing.assert_allclose(result.mean_l, result.raw_lp.mean(axis=1))
     np.testing.assert_allclose(result.relative_lp, result.raw_lp - result.mean_l[:, None])
     np.testing.assert_allclose(result.change(3), result.relative_lp[3] - result.relative_lp[0])

@@ -24,9 +24,15 @@ def both():
 
 def test_metadata_and_tensor_table_equal_llama_cpps_reader(both):
     ours, theirs = both
-    for key in ("general.architecture", "llama.block_count", "llama.embedding_length",
-                "llama.attention.head_count", "llama.attention.head_count_kv",
-                "llama.rope.freq_base", "llama.attention.layer_norm_rms_epsilon"):  # fmt: skip
+    for key in (
+        "general.architecture",
+        "llama.block_count",
+        "llama.embedding_length",
+        "llama.attention.head_count",
+        "llama.attention.head_count_kv",
+        "llama.rope.freq_base",
+        "llama.attention.layer_norm_rms_epsilon",
+    ):
         field = theirs.fields[key]
         want = field.contents() if hasattr(field, "contents") else field.parts[-1][0]
         got = ours.metadata[key]

@@ -199,8 +199,9 @@ def test_two_passes_already_run_give_the_same_effect(model, river_and_was, money
     with pytest.raises(ValueError, match="part of the hidden word"):
         compare_passes(with_word, without_word, 2)
     with pytest.raises(ValueError, match="same tokens"):
-        compare_passes(with_word, trace_sentence(model, "I made a deposit at the bank",
-                                                 WhatIf(hidden=(2,))), 3)  # fmt: skip
+        compare_passes(
+            with_word, trace_sentence(model, "I made a deposit at the bank", WhatIf(hidden=(2,))), 3
+        )
 
 
 def test_a_word_of_many_pieces_can_be_watched_and_hidden(model):

@@ -107,9 +107,12 @@ def test_greedy_generation_equals_transformers_generate(smollm2, oracle):
     ids = tok(prompt)["input_ids"]
     with torch.no_grad():
         ref = model.generate(
-            torch.as_tensor(ids)[None], do_sample=False, max_new_tokens=10,
-            attention_mask=torch.ones(1, len(ids), dtype=torch.long), pad_token_id=2,
-        )[0].tolist()  # fmt: skip
+            torch.as_tensor(ids)[None],
+            do_sample=False,
+            max_new_tokens=10,
+            attention_mask=torch.ones(1, len(ids), dtype=torch.long),
+            pad_token_id=2,
+        )[0].tolist()
     gen = start_generation(smollm2, prompt, max_new_tokens=10)
     while not gen.finished:
         gen = gen.step(choose(gen.last))

@@ -127,15 +127,22 @@ def test_config_is_cheap_and_describes_the_decoder():
     cfg = load_config("smollm2")
     assert time.perf_counter() - start < 0.3
     assert (cfg.family, cfg.n_layers, cfg.n_heads, cfg.n_kv_heads, cfg.d_head) == (
-        "llama", 30, 9, 3, 64
-    )  # fmt: skip
+        "llama",
+        30,
+        9,
+        3,
+        64,
+    )
     assert cfg.causal and cfg.positions == "rotary" and cfg.rope_theta == 100000.0
     assert cfg.has_lm_head and not cfg.has_sentence_embedding and cfg.quantization == "Q4_1"
     assert (cfg.max_tokens, cfg.n_positions, cfg.d_ff, cfg.key) == (512, 8192, 1536, "smollm2")
     minilm = load_config("minilm")
     assert (minilm.family, minilm.n_kv_heads, minilm.causal, minilm.max_tokens) == (
-        "bert", 12, False, 512
-    )  # fmt: skip
+        "bert",
+        12,
+        False,
+        512,
+    )
     assert MODEL_KEYS == ("minilm", "smollm2")
 
 
@@ -158,10 +165,25 @@ def test_the_command_line_writes_a_decoder_trace(tmp_path):
     out = tmp_path / "t.npz"
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
     done = subprocess.run(
-        [sys.executable, "-m", "attention_core", "trace", "dirty quantum plumbing",
-         "--model", "smollm2", "--out", str(out), "--causal"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "attention_core",
+            "trace",
+            "dirty quantum plumbing",
+            "--model",
+            "smollm2",
+            "--out",
+            str(out),
+            "--causal",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     assert "always causal" in done.stderr
     saved = np.load(out)

@@ -15,11 +15,21 @@ def _words(model, text):
 
 def test_smollm2_pieces_group_into_words(smollm2):
     assert _words(smollm2, "dirty quantum plumbing") == [
-        ("dirty", [0, 1]), ("quantum", [2]), ("plumbing", [3])
-    ]  # fmt: skip
+        ("dirty", [0, 1]),
+        ("quantum", [2]),
+        ("plumbing", [3]),
+    ]
     assert [w for w, _ in _words(smollm2, "def f(x): return x**2")] == [
-        "def", "f", "(", "x", "):", "return", "x", "**", "2"
-    ]  # fmt: skip
+        "def",
+        "f",
+        "(",
+        "x",
+        "):",
+        "return",
+        "x",
+        "**",
+        "2",
+    ]
     words = _words(smollm2, "Wait 🤔🎉 naïve café\nok")
     assert [w for w, _ in words] == ["Wait", "🤔", "🎉", "naïve", "café", "⏎", "ok"]
     assert [i for _, g in words for i in g] == list(range(12))  # every piece once, in order
@@ -27,9 +37,13 @@ def test_smollm2_pieces_group_into_words(smollm2):
 
 def test_minilm_pieces_group_into_words(model):
     assert _words(model, "The dirtiest river.") == [
-        ("[CLS]", [0]), ("The", [1]), ("dirtiest", [2, 3]), ("river", [4]), (".", [5]),
+        ("[CLS]", [0]),
+        ("The", [1]),
+        ("dirtiest", [2, 3]),
+        ("river", [4]),
+        (".", [5]),
         ("[SEP]", [6]),
-    ]  # fmt: skip
+    ]
 
 
 @pytest.mark.parametrize("text", ["dirty quantum plumbing", "Ça été très bien, naïve café 😀!"])

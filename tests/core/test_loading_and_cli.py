@@ -35,8 +35,11 @@ def test_load_is_quick_and_complete(model):
     cfg = again.config
     assert (cfg.n_layers, cfg.n_heads, cfg.d_model, cfg.d_head, cfg.d_ff) == (6, 12, 384, 32, 1536)
     assert (cfg.n_positions, cfg.pooling, cfg.normalize, cfg.max_seq_length) == (
-        512, "mean", True, 256,
-    )  # fmt: skip
+        512,
+        "mean",
+        True,
+        256,
+    )
     assert all(w.dtype == np.float32 for w in again.weights.values())
 
 
@@ -90,8 +93,13 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
     return subprocess.run(
         [sys.executable, "-m", "attention_core", *args],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 @pytest.fixture(scope="module")

@@ -36,8 +36,12 @@ def test_header_of_the_decoder(smollm2):
     # carry their own spaces and there is no [CLS]/[SEP].
     got = header(trace_sentence(smollm2, "The river bank was muddy"))
     assert {k: got[k] for k in ("n_layers", "n_heads", "d_head", "n_kv_heads", "causal")} == {
-        "n_layers": 30, "n_heads": 9, "d_head": 64, "n_kv_heads": 3, "causal": True
-    }  # fmt: skip
+        "n_layers": 30,
+        "n_heads": 9,
+        "d_head": 64,
+        "n_kv_heads": 3,
+        "causal": True,
+    }
     assert got["tokens"] == ["The", "▁river", "▁bank", "▁was", "▁muddy"]
     assert got["special"] == [False] * 5 and got["n_tokens"] == 5
 
@@ -47,8 +51,12 @@ def test_header_fields(trace):
     # The model card's sizes, not the config's fields read back: all-MiniLM-L6-v2 is 6 layers of
     # 12 heads of 32, each head its own keys and values, no mask of its own.
     assert {k: got[k] for k in ("n_layers", "n_heads", "d_head", "n_kv_heads", "causal")} == {
-        "n_layers": 6, "n_heads": 12, "d_head": 32, "n_kv_heads": 12, "causal": False
-    }  # fmt: skip
+        "n_layers": 6,
+        "n_heads": 12,
+        "d_head": 32,
+        "n_kv_heads": 12,
+        "causal": False,
+    }
     assert got["n_tokens"] == trace.n_tokens == 10  # 8 words, [CLS] and [SEP]
     assert got["tokens"][0] == "[CLS]" and got["tokens"][-1] == "[SEP]"
     assert got["special"] == [True] + [False] * (trace.n_tokens - 2) + [True]

@@ -36,8 +36,9 @@ def test_block_input_is_the_visible_tokens_word_embeddings_at_length_sqrt_d(rive
 
 @pytest.mark.parametrize("source", ["random", "pretrained"])
 @pytest.mark.parametrize("combine", ["sum", "concat"])
-def test_view_block_compares_the_two_combinations_as_two_separate_runs_do(model, river, source,
-                                                                         combine):  # fmt: skip
+def test_view_block_compares_the_two_combinations_as_two_separate_runs_do(
+    model, river, source, combine
+):
     _, x_td = block_input(river, False)
     cfg = BlockConfig(n_heads=4, d_k=16, source=source, combine=combine, layer=2)
     weights = make_block_weights(cfg, x_td.shape[1], model)

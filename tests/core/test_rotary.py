@@ -38,8 +38,13 @@ def test_frequencies_match_transformers():
     from transformers import LlamaConfig
     from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding
 
-    cfg = LlamaConfig(hidden_size=576, num_attention_heads=9, num_key_value_heads=3,
-                      head_dim=D_HEAD, rope_theta=BASE)  # fmt: skip
+    cfg = LlamaConfig(
+        hidden_size=576,
+        num_attention_heads=9,
+        num_key_value_heads=3,
+        head_dim=D_HEAD,
+        rope_theta=BASE,
+    )
     inv_freq = LlamaRotaryEmbedding(cfg).inv_freq.to(torch.float64).numpy()
     np.testing.assert_allclose(FREQS, inv_freq, rtol=1e-6)
 
@@ -49,8 +54,13 @@ def test_rotation_matches_transformers_apply_rotary_pos_emb():
     from transformers import LlamaConfig
     from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding, apply_rotary_pos_emb
 
-    cfg = LlamaConfig(hidden_size=576, num_attention_heads=9, num_key_value_heads=3,
-                      head_dim=D_HEAD, rope_theta=BASE)  # fmt: skip
+    cfg = LlamaConfig(
+        hidden_size=576,
+        num_attention_heads=9,
+        num_key_value_heads=3,
+        head_dim=D_HEAD,
+        rope_theta=BASE,
+    )
     t = 40
     q, k = RNG.standard_normal((2, t, D_HEAD))
     pos = torch.arange(t)[None]
@@ -103,8 +113,13 @@ def test_position_similarity_against_a_plain_loop():
     table = RNG.standard_normal((30, 16))
     sim = position_similarity(table, 5, n_positions=20)
     for delta in range(6):
-        cos = [table[i] @ table[i + delta] / np.linalg.norm(table[i]) / np.linalg.norm(
-            table[i + delta]) for i in range(20 - delta)]  # fmt: skip
+        cos = [
+            table[i]
+            @ table[i + delta]
+            / np.linalg.norm(table[i])
+            / np.linalg.norm(table[i + delta])
+            for i in range(20 - delta)
+        ]
         assert sim.mean[delta] == pytest.approx(np.mean(cos))
         assert (sim.low[delta], sim.high[delta]) == pytest.approx((min(cos), max(cos)))
     with pytest.raises(ValueError, match="max_distance"):
@@ -131,14 +146,19 @@ def test_the_real_scores_depend_only_on_distance(smollm2):
         q = unrotate(trace.q_lhqe[layer, head], freqs)
         k = unrotate(trace.k_lhke[layer, head], freqs)
         scores = np.asarray(trace.scores_lhqk[layer, head], dtype=np.float64)
-        ref = [[score_by_distance(q[i], k[j], np.array([i - j]), freqs)[0] for j in range(n)]
-               for i in range(n)]  # fmt: skip
+        ref = [
+            [score_by_distance(q[i], k[j], np.array([i - j]), freqs)[0] for j in range(n)]
+            for i in range(n)
+        ]
         np.testing.assert_allclose(ref, scores, atol=1e-5 * np.abs(scores).max())
         curve = head_distance(trace.q_lhqe[layer, head], trace.k_lhke[layer, head], freqs, n - 1)
-        by_pair = [np.mean([q[i] @ _matrix(-d * freqs) @ k[j] for i in range(n) for j in range(n)])
-                   for d in range(n)]  # fmt: skip
-        np.testing.assert_allclose(curve.mean_score * np.sqrt(cfg.d_head), by_pair, rtol=1e-9,
-                                   atol=1e-9)  # fmt: skip
+        by_pair = [
+            np.mean([q[i] @ _matrix(-d * freqs) @ k[j] for i in range(n) for j in range(n)])
+            for d in range(n)
+        ]
+        np.testing.assert_allclose(
+            curve.mean_score * np.sqrt(cfg.d_head), by_pair, rtol=1e-9, atol=1e-9
+        )
 
 
 def test_minilm_positions_are_most_alike_at_distance_zero(model):

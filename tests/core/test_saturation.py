@@ -109,9 +109,13 @@ def test_row_entropy_bits_extremes():
 
 @pytest.mark.parametrize(
     ("x", "d_ks", "seeds"),
-    [(np.zeros((0, 4)), (1,), (0,)), (np.zeros(4), (1,), (0,)), (np.ones((2, 4)), (0,), (0,)),
-     (np.ones((2, 4)), (1,), ())],
-)  # fmt: skip
+    [
+        (np.zeros((0, 4)), (1,), (0,)),
+        (np.zeros(4), (1,), (0,)),
+        (np.ones((2, 4)), (0,), (0,)),
+        (np.ones((2, 4)), (1,), ()),
+    ],
+)
 def test_bad_input_raises_value_error(x, d_ks, seeds):
     with pytest.raises(ValueError):
         saturation_curve(x, d_ks, seeds)

@@ -25,9 +25,10 @@ def _reference(trace):
     words = dict(enumerate(w for w, _ in split_words(tokens)))
     visible = [p for p in word_of if p not in trace.whatif.hidden]
     content = [
-        p for p in visible
+        p
+        for p in visible
         if any(c.isalnum() for c in words[word_of[p]]) and words[word_of[p]] not in FUNCTION_WORDS
-    ]  # fmt: skip
+    ]
     n, pattern = len(tokens), trace.pattern_lhqk
     skip = set()
     if n - 2 >= 2:

@@ -124,14 +124,20 @@ def move_layer(page, sockets: list[dict], opened_after: float, key: str) -> floa
     (``key``; once the page has reconnected, so that the press is sent): that run starts a
     session there with the slider's new value, which must win over the URL's older one."""
     slider = page.get_by_role("slider", name="Layer")
-    assert wait_until(lambda: any(s["opened"] > opened_after for s in sockets), WAIT_MS / 1000,
-                      lambda: page.wait_for_timeout(100))  # fmt: skip
+    assert wait_until(
+        lambda: any(s["opened"] > opened_after for s in sockets),
+        WAIT_MS / 1000,
+        lambda: page.wait_for_timeout(100),
+    )
     page.get_by_text("Connecting").wait_for(state="hidden", timeout=WAIT_MS)
     pressed = time.monotonic()
     slider.focus()
     slider.press(key)
-    assert wait_until(lambda: answered(sockets, opened_after, pressed), WAIT_MS / 1000,
-                      lambda: page.wait_for_timeout(100)), sockets  # fmt: skip
+    assert wait_until(
+        lambda: answered(sockets, opened_after, pressed),
+        WAIT_MS / 1000,
+        lambda: page.wait_for_timeout(100),
+    ), sockets
     return pressed
 
 
@@ -189,8 +195,9 @@ def test_a_replica_dies_and_every_page_comes_back(browser, tmp_path, ready_timeo
     serve = start_serve(port, tmp_path / "serve.out")
     front, passed = f"http://127.0.0.1:{port}", False
     try:
-        assert wait_until(lambda: "ready:" in serve.text() or serve.proc.poll() is not None,
-                          ready_timeout_s), serve.text()  # fmt: skip
+        assert wait_until(
+            lambda: "ready:" in serve.text() or serve.proc.poll() is not None, ready_timeout_s
+        ), serve.text()
         assert serve.proc.poll() is None, serve.text()
         healthy_s = time.monotonic() - launched
         serve.remember_children()

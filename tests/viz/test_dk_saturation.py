@@ -24,8 +24,12 @@ def test_two_panels_with_scaled_and_unscaled_lines(sat):
     assert [t.name for t in fig.data] == [SCALED[0], UNSCALED[0]] * 2
     assert [t.xaxis for t in fig.data] == ["x", "x", "x2", "x2"]
     expected = [sat.entropy_scaled, sat.entropy_unscaled, sat.max_scaled, sat.max_unscaled]
-    spreads = [sat.entropy_scaled_std, sat.entropy_unscaled_std, sat.max_scaled_std,
-               sat.max_unscaled_std]  # fmt: skip
+    spreads = [
+        sat.entropy_scaled_std,
+        sat.entropy_unscaled_std,
+        sat.max_scaled_std,
+        sat.max_unscaled_std,
+    ]
     for trace, y, std in zip(fig.data, expected, spreads, strict=True):
         assert list(trace.x) == list(D_KS)
         np.testing.assert_array_equal(np.asarray(trace.y), y)

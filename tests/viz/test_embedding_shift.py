@@ -32,8 +32,9 @@ def _xy(trace):
 
 def test_opens_on_the_chosen_state_with_arrows_from_the_embedding(coords):
     tokens_lt2, probes_lp2 = coords
-    fig = make_embedding_shift(tokens_lt2, probes_lp2, TOKENS, PROBES, state=3,
-                               explained_c=[0.25, 0.125], focus=2)  # fmt: skip
+    fig = make_embedding_shift(
+        tokens_lt2, probes_lp2, TOKENS, PROBES, state=3, explained_c=[0.25, 0.125], focus=2
+    )
     data = json.loads(fig.to_json())["data"]
     assert [t["type"] for t in data] == ["scatter"] * 4
     assert [t["name"] for t in data[:3]] == ["embedding", "in context", "probe words"]

@@ -18,8 +18,18 @@ def test_rows_are_heads_then_the_combined_update():
     assert heat.type == "heatmap"
     assert list(heat.y) == ["head 0", "head 1", "head 2", COMBINED]
     np.testing.assert_allclose(np.asarray(heat.z), np.vstack([head_norm, total]), rtol=1e-6)
-    assert list(fig.layout.xaxis.ticktext) == ["the", "&lt;", "i", "&gt;", "bank", "&lt;", "/",
-                                               "i", "&gt;", "the"]  # fmt: skip
+    assert list(fig.layout.xaxis.ticktext) == [
+        "the",
+        "&lt;",
+        "i",
+        "&gt;",
+        "bank",
+        "&lt;",
+        "/",
+        "i",
+        "&gt;",
+        "the",
+    ]
     assert len(set(heat.x)) == len(tokens)
     assert "‖update‖" in heat.hovertemplate and "token %{x}" in heat.hovertemplate
     assert heat.zmin == 0.0 and heat.zmax == pytest.approx(max(head_norm.max(), total.max()))

@@ -26,8 +26,14 @@ def test_pattern_data_and_axes(steps):
     np.testing.assert_array_equal(np.asarray(heat.z), steps.pattern)
     # repeated "the" keeps two separate rows: categories are unique per position
     assert len(set(heat.x)) == len(TOKENS) == len(set(heat.y))
-    assert list(fig.layout.xaxis.ticktext) == ["[CLS]", "the", "bank", "&lt;b&gt;x&lt;/b&gt;",
-                                                "the", "[SEP]"]  # fmt: skip
+    assert list(fig.layout.xaxis.ticktext) == [
+        "[CLS]",
+        "the",
+        "bank",
+        "&lt;b&gt;x&lt;/b&gt;",
+        "the",
+        "[SEP]",
+    ]
     assert "query" in heat.hovertemplate and "key" in heat.hovertemplate
     assert (heat.zmin, heat.zmax) == (0.0, 1.0)
     assert fig.layout.yaxis.autorange == "reversed"

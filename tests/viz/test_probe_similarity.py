@@ -9,8 +9,9 @@ from viz.probe_similarity import RELATIVE, make_probe_similarity
 
 def test_two_bars_per_probe_with_values():
     before, after = np.array([-0.05, -0.15, 0.2]), np.array([0.04, -0.1, 0.06])
-    fig = make_probe_similarity(before, after, ["river", "<i>", "money"],
-                                after_label="after layer 2")  # fmt: skip
+    fig = make_probe_similarity(
+        before, after, ["river", "<i>", "money"], after_label="after layer 2"
+    )
     assert [t.type for t in fig.data] == ["bar", "bar"]
     assert fig.layout.barmode == "group"
     assert list(fig.data[0].x) == ["river", "&lt;i&gt;", "money"]
@@ -24,8 +25,9 @@ def test_two_bars_per_probe_with_values():
 
 
 def test_raw_cosines_can_be_drawn_too():
-    fig = make_probe_similarity(np.array([0.2]), np.array([0.4]), ["a"], after_label="x",
-                                before_label="y", value="cosine")  # fmt: skip
+    fig = make_probe_similarity(
+        np.array([0.2]), np.array([0.4]), ["a"], after_label="x", before_label="y", value="cosine"
+    )
     assert [t.name for t in fig.data] == ["y", "x"]
     assert fig.layout.yaxis.title.text == "cosine" and "cosine %{y" in fig.data[0].hovertemplate
 

@@ -9,8 +9,9 @@ from viz.rotary import make_distance_curves
 def test_lines_and_band():
     d = np.arange(5)
     a, b = np.linspace(1, 0, 5), np.linspace(1, 0.5, 5)
-    fig = make_distance_curves(d, {"rotary": a, "<learned>": b},
-                               bands={"<learned>": (b - 0.1, b + 0.1)}, y_title="cos")  # fmt: skip
+    fig = make_distance_curves(
+        d, {"rotary": a, "<learned>": b}, bands={"<learned>": (b - 0.1, b + 0.1)}, y_title="cos"
+    )
     assert [t.type for t in fig.data] == ["scatter"] * 3
     lines = [t for t in fig.data if t.mode == "lines"]
     np.testing.assert_array_equal(np.asarray(lines[0].y), a)

@@ -13,8 +13,9 @@ from viz.token_trajectory import make_token_trajectory, state_marks
 def test_path_is_marked_by_layer_and_probes_are_drawn():
     rng = np.random.default_rng(1)
     path, probes = rng.standard_normal((7, 2)), rng.standard_normal((3, 2))
-    fig = make_token_trajectory(path, "<bank>", probes, ["a", "b", "c"], probe_state=4,
-                                explained_c=[0.5, 0.2])  # fmt: skip
+    fig = make_token_trajectory(
+        path, "<bank>", probes, ["a", "b", "c"], probe_state=4, explained_c=[0.5, 0.2]
+    )
     data = json.loads(fig.to_json())["data"]
     line, stars = data
     assert line["mode"] == "lines+markers+text"

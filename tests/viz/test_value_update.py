@@ -21,11 +21,23 @@ def test_one_bar_per_key_with_unique_escaped_categories():
     fig, weights, _ = _fig()
     (bar,) = fig.data
     assert bar.type == "bar"
-    assert list(bar.x) == ["0:[CLS]", "1:dirty", "2:quantum", "3:&lt;b&gt;x&lt;/b&gt;", "4:dirty",
-                           "5:[SEP]"]  # fmt: skip
+    assert list(bar.x) == [
+        "0:[CLS]",
+        "1:dirty",
+        "2:quantum",
+        "3:&lt;b&gt;x&lt;/b&gt;",
+        "4:dirty",
+        "5:[SEP]",
+    ]
     np.testing.assert_array_equal(bar.y, weights)
-    assert list(fig.layout.xaxis.ticktext) == ["[CLS]", "dirty", "quantum", "&lt;b&gt;x&lt;/b&gt;",
-                                               "dirty", "[SEP]"]  # fmt: skip
+    assert list(fig.layout.xaxis.ticktext) == [
+        "[CLS]",
+        "dirty",
+        "quantum",
+        "&lt;b&gt;x&lt;/b&gt;",
+        "dirty",
+        "[SEP]",
+    ]
 
 
 def test_hover_carries_value_norms_and_contributions():

@@ -15,8 +15,12 @@ WAS_C = np.array([1.0, 0.9998, 0.994, 0.994, 0.993, 0.994, 0.994])
 
 
 def _figure():
-    return make_word_effect({"river": RIVER_D, "<was>": WAS_D},
-                            {"river": RIVER_C, "<was>": WAS_C}, LENGTH, watched="bank")  # fmt: skip
+    return make_word_effect(
+        {"river": RIVER_D, "<was>": WAS_D},
+        {"river": RIVER_C, "<was>": WAS_C},
+        LENGTH,
+        watched="bank",
+    )
 
 
 def test_one_bar_trace_per_word_over_the_hidden_states():
@@ -46,8 +50,9 @@ def test_hover_carries_cosine_angle_and_share_of_the_length():
 
 
 def test_rounding_above_one_gives_an_angle_not_nan():
-    fig = make_word_effect({"w": np.zeros(2)}, {"w": np.array([1.0000001, 0.5])},
-                           np.ones(2), watched="x")  # fmt: skip
+    fig = make_word_effect(
+        {"w": np.zeros(2)}, {"w": np.array([1.0000001, 0.5])}, np.ones(2), watched="x"
+    )
     assert not np.isnan(np.asarray(fig.data[0].customdata, float)).any()
 
 

@@ -145,9 +145,16 @@ def _bank_drift(shared: Shared, n_layers: int) -> None:
         },
         key="learn_bank_drift",
         hide_index=True,
-        column_config={c: NUM for c in ("A: cos(in, out)", "B: cos(in, out)",
-                                        "A: cos with static", "A vs B after the layer")},
-    )  # fmt: skip
+        column_config={
+            c: NUM
+            for c in (
+                "A: cos(in, out)",
+                "B: cos(in, out)",
+                "A: cos with static",
+                "A vs B after the layer",
+            )
+        },
+    )
     st.markdown(
         f"Measured: each layer turns “bank” in A by a cosine between **{da.step_cos_l.min():.4f}**"
         f" and **{da.step_cos_l.max():.4f}** (1 = not at all); its cosine with its static vector "

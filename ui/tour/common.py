@@ -30,9 +30,14 @@ def token(shared: Shared, trace: Trace) -> int:
     """The token whose numbers a step spells out (URL ``learn_token``; −1 = last real word)."""
     keep, tokens = view(shared, trace)[0], trace.tokens.tokens
     return token_picker(
-        "Token to follow", "learn_token", shared.text, keep, tokens,
-        lambda: default_token(tokens, trace.tokens.special_t), st.columns([1, 2])[0],
-    )  # fmt: skip
+        "Token to follow",
+        "learn_token",
+        shared.text,
+        keep,
+        tokens,
+        lambda: default_token(tokens, trace.tokens.special_t),
+        st.columns([1, 2])[0],
+    )
 
 
 def say(i: int, trace: Trace) -> str:

@@ -44,9 +44,15 @@ def render(shared: Shared, trace: Trace) -> None:
     cells = [col for _ in range(N_SIDE_BY_SIDE // 2) for col in st.columns(2)]
     for slot, col in enumerate(cells):
         with col:  # each its own head, fixed: no control or key changes it
-            explore.shared_only(trace, shared.model, shared.text, f"learn_heads_{slot}",
-                                stages=("pattern",), switches={"head": (head + slot) % n_heads},
-                                controls=())  # fmt: skip
+            explore.shared_only(
+                trace,
+                shared.model,
+                shared.text,
+                f"learn_heads_{slot}",
+                stages=("pattern",),
+                switches={"head": (head + slot) % n_heads},
+                controls=(),
+            )
     st.caption(
         f"How to read this: {N_SIDE_BY_SIDE} heads of the same layer on the same sentence, "
         "starting at the sidebar's head; same colour scale, different habits."

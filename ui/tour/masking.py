@@ -33,9 +33,15 @@ def render(shared: Shared, trace: Trace) -> None:
     layer, head, e, n = shared.layer, shared.head, trace.config.d_head, trace.n_tokens
     i = token(shared, trace)
     causal = attention_steps(trace.scores_lhqk[layer, head], e, causal=True)
-    explore.shared_only(trace, shared.model, shared.text, "learn_masked",
-                        stages=("masked", "pattern"), switches={"causal": True},
-                        controls=LAYER_HEAD)  # fmt: skip
+    explore.shared_only(
+        trace,
+        shared.model,
+        shared.text,
+        "learn_masked",
+        stages=("masked", "pattern"),
+        switches={"causal": True},
+        controls=LAYER_HEAD,
+    )
     st.caption(
         "How to read this: left, the scaled scores with the hidden cells blanked out (−∞); "
         "right, the pattern that results — the upper triangle is exactly 0."

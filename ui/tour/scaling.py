@@ -37,8 +37,14 @@ def render(shared: Shared, trace: Trace) -> None:
     d_ks = (1, e, trace.config.d_model)
     st.markdown(text(d_ks, dot_spread(d_ks)[1]))
     i = token(shared, trace)
-    explore.shared_only(trace, shared.model, shared.text, "learn_scaled",
-                        stages=("scores", "scaled"), controls=LAYER_HEAD)  # fmt: skip
+    explore.shared_only(
+        trace,
+        shared.model,
+        shared.text,
+        "learn_scaled",
+        stages=("scores", "scaled"),
+        controls=LAYER_HEAD,
+    )
     st.caption(
         "How to read this: rows are queries, columns keys. Left the raw dot products, right the "
         f"same divided by √{e} ≈ {np.sqrt(e):.2f}: same shape, smaller range."

@@ -26,8 +26,9 @@ def render(shared: Shared, trace: Trace) -> None:
     st.markdown(TEXT)
     layer, head, e = shared.layer, shared.head, trace.config.d_head
     i = token(shared, trace)
-    explore.shared_only(trace, shared.model, shared.text, "learn_scores", stages=("scores",),
-                        controls=LAYER_HEAD)  # fmt: skip
+    explore.shared_only(
+        trace, shared.model, shared.text, "learn_scores", stages=("scores",), controls=LAYER_HEAD
+    )
     st.caption(
         "How to read this: rows are queries, columns keys; each cell is one dot product q·k "
         "of this layer and head, before anything else is done to it."

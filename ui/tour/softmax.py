@@ -38,8 +38,9 @@ def render(shared: Shared, trace: Trace) -> None:
     i = token(shared, trace)
     keep = view(shared, trace)[0]
     steps = attention_steps(trace.scores_lhqk[layer, head], e)
-    explore.shared_only(trace, shared.model, shared.text, "learn_pattern", stages=("pattern",),
-                        controls=LAYER_HEAD)  # fmt: skip
+    explore.shared_only(
+        trace, shared.model, shared.text, "learn_pattern", stages=("pattern",), controls=LAYER_HEAD
+    )
     st.caption(
         "How to read this: row i is where token i looks; the brighter the cell, the larger its "
         "share of the row's total of 1."

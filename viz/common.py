@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas  # noqa: F401 - imported fully before any figure is built (see below)
 import plotly.graph_objects as go
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 # Plotly's validators and JSON encoder look pandas up in sys.modules without importing it, so
 # they can meet a half-imported pandas while another session's thread is importing it (Streamlit
@@ -35,7 +35,7 @@ def token_categories(tokens: Sequence[str]) -> list[str]:
     return [f"{i}:{escape(tok)}" for i, tok in enumerate(tokens)]
 
 
-def category_ticks(tokens: Sequence[str], max_labels: int = 60) -> dict:
+def category_ticks(tokens: Sequence[str], max_labels: int = 60) -> dict[str, object]:
     """Axis settings that label the categories with the bare tokens, thinned past max_labels."""
     step = max(1, -(-len(tokens) // max_labels))
     cats = token_categories(tokens)
@@ -46,16 +46,16 @@ def category_ticks(tokens: Sequence[str], max_labels: int = 60) -> dict:
     }
 
 
-def finite(values: NDArray) -> NDArray:
+def finite(values: ArrayLike) -> NDArray[np.float32]:
     """float32 copy with -inf (masked) and any nan/inf turned into NaN gaps for Plotly."""
     out = np.asarray(values, dtype=np.float32).copy()
     out[~np.isfinite(out)] = np.nan
     return out
 
 
-def _layout(height: int, title: str | None) -> dict:
+def _layout(height: int, title: str | None) -> dict[str, object]:
     """Common margins, font and transparent background (legible in light and dark themes)."""
-    layout = {
+    layout: dict[str, object] = {
         "height": height,
         "margin": {"l": 10, "r": 10, "t": 40 if title else 10, "b": 10},
         "font": FONT,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import plotly.graph_objects as go
+from numpy.typing import NDArray
 from plotly.subplots import make_subplots
 
 from attention_core import Saturation
@@ -16,7 +17,14 @@ UNSCALED = ("without scaling", VERMILLION, "dash")
 DOTTED = {"color": "rgba(128,128,128,0.8)", "dash": "dot", "width": 1}  # reference lines
 
 
-def _line(x: list[int], y, std, style: tuple[str, str, str], unit: str, first: bool) -> go.Scatter:
+def _line(
+    x: list[int],
+    y: NDArray[np.floating],
+    std: NDArray[np.floating],
+    style: tuple[str, str, str],
+    unit: str,
+    first: bool,
+) -> go.Scatter:
     name, colour, dash = style
     return go.Scatter(
         x=x,

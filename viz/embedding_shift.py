@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 from viz.common import BLUE, ORANGE, VERMILLION, base_layout, escape
 
@@ -26,10 +26,11 @@ def layer_name(layer: int) -> str:
 
 def axis_titles(explained_c: Sequence[float]) -> tuple[str, str]:
     """ "PC1 (34% of variance)" for the first two components."""
-    return tuple(f"PC{i + 1} ({r:.0%} of variance)" for i, r in enumerate(explained_c[:2]))
+    first, second = (f"PC{i + 1} ({r:.0%} of variance)" for i, r in enumerate(explained_c[:2]))
+    return first, second
 
 
-def padded_range(values: NDArray, pad: float = 0.12) -> list[float]:
+def padded_range(values: ArrayLike, pad: float = 0.12) -> list[float]:
     """A fixed axis range around every frame's points, so the axes do not jump while animating."""
     lo, hi = float(np.nanmin(values)), float(np.nanmax(values))
     margin = max(hi - lo, 1e-6) * pad
@@ -41,7 +42,9 @@ def _alternating(n: int) -> list[str]:
     return ["bottom center" if i % 2 == 0 else "top center" for i in range(n)]
 
 
-def _arrows(start_t2: NDArray, end_t2: NDArray, focus: int | None) -> go.Scatter:
+def _arrows(
+    start_t2: NDArray[np.floating], end_t2: NDArray[np.floating], focus: int | None
+) -> go.Scatter:
     xs, ys, sizes, colours = [], [], [], []
     for i, (a, b) in enumerate(zip(start_t2, end_t2, strict=True)):
         xs += [a[0], b[0], None]
@@ -74,9 +77,9 @@ def name_states(fig: go.Figure, value: str) -> go.Figure:
 
 
 def _frame_traces(
-    static_t2: NDArray,
-    contextual_t2: NDArray,
-    probes_p2: NDArray,
+    static_t2: NDArray[np.floating],
+    contextual_t2: NDArray[np.floating],
+    probes_p2: NDArray[np.floating],
     tokens: Sequence[str],
     probe_words: Sequence[str],
     state: int,
@@ -109,7 +112,7 @@ def _frame_traces(
     ]
 
 
-def _controls(n_frames: int, active: int) -> dict:
+def _controls(n_frames: int, active: int) -> dict[str, object]:
     """A slider with one step per hidden state, named like the frames ("embedding", "after
     layer 0", …), and a Play button that runs through every state."""
     move = {
@@ -150,8 +153,8 @@ def _controls(n_frames: int, active: int) -> dict:
 
 
 def make_embedding_shift(
-    tokens_lt2: NDArray,
-    probes_lp2: NDArray,
+    tokens_lt2: NDArray[np.floating],
+    probes_lp2: NDArray[np.floating],
     tokens: Sequence[str],
     probe_words: Sequence[str],
     *,

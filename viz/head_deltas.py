@@ -15,7 +15,7 @@ _NUMBERS_UP_TO = 12  # print each cell's size when the sentence is this short
 
 
 def make_head_deltas(
-    head_norm_ht: NDArray, delta_norm_t: NDArray, tokens: Sequence[str]
+    head_norm_ht: NDArray[np.floating], delta_norm_t: NDArray[np.floating], tokens: Sequence[str]
 ) -> go.Figure:
     """Heatmap of ‖ΔE_h‖ for every head (rows) and token (columns), with a last row for the
     length of the combined update ΔE. Proposals can cancel, so that row can be shorter than

@@ -29,7 +29,7 @@ COLOURS = (ORANGE, SKY, GREEN, PURPLE, BLUE, VERMILLION, YELLOW, BLACK)
 
 
 def make_layer_similarity(
-    cosine_by_name: Mapping[str, NDArray],
+    cosine_by_name: Mapping[str, NDArray[np.floating]],
     *,
     title: str | None = None,
     mark_layer: int | None = None,

@@ -14,7 +14,9 @@ MEASURED = BLUE
 SQUARE = VERMILLION  # also dashed
 
 
-def make_cost_curve(n_tokens: NDArray, seconds: NDArray, nbytes: NDArray) -> go.Figure:
+def make_cost_curve(
+    n_tokens: NDArray[np.integer], seconds: NDArray[np.floating], nbytes: NDArray[np.integer]
+) -> go.Figure:
     """Two log-log panels over token count: forward time (ms) and bytes of scores + pattern (MB).
     Each shows the measurement and c·n² through its largest point (dashed): on log axes n²
     is a straight line of slope 2, so a measurement running parallel to it grows as n²."""

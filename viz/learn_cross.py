@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import NDArray
 
@@ -13,7 +14,7 @@ _NUMBERS_UP_TO = 14  # print each cell's weight when both sentences are this sho
 
 
 def make_cross_pattern(
-    pattern_qk: NDArray,
+    pattern_qk: NDArray[np.floating],
     query_tokens: Sequence[str],
     key_tokens: Sequence[str],
     *,

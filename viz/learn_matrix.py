@@ -12,7 +12,7 @@ from viz.common import SIGNED_SCALE, base_layout, category_ticks, escape, token_
 
 
 def make_small_matrix(
-    values_rc: NDArray,
+    values_rc: NDArray[np.floating],
     row_tokens: Sequence[str],
     col_labels: Sequence[str],
     *,

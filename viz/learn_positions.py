@@ -11,7 +11,7 @@ from viz.learn_strip import robust_range
 
 
 def make_positions(
-    positions_td: NDArray,
+    positions_td: NDArray[np.floating],
     *,
     n_dims: int | None = None,
     title: str | None = None,

@@ -13,7 +13,9 @@ ATTENTION = VERMILLION
 DENSE = BLUE
 
 
-def make_cost_split(n_tokens: NDArray, attention_s: NDArray, dense_s: NDArray) -> go.Figure:
+def make_cost_split(
+    n_tokens: NDArray[np.integer], attention_s: NDArray[np.floating], dense_s: NDArray[np.floating]
+) -> go.Figure:
     """One stacked bar per length: the percentage of a layer's measured time spent in attention
     and in the dense layers (the two add to 100); hover shows the milliseconds."""
     n = np.asarray(n_tokens)

@@ -13,7 +13,7 @@ from viz.common import SIGNED_SCALE, base_layout, category_ticks, escape, token_
 CLIP_PERCENTILE = 99.0  # colours saturate here, so a few huge dimensions do not wash out the rest
 
 
-def robust_range(z: NDArray) -> float:
+def robust_range(z: NDArray[np.floating]) -> float:
     """Half-width of a colour scale centred at 0: the 99th percentile of |z| (1 when all zero).
     Hover still shows every exact value."""
     top = float(np.percentile(np.abs(z), CLIP_PERCENTILE)) if z.size else 0.0
@@ -21,7 +21,7 @@ def robust_range(z: NDArray) -> float:
 
 
 def make_embedding_strip(
-    vectors_nd: NDArray,
+    vectors_nd: NDArray[np.floating],
     labels: Sequence[str],
     *,
     token_axis: bool = True,

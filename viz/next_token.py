@@ -15,7 +15,7 @@ _BAR_HEIGHT = 26  # pixels per guess
 
 def make_next_token_bars(
     tokens: Sequence[str],
-    probs_k: NDArray,
+    probs_k: NDArray[np.floating],
     *,
     chosen: int | None = None,
     title: str | None = None,

@@ -15,7 +15,7 @@ HIGHLIGHT = ORANGE  # the chosen head or token
 
 
 def make_norm_bars(
-    norms_n: NDArray,
+    norms_n: NDArray[np.floating],
     labels: Sequence[str],
     *,
     token_axis: bool = False,

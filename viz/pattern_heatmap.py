@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
+import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import NDArray
 
@@ -29,7 +30,7 @@ _NUMBERS_UP_TO = 12  # print each cell's value when the sentence is this short
 
 
 def make_pattern_heatmap(
-    values_qk: NDArray,
+    values_qk: NDArray[np.floating],
     tokens: Sequence[str],
     *,
     stage: Stage = "pattern",

@@ -18,8 +18,8 @@ RELATIVE = "cosine − mean over the probes"
 
 
 def make_probe_similarity(
-    before_p: NDArray,
-    after_p: NDArray,
+    before_p: NDArray[np.floating],
+    after_p: NDArray[np.floating],
     probe_words: Sequence[str],
     *,
     after_label: str,

@@ -15,10 +15,10 @@ _COLOURS = (BLUE, ORANGE, GREEN, PURPLE)
 
 
 def make_distance_curves(
-    distances: NDArray,
-    curves: Mapping[str, NDArray],
+    distances: NDArray[np.integer | np.floating],
+    curves: Mapping[str, NDArray[np.floating]],
     *,
-    bands: Mapping[str, tuple[NDArray, NDArray]] | None = None,
+    bands: Mapping[str, tuple[NDArray[np.floating], NDArray[np.floating]]] | None = None,
     y_title: str = "similarity",
     title: str | None = None,
 ) -> go.Figure:

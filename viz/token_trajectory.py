@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import NDArray
 
@@ -18,9 +19,9 @@ def state_marks(n_states: int) -> list[str]:
 
 
 def make_token_trajectory(
-    path_l2: NDArray,
+    path_l2: NDArray[np.floating],
     token: str,
-    probes_p2: NDArray,
+    probes_p2: NDArray[np.floating],
     probe_words: Sequence[str],
     *,
     probe_state: int,

@@ -16,8 +16,8 @@ QUERY = ORANGE  # the query token's own bar
 
 
 def make_value_update(
-    weights_k: NDArray,
-    v_norms_k: NDArray,
+    weights_k: NDArray[np.floating],
+    v_norms_k: NDArray[np.floating],
     tokens: Sequence[str],
     query: int | None = None,
     *,

@@ -16,9 +16,9 @@ COLOURS = (VERMILLION, SKY, GREEN)  # the word asked about first
 
 
 def make_word_effect(
-    distance_by_word: Mapping[str, NDArray],
-    cosine_by_word: Mapping[str, NDArray],
-    length_l: NDArray,
+    distance_by_word: Mapping[str, NDArray[np.floating]],
+    cosine_by_word: Mapping[str, NDArray[np.floating]],
+    length_l: NDArray[np.floating],
     *,
     watched: str,
     height: int = 380,

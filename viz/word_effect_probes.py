@@ -16,8 +16,8 @@ WITHOUT_COLOUR = GREY  # grey: the word hidden
 
 
 def make_word_effect_probes(
-    with_p: NDArray,
-    without_p: NDArray,
+    with_p: NDArray[np.floating],
+    without_p: NDArray[np.floating],
     probe_words: Sequence[str],
     *,
     hidden_word: str,

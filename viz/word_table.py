@@ -13,10 +13,10 @@ from viz.common import PATTERN_SCALE, category_ticks, figure, token_categories
 
 
 def make_word_table(
-    weights_qk: NDArray,
+    weights_qk: NDArray[np.floating],
     words: Sequence[str],
     *,
-    masked_qk: NDArray | None = None,
+    masked_qk: NDArray[np.bool_] | None = None,
     title: str | None = None,
 ) -> go.Figure:
     """``weights_qk`` has a row per query word (each sums to 1); it is drawn transposed, so each

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 import streamlit as st
+from numpy.typing import NDArray
 
+from attention_core import LlamaTrace, Trace
 from attention_core.decoder_heads import (
     NOTE_PHRASE,
     NOTE_TABLE_QK,
@@ -72,7 +74,7 @@ def note_table(model_key: str) -> None:
     _explain(trace, tables, pick)
 
 
-def _explain(trace, tables: np.ndarray, pick: HeadPick) -> None:
+def _explain(trace: Trace | LlamaTrace, tables: NDArray[np.float64], pick: HeadPick) -> None:
     """The rule, the pooling, and where the real head differs from the notes, in numbers."""
     tokens = trace.tokens.tokens
     plumbing = len(tokens) - 1
@@ -102,7 +104,7 @@ def _explain(trace, tables: np.ndarray, pick: HeadPick) -> None:
     )
 
 
-def positions(trace, layer: int, head: int) -> None:
+def positions(trace: Trace | LlamaTrace, layer: int, head: int) -> None:
     """Rotary score against distance for one head, and both models' position similarities."""
     cfg = trace.config
     freqs = rope_frequencies(cfg.d_head, cfg.rope_theta)

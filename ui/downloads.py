@@ -15,7 +15,9 @@ from attention_core import Trace
 from attention_core.export import trace_arrays
 
 
-def matrix_csv(values: NDArray, row_labels: Sequence[str], col_labels: Sequence[str]) -> str:
+def matrix_csv(
+    values: NDArray[np.floating], row_labels: Sequence[str], col_labels: Sequence[str]
+) -> str:
     """CSV text with a header row of column labels and one labelled row per matrix row."""
     out = io.StringIO()
     writer = csv.writer(out)
@@ -27,7 +29,7 @@ def matrix_csv(values: NDArray, row_labels: Sequence[str], col_labels: Sequence[
 
 def csv_button(
     label: str,
-    values: NDArray,
+    values: NDArray[np.floating],
     row_labels: Sequence[str],
     col_labels: Sequence[str],
     file_name: str,
@@ -46,7 +48,8 @@ def csv_button(
 
 def _npz_bytes(trace: Trace) -> bytes:
     buf = io.BytesIO()
-    np.savez_compressed(buf, **trace_arrays(trace))
+    # allow_pickle is numpy's default, named so that numpy's stubs do not read the arrays as it
+    np.savez_compressed(buf, allow_pickle=True, **trace_arrays(trace))
     return buf.getvalue()
 
 

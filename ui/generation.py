@@ -35,7 +35,10 @@ class Timing:
 
 
 def model() -> LlamaModel:
-    return get_model(MODEL)
+    loaded = get_model(MODEL)
+    if not isinstance(loaded, LlamaModel):  # MODEL names the packaged decoder
+        raise TypeError(f"{MODEL!r} did not load as a decoder")
+    return loaded
 
 
 def text(run: Generation) -> str:

@@ -49,7 +49,7 @@ def render(open_view: Callable[[], None], view_in_page: bool = False) -> None:
         "Model",
         list(MODELS),
         key="model",
-        format_func=LABELS.get,
+        format_func=LABELS.__getitem__,  # LABELS has every key of MODELS
         on_change=open_view,
         help="MiniLM reads the whole sentence at once (an encoder); SmolLM2 writes text one token "
         "at a time and each token sees only the ones before it (a decoder; its weights are "

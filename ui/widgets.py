@@ -9,6 +9,8 @@ import numpy as np
 import streamlit as st
 from numpy.typing import NDArray
 
+from ui.show import Area
+
 
 def token_picker(
     label: str,
@@ -17,7 +19,7 @@ def token_picker(
     keep: NDArray[np.int64],
     tokens: Sequence[str],
     default: Callable[[], int],
-    where: Any = st,
+    where: Area = st,
     **kwargs: Any,
 ) -> int:
     """A menu of the tokens on show ("3: bank"), its choice kept in ``st.session_state[key]``

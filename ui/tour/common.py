@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import numpy as np
+import plotly.graph_objects as go
 import streamlit as st
+from numpy.typing import NDArray
+from streamlit.delta_generator import DeltaGenerator
 
 from attention_core import Trace, default_token
 from ui import safe, show
 from ui.presets import MONEY_BANK, RIVER_BANK
 from ui.router import Shared
+from ui.show import Area
 from ui.widgets import token_picker
 
 BANK_A, BANK_B = RIVER_BANK, MONEY_BANK  # the tour's sentences A and B
@@ -16,13 +20,13 @@ LAYER_HEAD = ("layer", "head")  # the explorer's controls in the tour: the switc
 KEPT = ("learn_token", "learn_src", "learn_tgt")  # choices that survive steps without the widget
 
 
-def view(shared: Shared, trace: Trace) -> tuple[np.ndarray, list[str]]:
+def view(shared: Shared, trace: Trace) -> tuple[NDArray[np.int64], list[str]]:
     """Positions shown (the sidebar may hide [CLS]/[SEP]) and their tokens."""
     keep = shared.visible(trace)
     return keep, [trace.tokens.tokens[i] for i in keep]
 
 
-def chart(fig, key: str, caption: str, where=st) -> None:
+def chart(fig: go.Figure, key: str, caption: str, where: Area = st) -> None:
     show.plot(fig, key, where, caption)
 
 
@@ -45,7 +49,7 @@ def say(i: int, trace: Trace) -> str:
     return f"token {i} {safe.token(trace.tokens.tokens[i])}"
 
 
-def engineers():
+def engineers() -> DeltaGenerator:
     """The closed section for code names and float-precision checks."""
     return st.expander("For engineers", expanded=False, icon=":material/code:")
 

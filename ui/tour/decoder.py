@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from attention_core import DecoderTrace, Trace
+from attention_core import DecoderTrace, ModelConfig, Trace
 from ui import cache
 from ui.router import Shared
 from ui.show import NUM
@@ -19,7 +19,7 @@ HINT = "switch on its causal mask"  # what to do there
 TAG = "illustrative"
 
 
-def text(cfg, layer: int) -> str:
+def text(cfg: ModelConfig, layer: int) -> str:
     return (
         "MiniLM is an encoder only: it reads a whole sentence and was never trained to write "
         "one. A translation model pairs an encoder with a decoder, whose layers have two kinds "

@@ -6,7 +6,7 @@ import numpy as np
 import streamlit as st
 from numpy.typing import NDArray
 
-from attention_core import Trace, cosine, default_token, sinusoidal_positions
+from attention_core import ModelConfig, Trace, cosine, default_token, sinusoidal_positions
 from ui.cache import get_trace
 from ui.router import Shared
 from ui.tour.common import BANK_A, BANK_B, chart, engineers
@@ -16,7 +16,7 @@ TITLE = "Positional information"
 PAGE = "build_head"  # the page that explores this step further (ui.registry)
 
 
-def text(cfg) -> str:
+def text(cfg: ModelConfig) -> str:
     return (
         "Attention itself treats its input as a set: shuffle the words and each would get the "
         "same update. To make order visible, a vector that depends only on the position is "

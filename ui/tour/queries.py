@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from attention_core import Trace
+from attention_core import ModelConfig, Trace
 from attention_core.demos import query_from_weights
 from ui.cache import get_model
 from ui.router import Shared
@@ -17,7 +17,7 @@ PAGE = "pattern"  # the page that explores this step further (ui.registry)
 SHOWN_DIMS = 8  # query/key dimensions drawn
 
 
-def text(cfg) -> str:
+def text(cfg: ModelConfig) -> str:
     return (
         f"Each head turns every token's vector E into two short vectors of {cfg.d_head} numbers. "
         "The query q = E·W_Q + b_Q is what the token is looking for; the key k = E·W_K + b_K is "

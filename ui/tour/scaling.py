@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import streamlit as st
+from numpy.typing import NDArray
 
 from attention_core import Trace, attention_steps, cell_arithmetic, row_entropy_bits
 from attention_core.demos import dot_spread, scale_effect
@@ -16,7 +17,7 @@ TITLE = "Scaling the scores by √d_k"
 PAGE = "build_head"  # the page that explores this step further (ui.registry)
 
 
-def text(d_ks: tuple[int, ...], stds: np.ndarray) -> str:
+def text(d_ks: tuple[int, ...], stds: NDArray[np.float64]) -> str:
     measured = ", ".join(
         f"{s:.1f} at d_k = {d} (√{d} = {np.sqrt(d):.1f})" for d, s in zip(d_ks, stds, strict=True)
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from attention_core import Trace, cosine
+from attention_core import ModelConfig, Trace, cosine
 from attention_core.demos import repeated_word
 from ui import safe
 from ui.cache import get_trace
@@ -17,7 +17,7 @@ TITLE = "Tokens and static embeddings"
 PAGE = "compare"  # the page that explores this step further (ui.registry)
 
 
-def text(cfg) -> str:
+def text(cfg: ModelConfig) -> str:
     return (
         "The model never sees letters. A tokenizer cuts the text into pieces from a fixed "
         f"vocabulary of {cfg.vocab_size:,} (rare words split into several, the later ones marked "

@@ -5,7 +5,14 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from attention_core import Trace, cosine, largest_terms, output_bias, value_update
+from attention_core import (
+    ModelConfig,
+    Trace,
+    cosine,
+    largest_terms,
+    output_bias,
+    value_update,
+)
 from ui.cache import get_model
 from ui.router import Shared
 from ui.tour.common import chart, engineers, say, token, view
@@ -16,7 +23,7 @@ TITLE = "Values and the update ΔE"
 PAGE = "values"  # the page that explores this step further (ui.registry)
 
 
-def text(cfg) -> str:
+def text(cfg: ModelConfig) -> str:
     return (
         "The weights only say where to look; the value vectors say what is passed along. Each "
         "token also gets a value V = E·W_V. The chosen token's output is the weighted sum "

@@ -1,14 +1,22 @@
-"""Entry point: ``streamlit run app.py``. Routes to the pages and draws the shared sidebar."""
+"""The app: ``streamlit run app.py`` (what ./run.sh does) serves every page and the one HTTP route
+the attention explorer fetches a sentence's numbers from (server/api.py).
 
+Streamlit finds ``app`` below, an ASGI app, and serves it: the pages run navigation.py (the
+navigation and the shared sidebar) for every view, and ``ROUTES`` answer the explorer's requests.
+"""
+
+import gc
+
+import pandas  # noqa: F401 - imported here so that gc.freeze() below covers them
+import plotly.graph_objects  # noqa: F401
 import streamlit as st
 
-from ui import registry, router
+import viz.common  # noqa: F401
+from ui.routes import ROUTES
 
-PAGES = [
-    st.Page(page.path, title=page.title, icon=page.icon, default=page.name == "home")
-    for page in registry.PAGES
-]
+# Streamlit runs a full garbage collection after every script run, fragment reruns included;
+# with pandas, Plotly and NumPy loaded that walked every object and cost ~90 ms of CPU per run
+# (py-spy). Objects alive now live as long as the server: freeze them out of every collection.
+gc.freeze()
 
-page = st.navigation(PAGES)
-router.frame(page.url_path)
-page.run()
+app = st.App("navigation.py", routes=ROUTES)

@@ -11,4 +11,4 @@ export OPENBLAS_NUM_THREADS="${OPENBLAS_NUM_THREADS:-1}" OMP_NUM_THREADS="${OMP_
 # 579 MB instead of 611 MB resident.
 export MALLOC_ARENA_MAX="${MALLOC_ARENA_MAX:-2}"
 export HF_HUB_OFFLINE=1 HF_HUB_DISABLE_PROGRESS_BARS=1
-exec .venv/bin/python -m streamlit run server.py "$@"
+exec .venv/bin/python -m streamlit run app.py "$@"

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Serve a classroom: N replicas of the app (server.py, as run.sh starts it) behind HAProxy, each
+# Serve a classroom: N replicas of the app (app.py, as run.sh starts it) behind HAProxy, each
 # browser pinned to one replica, replicas restarted when they die.
 # Usage: ./serve.sh [--replicas N] [--port P] [--bind ADDR]
-#   N     replicas, each its own `streamlit run server.py` process (default: the number of cores,
+#   N     replicas, each its own `streamlit run app.py` process (default: the number of cores,
 #         `nproc`; each takes about 0.5-0.7 GB resident and one core while it computes)
 #   P     the port browsers open (default 8501); the replicas listen on 127.0.0.1 at P+1..P+N
 #         (a free port instead when one of those is taken)
@@ -148,7 +148,7 @@ haproxy -c -q -f "$cfg" || { echo "serve.sh: invalid HAProxy config $cfg" >&2; e
 
 start_replica() {
   echo "----- $(date -Is) starting on port ${rport[$1]}" >>"$run_dir/replica-$1.log"
-  .venv/bin/python -m streamlit run server.py --server.headless true \
+  .venv/bin/python -m streamlit run app.py --server.headless true \
     --browser.gatherUsageStats false --server.address 127.0.0.1 --server.port "${rport[$1]}" \
     </dev/null >>"$run_dir/replica-$1.log" 2>&1 &
   rpid[$1]=$! rstart[$1]=$(now_ms) rhealthy[$1]=0

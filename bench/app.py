@@ -1,6 +1,6 @@
 """``python -m bench app [--quick] [--repeats N]``: the running app, measured against its targets.
 
-Starts ``streamlit run server.py`` on 127.0.0.1 (scripts/live_app.py), drives Debian's Chromium
+Starts ``streamlit run app.py`` on 127.0.0.1 (scripts/live_app.py), drives Debian's Chromium
 with Playwright as a person would (open a link, press an arrow key, type a sentence) and prints
 one markdown table per section, the target next to each figure: the floor of the stack (a bare
 Streamlit + Plotly page, bench/floor.py), cold start, the attention explorer on /pattern (switches,

@@ -1,6 +1,6 @@
 """``python -m bench decoder [--repeats N]``: SmolLM2 in the running app, against its targets.
 
-Starts ``streamlit run server.py`` on 127.0.0.1 and drives Debian's Chromium as a person would:
+Starts ``streamlit run app.py`` on 127.0.0.1 and drives Debian's Chromium as a person would:
   new prompt   /pattern?model=smollm2 open on a short prompt; type a new 128-token one (never
                seen, so never cached) and time Enter → the explorer's first chart on screen
                (timed in the page, as ``bench app`` times MiniLM). Target p50 ≤ 1.0 s.

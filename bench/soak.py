@@ -159,7 +159,7 @@ def main(argv: list[str]) -> int:
     print(f"soak: {len(texts)} sentences × {len(pages)} pages, reading every {args.every}")
     tmp = Path(tempfile.mkdtemp(prefix="soak-"))
     tree, log = snapshot(tmp / "tree"), tmp / "server.log"
-    with streamlit_server(script=tree / "server.py") as url, sync_playwright() as pw:
+    with streamlit_server(script=tree / "app.py") as url, sync_playwright() as pw:
         drain(url.pid, log)
         browser = launch_chromium(pw)
         page = browser.new_page(viewport={"width": 1280, "height": 900})

@@ -24,10 +24,11 @@ ALLOWED = {
     "attention_core": {"attention_core"},
     "viz": {"viz", "attention_core"},
     "explorer": {"explorer", "attention_core"},
-    "ui": {"ui", "viz", "explorer", "attention_core"},
+    "ui": {"ui", "viz", "explorer", "server", "attention_core"},
     "pages": {"ui", "viz", "explorer", "attention_core"},
-    "app": {"ui"},
-    "server": {"explorer", "ui", "viz"},
+    "app": {"ui", "viz"},
+    "navigation": {"ui"},
+    "server": {"server", "explorer", "attention_core"},
 }
 ENGINE_FORBIDDEN = {"streamlit", "plotly"}
 

@@ -46,9 +46,9 @@ def free_port() -> int:
 
 @contextlib.contextmanager
 def streamlit_server(
-    port: int | None = None, timeout: float = 60.0, script: Path = ROOT / "server.py"
+    port: int | None = None, timeout: float = 60.0, script: Path = ROOT / "app.py"
 ) -> Iterator[ServerUrl]:
-    """Run `streamlit run server.py` (or ``script``) on 127.0.0.1; yield its base URL; stop it on
+    """Run `streamlit run app.py` (or ``script``) on 127.0.0.1; yield its base URL; stop it on
     exit."""
     port = port or free_port()
     env = {

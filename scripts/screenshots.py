@@ -2,7 +2,7 @@
 
     .venv/bin/python -m scripts.screenshots [--out docs/screenshots]
 
-Starts `streamlit run server.py` on a free loopback port, opens each page on a preset sentence,
+Starts `streamlit run app.py` on a free loopback port, opens each page on a preset sentence,
 waits for its charts and attention explorers, and writes one PNG per page, one per tour step
 (docs/screenshots/tour/) and the pattern page in the dark theme.
 """

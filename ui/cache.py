@@ -1,5 +1,5 @@
 """Every cached computation of the app, each a thin st.cache_* wrapper over one engine call: the
-model, the traces (through the trace store, ui/trace_store.py), and what single pages need.
+model, the traces (through the trace store, server/trace_store.py), and what single pages need.
 Cached objects are shared by every session: a trace's arrays are read-only, so no page can
 change what another visitor sees; st.cache_data copies the small results it hands out."""
 
@@ -13,8 +13,6 @@ from contextlib import AbstractContextManager, nullcontext
 import numpy as np
 import streamlit as st
 from numpy.typing import NDArray
-from streamlit.runtime.scriptrunner_utils.script_requests import ScriptRequestType
-from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
 import attention_core
 from attention_core import (
@@ -47,8 +45,9 @@ from attention_core.models import MODELS as PACKAGED
 from attention_core.saturation import Saturation, saturation_curve
 from attention_core.telling import TellingHead, telling_head
 from attention_core.tokens import tokenize
+from server.streamlit_private import current_run
+from server.trace_store import Superseded, TraceStore, trim_periodically
 from ui.presets import DEFAULT_SENTENCE
-from ui.trace_store import Superseded, TraceStore, trim_periodically
 
 try:
     from threadpoolctl import threadpool_limits
@@ -131,16 +130,12 @@ def get_trace(model_name: str, text: str, whatif: WhatIf = WhatIf()) -> Trace:
         model = get_model(model_name)
         return trace_nbytes(model.config, len(tokenize(model, text)))
 
-    ctx = get_script_run_ctx(suppress_warning=True)
-    requests = getattr(ctx, "script_requests", None)
-    if ctx is None or requests is None:  # the explorer's HTTP route, a test: no session
+    run = current_run()
+    if run is None:  # the explorer's HTTP route, a test: no session
         return trace_store().get(key, compute, expected=expected)
-
-    def wanted() -> bool:  # False once Streamlit was asked to rerun or stop this session's run
-        return getattr(requests, "_state", ScriptRequestType.CONTINUE) is ScriptRequestType.CONTINUE
-
+    session, wanted = run  # wanted() turns False once the session's run must rerun or stop
     try:
-        return trace_store().get(key, compute, ctx.session_id, wanted, expected)
+        return trace_store().get(key, compute, session, wanted, expected)
     except Superseded:
         st.empty()  # a yield point: Streamlit raises its RerunException/StopException here
         return trace_store().get(key, compute, expected=expected)  # a rerun not preempting it

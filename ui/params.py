@@ -16,6 +16,7 @@ from typing import Any
 import streamlit as st
 
 from attention_core import DEFAULT_MODEL_NAME, ModelConfig
+from server.streamlit_private import widget_values_sent
 from ui.cache import DEFAULT_MODEL, MODELS, model_config
 from ui.presets import DEFAULT_PROBES, DEFAULT_SENTENCE, MONEY_BANK, RIVER_BANK
 from ui.tour import N_STEPS
@@ -187,35 +188,15 @@ def accept(name: str, value: Any) -> Any:
     return PARAMS[name].parse(_encode(value))
 
 
-def _plain(proto: Any) -> str | None:
-    """A slider's, toggle's or text box's value from its widget-state proto, as a URL would
-    write it; None for other kinds (menus: their URL value is used)."""
-    kind = proto.WhichOneof("value")
-    if kind == "double_array_value" and len(proto.double_array_value.data) == 1:
-        value = proto.double_array_value.data[0]
-        return str(int(value)) if float(value).is_integer() else str(value)
-    if kind in ("bool_value", "string_value", "int_value", "double_value"):
-        return str(getattr(proto, kind))
-    return None
-
-
 def sent_by_browser() -> dict[str, Any]:
     """The settings whose widgets the browser sent values for with this run, parsed. A new
     session's first run has none, except when a page reconnects to another replica (its own
     died): its first action there sends what its sliders and boxes show, which is newer than
-    its URL (the move itself is in it). Reads Streamlit's private session state: empty if that
-    changes."""
-    try:
-        from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
-        from streamlit.runtime.state.common import user_key_from_element_id
-
-        states = get_script_run_ctx().session_state._state._new_widget_state.states
-        raw = {user_key_from_element_id(w): _plain(s.value) for w, s in states.items()}
-    except Exception:  # no run context (a test), or Streamlit's internals moved
-        return {}
+    its URL (the move itself is in it). Read from Streamlit's private session state
+    (server/streamlit_private.py): empty if that changes."""
     found = {}
-    for name, value in raw.items():
-        if name in PARAMS and value is not None:
+    for name, value in widget_values_sent().items():
+        if name in PARAMS:
             with contextlib.suppress(ValueError):
                 found[name] = PARAMS[name].parse(value)
     return found

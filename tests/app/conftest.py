@@ -1,4 +1,4 @@
-"""AppTest helpers: run app.py on a given page with given URL parameters."""
+"""AppTest helpers: run navigation.py (the script app.py serves) on a page, with URL parameters."""
 
 from __future__ import annotations
 
@@ -10,14 +10,15 @@ import streamlit.testing.v1.app_test as app_test
 from streamlit.runtime.pages_manager import PagesManager
 from streamlit.testing.v1 import AppTest
 
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
+APP = str(Path(__file__).resolve().parents[2] / "navigation.py")
 TIMEOUT = 60  # the first run of a session loads the model
 
 
 class _RoutedPagesManager(PagesManager):
     """AppTest resets Streamlit's legacy pages/ routing before every run, so each run after a
-    switch_page would skip app.py. A live server uses st.navigation routing after its first run;
-    make AppTest do the same so tests see what users see (ui.router covers the legacy case)."""
+    switch_page would skip navigation.py. A live server uses st.navigation routing after its
+    first run; make AppTest do the same so tests see what users see (ui.router covers the legacy
+    case)."""
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -28,7 +29,8 @@ app_test.PagesManager = _RoutedPagesManager
 
 
 def open_page(page: str | None = None, **query: str) -> AppTest:
-    """app.py switched to ``pages/<page>.py`` (home when None), with URL parameters, run once."""
+    """navigation.py switched to ``pages/<page>.py`` (home when None), with URL parameters, run
+    once."""
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     for name, value in query.items():
         at.query_params[name] = value

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from attention_core import trace_sentence
-from ui.trace_store import TraceStore, nbytes
+from server.trace_store import TraceStore, nbytes
 
 ROOT = Path(__file__).resolve().parents[2]
 FOLDERS = ("ui", "pages", "explorer")
@@ -98,12 +98,12 @@ def test_the_trace_store_stays_within_its_budget_under_many_traces(model):
 def test_freed_memory_is_trimmed_periodically(monkeypatch):
     import threading
 
-    import ui.trace_store
+    import server.trace_store
 
     calls, stop = [], threading.Event()
-    monkeypatch.setattr(ui.trace_store, "release_free_memory", lambda: calls.append(1))
+    monkeypatch.setattr(server.trace_store, "release_free_memory", lambda: calls.append(1))
     thread = threading.Thread(
-        target=ui.trace_store.trim_periodically, args=(stop, 0.01), daemon=True
+        target=server.trace_store.trim_periodically, args=(stop, 0.01), daemon=True
     )
     thread.start()
     deadline = time.monotonic() + 5

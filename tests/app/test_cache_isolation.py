@@ -13,8 +13,8 @@ import pytest
 from attention_core import Tokens, attention_steps, trace_sentence
 from tests.app.conftest import open_page
 from tests.app.test_page_pattern import open_numbers
-from ui.api import block_bytes
 from ui.cache import DEFAULT_MODEL, get_model, get_trace
+from ui.routes import block_bytes
 
 SENTENCE = "Session one reads about the muddy river bank"
 

@@ -13,10 +13,11 @@ import pytest
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
-import ui.api
+import ui.routes
 from attention_core import trace_sentence
 from attention_core.pack import layer_block
 from explorer import PATH
+from server import api
 from ui.params import MAX_CHARS
 
 MODEL = "minilm"
@@ -26,7 +27,7 @@ PAYLOAD = "<img src=x onerror=alert(1)> <b>bold</b> <script>alert(2)</script> \"
 
 @pytest.fixture(scope="module")
 def client():
-    with TestClient(Starlette(routes=ui.api.ROUTES)) as client:
+    with TestClient(Starlette(routes=ui.routes.ROUTES)) as client:
         yield client
 
 
@@ -95,7 +96,7 @@ BAD = [
     ("layer missing", {"model": MODEL, "text": SENTENCE, "part": "scores"}, "whole number"),
     ("unknown part", good(part="pattern"), "part must be one of scores, qk"),
     ("part missing", {"model": MODEL, "text": SENTENCE, "layer": 0}, "part must be one of"),
-    ("body too large", good(text="x" * (ui.api.MAX_BODY + 1)), "request too large"),
+    ("body too large", good(text="x" * (ui.routes.TRACES.max_body + 1)), "request too large"),
 ]
 
 
@@ -127,4 +128,4 @@ def test_only_post_is_routed(client):
 
 def test_parse_request_returns_the_fields():
     body = json.dumps(good(text=PAYLOAD, layer=4, part="qk")).encode()
-    assert ui.api.parse_request(body) == (MODEL, PAYLOAD, 4, "qk")
+    assert api.parse_request(ui.routes.TRACES, body) == (MODEL, PAYLOAD, 4, "qk")

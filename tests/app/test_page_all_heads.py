@@ -13,7 +13,7 @@ from streamlit.components.v2.bidi_component.main import _make_trigger_id
 
 from attention_core import attention_steps, load_model, summarize_heads, trace_sentence
 from tests.app.conftest import open_page
-from ui.api import block_bytes
+from ui.routes import block_bytes
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 SENTENCE = "dirty quantum plumbing"  # [CLS] dirty quantum plumbing [SEP]

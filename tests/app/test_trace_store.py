@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from attention_core import trace_nbytes, trace_sentence
-from ui.trace_store import Superseded, TraceStore, nbytes
+from server.trace_store import Superseded, TraceStore, nbytes
 
 
 @pytest.fixture(scope="module")

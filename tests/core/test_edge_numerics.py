@@ -16,7 +16,7 @@ from hypothesis.extra.numpy import arrays
 from attention_core import WhatIf, attention_steps, trace_sentence
 from tests.app.conftest import open_page
 from tests.app.test_page_pattern import open_numbers
-from ui.api import block_bytes
+from ui.routes import block_bytes
 
 D_K = 32
 BIG = float(np.finfo(np.float32).max)  # any finite float32 score (overflow is clipped)

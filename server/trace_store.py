@@ -14,13 +14,16 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import fields, is_dataclass
-from typing import TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
 from attention_core import Trace
 
-T = TypeVar("T")
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+T = TypeVar("T", bound="DataclassInstance")
 
 
 def _freeze(obj: T) -> T:
@@ -29,19 +32,19 @@ def _freeze(obj: T) -> T:
         value = getattr(obj, f.name)
         if isinstance(value, np.ndarray):
             value.flags.writeable = False
-        elif is_dataclass(value):
+        elif is_dataclass(value) and not isinstance(value, type):
             _freeze(value)
     return obj
 
 
-def nbytes(obj) -> int:
+def nbytes(obj: DataclassInstance) -> int:
     """Bytes held by the arrays of a dataclass, nested ones included."""
     total = 0
     for f in fields(obj):
         value = getattr(obj, f.name)
         if isinstance(value, np.ndarray):
             total += value.nbytes
-        elif is_dataclass(value):
+        elif is_dataclass(value) and not isinstance(value, type):
             total += nbytes(value)
     return total
 
@@ -121,7 +124,7 @@ class TraceStore:
         self._lock = threading.Lock()
         self._slot_free = threading.Condition(self._lock)
         # key -> [its lock, requests holding or waiting for it]; removed when the count is 0
-        self._computing: dict[Hashable, list] = {}
+        self._computing: dict[Hashable, list[Any]] = {}
         self._latest: dict[Hashable, Hashable] = {}  # session -> key it asked for last
         self._usage: dict[Hashable, tuple[float, float]] = {}  # session -> (seconds, when)
         self._waiting: dict[int, Hashable | None] = {}  # ticket -> its session, in arrival order
@@ -150,7 +153,7 @@ class TraceStore:
             return 0.0
         used, at = self._usage[session]
         now = time.monotonic() if now is None else now
-        return used * 0.5 ** ((now - at) / self.USAGE_HALF_LIFE_S)
+        return float(used * 0.5 ** ((now - at) / self.USAGE_HALF_LIFE_S))
 
     def _charge(self, session: Hashable | None, seconds: float) -> None:
         with self._lock:

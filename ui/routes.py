@@ -1,0 +1,19 @@
+"""The explorer's HTTP route wired to the app's own caches: the same loaded models and the same
+trace store as the pages, so a layer the browser fetches is never computed twice."""
+
+from __future__ import annotations
+
+from starlette.routing import Route
+
+from attention_core.pack import Part
+from server import api
+from ui.cache import MODELS, get_trace, model_error
+from ui.params import MAX_CHARS
+
+TRACES = api.Traces(MODELS, model_error, get_trace, MAX_CHARS)
+ROUTES: list[Route] = api.routes(TRACES)
+
+
+def block_bytes(model: str, text: str, layer: int, part: Part) -> bytes:
+    """The bytes the route sends for this layer block (``api.block_bytes`` on the app's traces)."""
+    return api.block_bytes(TRACES, model, text, layer, part)

@@ -1,167 +1,46 @@
-"""The attention explorer: a Streamlit components-v2 view that holds a sentence's attention in
-the browser and redraws every switch there (layer, head, mask, √d_k, temperature, layout, zoom,
-the cell arithmetic) without a server round trip.
-
-Its JavaScript lives in the .js files next to this one (plain functions, no build step), joined
-in order into one ES module; Streamlit registers it once per process. The numbers travel over
-the HTTP route at ``PATH`` (served by ``ui/api.py`` from the trace store), one layer block at a
-time, fetched by the browser.
+"""The attention explorer: a sentence's attention held in the browser, every switch (layer,
+head, mask, √d_k, temperature, layout, zoom, the cell arithmetic) redrawn there without a round
+trip. One JavaScript core (``js/``: small ES modules, assembled into one module by
+``bundle.py``), two adapters: the Streamlit app's (``streamlit_adapter``: ``mount``,
+``mount_grid``, ``mount_scores``, ``mount_step``) and the notebook's (``notebook``:
+``Explorer``, an anywidget). This package imports neither Streamlit nor anywidget itself: each
+name is loaded on first use, so a notebook never needs Streamlit.
 """
 
 from __future__ import annotations
 
-import base64
-from collections.abc import Callable, Sequence
-from functools import cache
+import importlib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import streamlit as st
-from numpy.typing import NDArray
-
-from attention_core import Trace
-from attention_core.pack import MAX_TILE, float32_bytes, header
+if TYPE_CHECKING:
+    from explorer.notebook import Explorer
+    from explorer.streamlit_adapter import mount, mount_grid, mount_scores, mount_step
 
 PATH = "/api/attention/block"  # where the browser fetches layer blocks (ui/api.py serves it)
-HERE = Path(__file__).parent
-# Joined in this order into one module; view.js holds the export.
-JS_FILES = ("stages.js", "draw.js", "fetch.js", "model.js", "grid.js", "step.js", "view.js")
+CSS = Path(__file__).parent / "explorer.css"  # the explorer's styles, for both adapters
 VIEW_FIELDS = ("layer", "head", "causal", "scale", "temp", "transpose", "hide_special", "q", "k")
-PREFETCH_BYTES = 8 * 2**20  # all layers' scores are fetched up front when they are this or less
+_LAZY = {
+    "mount": "explorer.streamlit_adapter",
+    "mount_grid": "explorer.streamlit_adapter",
+    "mount_scores": "explorer.streamlit_adapter",
+    "mount_step": "explorer.streamlit_adapter",
+    "Explorer": "explorer.notebook",
+}
+__all__ = [
+    "CSS",
+    "PATH",
+    "VIEW_FIELDS",
+    "Explorer",
+    "mount",
+    "mount_grid",
+    "mount_scores",
+    "mount_step",
+]
 
 
-@cache
-def _renderer() -> Callable[..., Any]:
-    js = "\n".join((HERE / name).read_text() for name in JS_FILES)
-    css = (HERE / "explorer.css").read_text()
-    return st.components.v2.component("attention_explorer", js=js, css=css)
-
-
-def mount(
-    trace: Trace,
-    model: str,
-    text: str,
-    view: dict[str, Any],
-    defaults: dict[str, Any],
-    on_change: Callable[[], None],
-    key: str,
-    stages: tuple[str, ...] | None = None,
-    controls: tuple[str, ...] | None = None,
-    tell: bool = True,
-) -> Any:
-    """Draw the explorer for ``text``'s trace starting at ``view`` (the VIEW_FIELDS); the
-    browser mirrors the fields named in ``defaults`` into the URL at once. When the
-    visitor changes the view, the browser redraws first and then reports the new view
-    (``st.session_state[key]["view"]``), debounced, and ``on_change`` runs before the rerun.
-    ``stages`` picks panels (of scores, scaled, masked, pattern), ``controls`` which of the
-    VIEW_FIELDS' controls show; default all. ``tell=False``: the browser never reports."""
-    data = {
-        "api": PATH.lstrip("/"),  # relative: works behind a proxy's path prefix too
-        "model": model,
-        "text": text,
-        "header": header(trace),
-        "view": {name: view[name] for name in VIEW_FIELDS},
-        "defaults": dict(defaults),  # the URL keeps these fields, left out at their default
-        "prefetch_bytes": PREFETCH_BYTES,
-    }
-    if stages:
-        data["stages"] = list(stages)
-    if controls is not None:
-        data["controls"] = list(controls)
-    if not tell:
-        data["tell"] = False
-    return _renderer()(data=data, key=key, on_view_change=on_change)
-
-
-def mount_grid(
-    trace: Trace,
-    model: str,
-    text: str,
-    rows: list[tuple[int, list[int]]],
-    metrics: dict[str, list[list[float]]],
-    hide_special: bool,
-    on_open: Callable[[], None],
-    key: str,
-) -> Any:
-    """Every head in ``rows`` ((layer, heads in order) pairs) as a small pattern, with the
-    engine's summary ``metrics`` ([l][h] by label) on hover. A click on a head sets the trigger
-    ``st.session_state[key]["open"]`` = {layer, head} and runs ``on_open``."""
-    data = {
-        "mode": "grid",
-        "api": PATH.lstrip("/"),
-        "model": model,
-        "text": text,
-        "header": header(trace),
-        "rows": [{"layer": layer, "heads": heads} for layer, heads in rows],
-        "metrics": metrics,
-        "hide_special": hide_special,
-        "max_tile": MAX_TILE,  # thumbnails pooled to this many pixels a side, as the engine does
-    }
-    return _renderer()(data=data, key=key, on_open_change=on_open)
-
-
-def mount_scores(
-    scores_qk: NDArray[np.float32],
-    tokens: Sequence[str],
-    d_k: int,
-    switches: dict[str, Any],
-    title: str,
-    key: str,
-) -> Any:
-    """One head's softmax pattern drawn from raw scores sent with the view itself (a small
-    pattern computed on the spot, not a cached trace): ``switches`` gives scale, temp, causal."""
-    n = len(tokens)
-    if scores_qk.shape != (n, n):
-        raise ValueError(f"scores shape {scores_qk.shape} does not match {n} tokens")
-    shapes = {
-        "tokens": list(tokens),
-        "special": [False] * n,
-        "n_layers": 1,
-        "n_heads": 1,
-        "d_head": d_k,
-        "n_tokens": n,
-    }
-    view = {"layer": 0, "head": 0, "transpose": False, "hide_special": False, "q": -1, "k": -1}
-    data = {
-        "inline": base64.b64encode(float32_bytes(scores_qk)).decode("ascii"),
-        "header": shapes,
-        "view": view | {name: switches[name] for name in ("scale", "temp", "causal")},
-        "defaults": {},
-        "stages": ["pattern"],
-        "controls": [],
-        "title": title,
-        "tell": False,
-        "api": "",
-        "model": "",
-        "text": "",
-    }
-    return _renderer()(data=data, key=key)
-
-
-def mount_step(
-    pattern_lhk: NDArray[np.float32],
-    tokens: Sequence[str],
-    n_kv_heads: int,
-    layer: int,
-    key: str,
-) -> Any:
-    """A decoder's newest token's attention over the ``tokens`` so far, [layer, head, key], one
-    row per head (grouped by the key/value head they share), drawn in the browser from every
-    layer's rows sent with the view: the layer switches there without a rerun."""
-    n_layers, n_heads, n = pattern_lhk.shape
-    if n != len(tokens) or n_heads % n_kv_heads:
-        raise ValueError(
-            f"pattern shape {pattern_lhk.shape} does not match {len(tokens)} tokens "
-            f"and {n_kv_heads} key/value heads"
-        )
-    data = {
-        "mode": "step",
-        "rows": base64.b64encode(float32_bytes(pattern_lhk)).decode("ascii"),
-        "tokens": list(tokens),
-        "n_layers": n_layers,
-        "n_heads": n_heads,
-        "n_kv_heads": n_kv_heads,
-        "layer": layer,
-    }
-    return _renderer()(data=data, key=key)
+def __getattr__(name: str) -> Any:
+    """The adapters' names, imported when first asked for."""
+    if name not in _LAZY:
+        raise AttributeError(f"module 'explorer' has no attribute {name!r}")
+    return getattr(importlib.import_module(_LAZY[name]), name)

@@ -35,7 +35,9 @@ def _take(key: str, fields: Sequence[str]) -> Callable[[], None]:
 def _given(key: str, view: dict[str, Any]) -> dict[str, Any]:
     """The view to hand the browser: after the browser reported ``view`` itself, the view it was
     last handed, so the explorer's data (and the message carrying it, its script included) stays
-    the same and nothing is sent again or redrawn; otherwise ``view``, remembered."""
+    the same and nothing is sent again or redrawn; otherwise ``view``, remembered. This is the
+    one place that tells an echo from news: the browser (explorer/js/state.js) takes every view
+    it is handed that differs from the last one, and Streamlit runs it only when data changes."""
     given = st.session_state.get(f"_{key}_given")
     if given is not None and st.session_state.get(f"_{key}_told") == view:
         return dict(given)

@@ -1,12 +1,28 @@
-// Drawing: colour scales, one heatmap on a canvas (one pixel per cell, scaled up by CSS),
-// its colour bar, and token labels as real text thinned to fit.
+// Drawing: colour scales, one heatmap on a canvas (one pixel per cell, scaled up by CSS), its
+// colour bar, and token labels as real text thinned to fit.
 
 // Colour-blind-safe scales, as the Plotly charts use: Cividis for weights in [0, 1], a
 // blue-grey-red diverging scale for signed scores.
-const CIVIDIS = [[0, 32, 77], [0, 52, 110], [57, 72, 108], [87, 92, 109], [112, 113, 115],
-  [138, 135, 121], [166, 157, 117], [196, 181, 108], [228, 207, 91], [253, 234, 69]];
-const DIVERGING = [[5, 10, 172], [106, 137, 247], [190, 190, 190], [220, 170, 132],
-  [230, 145, 90], [178, 10, 28]];
+const CIVIDIS = [
+  [0, 32, 77],
+  [0, 52, 110],
+  [57, 72, 108],
+  [87, 92, 109],
+  [112, 113, 115],
+  [138, 135, 121],
+  [166, 157, 117],
+  [196, 181, 108],
+  [228, 207, 91],
+  [253, 234, 69],
+];
+const DIVERGING = [
+  [5, 10, 172],
+  [106, 137, 247],
+  [190, 190, 190],
+  [220, 170, 132],
+  [230, 145, 90],
+  [178, 10, 28],
+];
 const DIVERGING_AT = [0, 0.35, 0.5, 0.6, 0.7, 1];
 
 function lut(stops, at) {
@@ -23,11 +39,16 @@ function lut(stops, at) {
   }
   return table;
 }
-const SCALES = { weights: lut(CIVIDIS), signed: lut(DIVERGING, DIVERGING_AT) };
+export const SCALES = { weights: lut(CIVIDIS), signed: lut(DIVERGING, DIVERGING_AT) };
+
+// The scale a stage is coloured with.
+export function scaleOf(stage) {
+  return stage === "pattern" ? SCALES.weights : SCALES.signed;
+}
 
 // The value range a stage is coloured over: weights 0..1; signed stages ±max|finite| over
 // the shown rows × cols (token ids).
-function colourRange(values, n, rows, cols, signed) {
+export function colourRange(values, n, rows, cols, signed) {
   if (!signed) return [0, 1];
   let big = 0;
   for (const r of rows) {
@@ -40,54 +61,69 @@ function colourRange(values, n, rows, cols, signed) {
   return [-(big || 1), big || 1];
 }
 
+// The colour of one value: [r, g, b].
+export function colourOf(v, range, scale, blank) {
+  if (v === -Infinity) return blank;
+  const [lo, hi] = range;
+  const i = Math.max(0, Math.min(255, Math.round(((v - lo) / (hi - lo || 1)) * 255))) * 3;
+  return [scale[i], scale[i + 1], scale[i + 2]];
+}
+
+const IMAGES = new WeakMap(); // one ImageData per canvas, reused while its size holds
+
 // Paint values[rows[r] * n + cols[c]] (or the transposed cell) onto a canvas of
-// cols.length × rows.length pixels. Masked (-Infinity) cells take the `blank` colour.
-function paint(canvas, values, n, rows, cols, transpose, range, scale, blank) {
-  const w = cols.length, h = rows.length;
+// cols.length × rows.length pixels. Masked (−∞) cells take the `blank` colour.
+export function paint(canvas, values, n, rows, cols, transpose, range, scale, blank) {
+  const w = cols.length;
+  const h = rows.length;
   if (canvas.width !== w) canvas.width = w;
   if (canvas.height !== h) canvas.height = h;
   const ctx = canvas.getContext("2d");
-  let img = canvas.__img;  // one ImageData per canvas, reused while its size holds
-  if (!img || img.width !== w || img.height !== h) img = canvas.__img = ctx.createImageData(w, h);
+  let img = IMAGES.get(canvas);
+  if (!img || img.width !== w || img.height !== h)
+    IMAGES.set(canvas, (img = ctx.createImageData(w, h)));
   const px = img.data;
   const [lo, hi] = range;
   const span = hi - lo || 1;
   for (let r = 0; r < h; r++) {
     for (let c = 0; c < w; c++) {
-      const cell = transpose ? cols[c] * n + rows[r] : rows[r] * n + cols[c];
-      const v = values[cell];
+      const v = values[transpose ? cols[c] * n + rows[r] : rows[r] * n + cols[c]];
       const o = (r * w + c) * 4;
-      if (v === -Infinity) {
-        px[o] = blank[0]; px[o + 1] = blank[1]; px[o + 2] = blank[2];
-      } else {
-        const i = Math.max(0, Math.min(255, Math.round(((v - lo) / span) * 255))) * 3;
-        px[o] = scale[i]; px[o + 1] = scale[i + 1]; px[o + 2] = scale[i + 2];
-      }
+      const i = Math.max(0, Math.min(255, Math.round(((v - lo) / span) * 255))) * 3;
+      const from = v === -Infinity ? blank : scale; // (colourOf, inlined: 4 × 512² cells)
+      const at = v === -Infinity ? 0 : i;
+      px[o] = from[at];
+      px[o + 1] = from[at + 1];
+      px[o + 2] = from[at + 2];
       px[o + 3] = 255;
     }
   }
   ctx.putImageData(img, 0, 0);
 }
 
-function paintColourBar(canvas, scale) {
+export function paintColourBar(canvas, scale) {
   canvas.width = 1;
   canvas.height = 256;
   const ctx = canvas.getContext("2d");
   const img = ctx.createImageData(1, 256);
   for (let i = 0; i < 256; i++) {
-    const s = (255 - i) * 3, o = i * 4;
-    img.data[o] = scale[s]; img.data[o + 1] = scale[s + 1]; img.data[o + 2] = scale[s + 2];
-    img.data[o + 3] = 255;
+    const s = (255 - i) * 3;
+    img.data.set([scale[s], scale[s + 1], scale[s + 2], 255], i * 4);
   }
   ctx.putImageData(img, 0, 0);
 }
 
+// Which of `count` positions get a label along an axis `size` pixels long: every `step`-th.
+export function labelStep(count, size) {
+  return Math.max(1, Math.ceil(count / Math.max(1, Math.floor(size / 13))));
+}
+
 // Token labels along one axis as text elements (selectable, read by screen readers), every
 // `step`-th one when there are more than fit; `index` maps a shown position to a token.
-function labelAxis(holder, index, tokens, size, vertical) {
+export function labelAxis(holder, index, tokens, size, vertical) {
   holder.replaceChildren();
   const count = index.length;
-  const step = Math.max(1, Math.ceil(count / Math.max(1, Math.floor(size / 13))));
+  const step = labelStep(count, size);
   const cell = size / count;
   for (let p = 0; p < count; p += step) {
     const span = document.createElement("span");
@@ -98,7 +134,7 @@ function labelAxis(holder, index, tokens, size, vertical) {
   }
 }
 
-function themeRgb(el, name, fallback) {
+export function themeRgb(el, name, fallback) {
   const probe = document.createElement("span");
   probe.style.color = getComputedStyle(el).getPropertyValue(name) || fallback;
   el.appendChild(probe);
@@ -109,7 +145,7 @@ function themeRgb(el, name, fallback) {
 
 // Our own element inside the mount, made once and reused on every run: the mount (a shadow
 // root, where `:scope` selects nothing) also holds the <style> Streamlit put there for us.
-function holderIn(parentElement) {
+export function holderIn(parentElement) {
   let holder = Array.from(parentElement.children).find((el) => el.classList.contains("ax-holder"));
   if (!holder) {
     holder = document.createElement("div");

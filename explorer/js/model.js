@@ -1,0 +1,31 @@
+// What the model is, for the views: the query heads that share a key/value head (grouped-query
+// attention). Pure functions.
+
+// Query heads per key/value head (grouped-query attention: 3 for SmolLM2; 1 when every head
+// has its own keys and values, as in MiniLM).
+export function headsPerKv(nHeads, nKv) {
+  return nHeads / (nKv || nHeads);
+}
+
+// "H4 · KV1": query head 4 reads key/value head 1.
+export function headLabel(head, per) {
+  return `H${head} · KV${Math.floor(head / per)}`;
+}
+
+// Does `head` open a new key/value group (a gap is drawn before it)?
+export function startsGroup(head, per) {
+  return per > 1 && head > 0 && head % per === 0;
+}
+
+// e.g. " (keys and values shared by heads 0–2)"; "" when every head has its own.
+export function sharing(header, head) {
+  const per = headsPerKv(header.n_heads, header.n_kv_heads);
+  if (per <= 1) return "";
+  const first = Math.floor(head / per) * per;
+  return ` (keys and values shared by heads ${first}–${first + per - 1})`;
+}
+
+// The heading of a view: its own title, or the layer and head.
+export function viewTitle(header, view, title) {
+  return title || `layer ${view.layer}, head ${view.head}${sharing(header, view.head)}`;
+}

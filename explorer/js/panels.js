@@ -1,0 +1,90 @@
+// The panels of one view: each stage's heatmap, its colour bar, token labels, caption and the
+// outline of the picked cell, sized to the room there is; and the hint above them.
+
+import { colourRange, labelAxis, paint, scaleOf, themeRgb } from "./draw.js";
+import { visibleTokens } from "./stages.js";
+import { captions, fmt, hint, STAGE_TITLES } from "./words.js";
+
+// The shown token ids: `keep` (all visible), and the rows and columns in the zoom window
+// (queries × keys), or all of them when there is no window or it no longer fits.
+export function shownTokens(state, header) {
+  const view = state.get();
+  const keep = visibleTokens(header.special, view.hide_special);
+  const w = state.zoom;
+  if (!w || w.r1 > keep.length || w.c1 > keep.length) {
+    state.zoom = null;
+    return { keep, rows: keep, cols: keep };
+  }
+  return { keep, rows: keep.slice(w.r0, w.r1), cols: keep.slice(w.c0, w.c1) };
+}
+
+function panelSize(ctx) {
+  const width = ctx.root.getBoundingClientRect().width || 900;
+  const across = ctx.stages.length > 1 ? 2 : 1;
+  return Math.max(100, Math.min(460, Math.floor(width / across) - 140));
+}
+
+// Outline the picked cell (the one the arithmetic below spells out) in a panel.
+function markPick(ctx, fig, size) {
+  const view = ctx.state.get();
+  const map = fig.querySelector(".ax-map");
+  const mark = fig.querySelector(".ax-pick");
+  const [row, col] = view.transpose ? [view.k, view.q] : [view.q, view.k];
+  const r = ctx.shown.rows.indexOf(row);
+  const c = ctx.shown.cols.indexOf(col);
+  mark.hidden = !!ctx.inline || r < 0 || c < 0;
+  if (mark.hidden) return;
+  const h = size / ctx.shown.rows.length;
+  const w = size / ctx.shown.cols.length;
+  Object.assign(mark.style, {
+    left: `${map.offsetLeft + map.clientLeft + c * w}px`,
+    top: `${map.offsetTop + map.clientTop + r * h}px`,
+    width: `${Math.max(w, 3)}px`,
+    height: `${Math.max(h, 3)}px`,
+  });
+}
+
+function drawPanel(ctx, fig, stage, range, size) {
+  const { rows, cols } = ctx.shown;
+  const map = fig.querySelector(".ax-map");
+  map.style.width = map.style.height = `${size}px`;
+  const transpose = ctx.state.get().transpose;
+  paint(map, ctx.values[stage], ctx.n, rows, cols, transpose, range, scaleOf(stage), ctx.blank);
+  fig.querySelector(".ax-stage").textContent = STAGE_TITLES[stage];
+  fig.querySelector(".ax-hi").textContent = fmt(range[1], 2);
+  fig.querySelector(".ax-lo").textContent = fmt(range[0], 2);
+  labelAxis(fig.querySelector(".ax-rows"), rows, ctx.tokens, size, true);
+  labelAxis(fig.querySelector(".ax-cols"), cols, ctx.tokens, size, false);
+  fig.querySelector(".ax-rows").style.height = `${size}px`;
+  fig.querySelector(".ax-bar").style.height = `${size}px`;
+  fig.querySelector(".ax-cols").style.width = `${size}px`;
+  markPick(ctx, fig, size);
+}
+
+// Draw every panel from ctx.values (the computed stages); sets ctx.shown (displayed rows and
+// columns: keys × queries when transposed) and ctx.ranges (each stage's colour range).
+export function drawPanels(ctx) {
+  const view = ctx.state.get();
+  const { keep, rows, cols } = shownTokens(ctx.state, ctx.header);
+  ctx.shown = view.transpose ? { keep, rows: cols, cols: rows } : { keep, rows, cols };
+  const size = panelSize(ctx);
+  ctx.blank ||= themeRgb(ctx.root, "--st-secondary-background-color", "#f0f2f6");
+  ctx.ranges = {};
+  for (const [i, stage] of ctx.stages.entries()) {
+    const range = colourRange(ctx.values[stage], ctx.n, rows, cols, stage !== "pattern");
+    ctx.ranges[stage] = range;
+    drawPanel(ctx, ctx.panels[i], stage, range, size);
+  }
+  const text = captions(ctx.header, view, ctx.ranges);
+  for (const [i, stage] of ctx.stages.entries()) {
+    ctx.panels[i].querySelector(".ax-caption").textContent = text[stage];
+  }
+  ctx.root.querySelector(".ax-hint").textContent = hint({
+    view,
+    rows,
+    cols,
+    zoomed: !!ctx.state.zoom,
+    keys: ctx.allowed("head") && ctx.allowed("layer"),
+    clickable: !ctx.inline,
+  });
+}

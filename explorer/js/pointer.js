@@ -1,0 +1,176 @@
+// The pointer and the keyboard on the explorer's heatmaps: hover for a cell's value, click for
+// its arithmetic, drag or wheel to zoom, double-click to see all, ← → for the head and ↑ ↓ for
+// the layer. `ctx` is the view's context (view.js): its state, what is shown, redraw().
+
+import { tipText } from "./words.js";
+
+export function isTyping(event) {
+  const el = event.composedPath()[0];
+  if (!(el instanceof Element)) return false;
+  const role = el.getAttribute("role") || "";
+  return (
+    /^(INPUT|TEXTAREA|SELECT|BUTTON)$/.test(el.tagName) ||
+    el.isContentEditable ||
+    /slider|textbox|combobox|listbox|option|spinbutton|button|menu|tab/.test(role)
+  );
+}
+
+// The cell under the pointer: shown row/column r, c and the query and key it stands for.
+function cellAt(ctx, event) {
+  const map = event.currentTarget;
+  const rect = map.getBoundingClientRect();
+  const { rows, cols } = ctx.shown;
+  // The image fills the content box, inside the canvas's 1 px border.
+  const x = event.clientX - rect.left - map.clientLeft;
+  const y = event.clientY - rect.top - map.clientTop;
+  const c = Math.floor((x / map.clientWidth) * cols.length);
+  const r = Math.floor((y / map.clientHeight) * rows.length);
+  if (r < 0 || c < 0 || r >= rows.length || c >= cols.length) return null;
+  const [query, key] = ctx.state.get().transpose ? [cols[c], rows[r]] : [rows[r], cols[c]];
+  return { r, c, query, key };
+}
+
+// Place a tooltip (or any floating box) next to the pointer, inside `root`.
+export function placeTip(tip, root, event) {
+  const box = root.getBoundingClientRect();
+  tip.style.left = `${event.clientX - box.left + 14}px`;
+  tip.style.top = `${event.clientY - box.top + 14}px`;
+  tip.hidden = false;
+}
+
+function showTip(ctx, event, stage) {
+  const tip = ctx.root.querySelector(".ax-tip");
+  const cell = ctx.shown && cellAt(ctx, event);
+  if (!cell || !ctx.values) {
+    tip.hidden = true;
+    return;
+  }
+  const value = ctx.values[stage][cell.query * ctx.n + cell.key];
+  tip.textContent = tipText(stage, ctx.tokens, cell.query, cell.key, value);
+  tip.dataset.value = String(value);
+  placeTip(tip, ctx.root, event);
+}
+
+// Zoom to positions [r0, r1) × [c0, c1) among the shown tokens (queries × keys).
+function zoomTo(ctx, r0, r1, c0, c1) {
+  const len = ctx.shown.keep.length;
+  const clamp = (a, b) => [Math.max(0, Math.min(a, len - 1)), Math.max(1, Math.min(b, len))];
+  [r0, r1] = clamp(r0, r1);
+  [c0, c1] = clamp(c0, c1);
+  if (r1 - r0 >= len && c1 - c0 >= len) ctx.state.zoom = null;
+  else if (r1 > r0 && c1 > c0) ctx.state.zoom = { r0, r1, c0, c1 };
+  ctx.redraw();
+}
+
+// Shown rows/cols are token ids; the zoom window counts positions in the visible list.
+function position(ctx, list, index) {
+  return ctx.shown.keep.indexOf(list[index]);
+}
+
+// Zoom a window on screen (rows × cols positions); transposed, rows are keys.
+function zoomShown(ctx, [r0, r1], [c0, c1]) {
+  if (ctx.state.get().transpose) zoomTo(ctx, c0, c1, r0, r1);
+  else zoomTo(ctx, r0, r1, c0, c1);
+}
+
+function onWheel(ctx, event) {
+  if (!ctx.shown) return;
+  event.preventDefault();
+  const cell = cellAt(ctx, event);
+  if (!cell) return;
+  const factor = event.deltaY < 0 ? 0.7 : 1 / 0.7;
+  const span = (list, at) => {
+    const lo = position(ctx, list, 0);
+    const hi = position(ctx, list, list.length - 1) + 1;
+    const mid = position(ctx, list, at);
+    const size = Math.max(4, Math.round((hi - lo) * factor));
+    const start = Math.round(mid - ((mid - lo) / (hi - lo)) * size);
+    return [start, start + size];
+  };
+  zoomShown(ctx, span(ctx.shown.rows, cell.r), span(ctx.shown.cols, cell.c));
+}
+
+// A press: a click (no move) picks the cell for its arithmetic; a drag zooms to its rectangle.
+function onDrag(ctx, event, fig) {
+  const start = cellAt(ctx, event);
+  if (!start) return;
+  const map = event.currentTarget;
+  const box = fig.querySelector(".ax-box");
+  const rect = map.getBoundingClientRect();
+  const [x0, y0] = [event.clientX, event.clientY];
+  const move = (e) => {
+    box.hidden = false;
+    Object.assign(box.style, {
+      left: `${map.offsetLeft + Math.min(x0, e.clientX) - rect.left}px`,
+      top: `${map.offsetTop + Math.min(y0, e.clientY) - rect.top}px`,
+      width: `${Math.abs(e.clientX - x0)}px`,
+      height: `${Math.abs(e.clientY - y0)}px`,
+    });
+  };
+  const up = (e) => {
+    window.removeEventListener("mousemove", move);
+    window.removeEventListener("mouseup", up);
+    box.hidden = true;
+    if (Math.abs(e.clientX - x0) + Math.abs(e.clientY - y0) < 4) {
+      ctx.state.set({ q: start.query, k: start.key });
+      return;
+    }
+    const inside = (v, lo, hi) => Math.min(Math.max(v, lo), hi - 1);
+    const at = { clientX: inside(e.clientX, rect.left, rect.right) };
+    const end = cellAt(ctx, {
+      ...at,
+      currentTarget: map,
+      clientY: inside(e.clientY, rect.top, rect.bottom),
+    });
+    if (!end) return;
+    const order = (list, a, b) =>
+      [position(ctx, list, a), position(ctx, list, b)].sort((x, y) => x - y);
+    const rs = order(ctx.shown.rows, start.r, end.r);
+    const cs = order(ctx.shown.cols, start.c, end.c);
+    zoomShown(ctx, [rs[0], rs[1] + 1], [cs[0], cs[1] + 1]);
+  };
+  window.addEventListener("mousemove", move);
+  window.addEventListener("mouseup", up);
+}
+
+// Hover, press, wheel and double-click on every panel's heatmap.
+export function wirePointer(ctx) {
+  for (const [i, fig] of ctx.panels.entries()) {
+    const map = fig.querySelector(".ax-map");
+    map.addEventListener("mousemove", (e) => showTip(ctx, e, ctx.stages[i]));
+    map.addEventListener("mouseleave", () => {
+      ctx.root.querySelector(".ax-tip").hidden = true;
+    });
+    map.addEventListener("mousedown", (e) => {
+      e.preventDefault();
+      ctx.root.focus({ preventScroll: true }); // a scroll would move the cell under the pointer
+      onDrag(ctx, e, fig);
+    });
+    map.addEventListener("wheel", (e) => onWheel(ctx, e), { passive: false });
+    map.addEventListener("dblclick", () => {
+      ctx.state.zoom = null;
+      ctx.redraw();
+    });
+  }
+}
+
+// ↑ ↓ (on the focused view) step the layer; ← → the head, anywhere on the page but in a text
+// field when `pageWide` (the app), else on the focused view too (a notebook keeps its arrows).
+// Returns the cleanup (the page-wide listener).
+export function wireKeys(ctx, allowed, pageWide) {
+  const { root, state } = ctx;
+  root.addEventListener("keydown", (e) => {
+    if ((e.key !== "ArrowUp" && e.key !== "ArrowDown") || isTyping(e) || !allowed("layer")) return;
+    e.preventDefault();
+    state.set({ layer: state.get().layer + (e.key === "ArrowUp" ? -1 : 1) });
+  });
+  const onKey = (e) => {
+    if (e.key !== "ArrowLeft" && e.key !== "ArrowRight") return;
+    if (isTyping(e) || e.altKey || e.ctrlKey || e.metaKey || !allowed("head")) return;
+    e.preventDefault();
+    state.set({ head: state.get().head + (e.key === "ArrowLeft" ? -1 : 1) });
+  };
+  const page = pageWide ? root.ownerDocument : root;
+  page.addEventListener("keydown", onKey);
+  return () => page.removeEventListener("keydown", onKey);
+}

@@ -1,0 +1,128 @@
+// Where a view's numbers come from: a `source` with block(layer, part) -> Promise<Float32Array>
+// (and peek(layer, part), the block at once if it has arrived), over one cache of blocks kept
+// for the page's lifetime, so a view switching back, or another view of the same sentence,
+// never asks twice. Bounded: past `budget` bytes the least recently used blocks go.
+// Two ways to ask: HTTP from the app's route (ui/api.py), messages to the notebook's widget.
+
+import { blockMessage, blockReplyKey, blockRequest, float32From } from "./protocol.js";
+
+export const BLOCK_BUDGET = 256 * 2 ** 20;
+
+export class BlockCache {
+  constructor(budget = BLOCK_BUDGET) {
+    this.budget = budget;
+    this.entries = new Map(); // key -> {array, error, promise}; least recently used first
+  }
+
+  // The entry for `key` (an arrived one becomes the most recently used), or undefined.
+  peek(key) {
+    const entry = this.entries.get(key);
+    if (entry?.array) {
+      this.entries.delete(key);
+      this.entries.set(key, entry);
+    }
+    return entry;
+  }
+
+  // The block for `key`, asking `load()` (a Promise of a Float32Array) only if nobody has yet.
+  load(key, load) {
+    const known = this.peek(key);
+    if (known && !known.error) return known.promise;
+    const entry = { array: null, error: null, promise: null };
+    entry.promise = load().then(
+      (array) => {
+        entry.array = array;
+        this.evict();
+        return array;
+      },
+      (err) => {
+        entry.error = String(err?.message || err);
+        throw err;
+      },
+    );
+    entry.promise.catch(() => {}); // the error is kept on the entry; callers see it too
+    this.entries.set(key, entry);
+    return entry.promise;
+  }
+
+  bytes() {
+    let total = 0;
+    for (const entry of this.entries.values()) total += entry.array?.byteLength || 0;
+    return total;
+  }
+
+  evict() {
+    let total = this.bytes();
+    for (const [key, entry] of this.entries) {
+      if (total <= this.budget) break;
+      if (!entry.array) continue; // still arriving
+      this.entries.delete(key);
+      total -= entry.array.byteLength;
+    }
+  }
+
+  // Forget failed blocks, so that a later view asks again.
+  dropErrors() {
+    for (const [key, entry] of this.entries) if (entry.error) this.entries.delete(key);
+  }
+}
+
+const CACHE = new BlockCache(); // one per page (module instance), shared by every view
+
+// A source of one sentence's blocks: `id` names the sentence, `load(layer, part)` fetches one.
+export function createSource(id, load, cache = CACHE) {
+  cache.dropErrors();
+  const key = (layer, part) => `${id}\u0000${layer}\u0000${part}`;
+  return {
+    // The block if it has arrived, {error} if it failed, else undefined (nothing is asked).
+    peek(layer, part) {
+      const entry = cache.peek(key(layer, part));
+      if (entry?.array) return entry.array;
+      return entry?.error ? { error: entry.error } : undefined;
+    },
+    block(layer, part) {
+      return cache.load(key(layer, part), () => load(layer, part));
+    },
+  };
+}
+
+// The app's source: POST {model, text, layer, part} to the route `api`; the body is the block.
+export function httpSource({ api, model, text }) {
+  return createSource(`${model}\u0000${text}`, async (layer, part) => {
+    const response = await fetch(api, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: blockRequest(model, text, layer, part),
+    });
+    if (!response.ok) throw new Error(`${response.status}: ${await response.text()}`);
+    return new Float32Array(await response.arrayBuffer());
+  });
+}
+
+// The widget's source: a custom message per block; the widget's kernel side answers with the
+// bytes as the message's first buffer, or with an error and no buffer. close() stops listening.
+export function messageSource(model, id) {
+  const pending = new Map(); // "layer:part" -> {resolve, reject}
+  const onMessage = (msg, buffers) => {
+    const key = blockReplyKey(msg);
+    const waiter = key && pending.get(key);
+    if (!waiter) return;
+    pending.delete(key);
+    if (msg.error || !buffers?.length) waiter.reject(new Error(msg.error || "no bytes came"));
+    else waiter.resolve(float32From(buffers[0]));
+  };
+  model.on("msg:custom", onMessage);
+  const source = createSource(`${id}`, (layer, part) => {
+    const asked = new Promise((resolve, reject) => {
+      pending.set(`${layer}:${part}`, { resolve, reject });
+    });
+    model.send(blockMessage(layer, part));
+    return asked;
+  });
+  source.close = () => {
+    model.off("msg:custom", onMessage);
+    for (const waiter of pending.values()) waiter.reject(new Error("the view was closed"));
+    pending.clear();
+  };
+  return source;
+}

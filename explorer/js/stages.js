@@ -1,0 +1,122 @@
+// The four stages of one head's pattern, recomputed in the browser from the engine's raw
+// float32 scores: scores -> scaled (÷√d_k, ÷T) -> masked (causal) -> softmax, and the cell
+// arithmetic of one entry. Pure functions (no DOM): tests/js/stages.test.js runs them in node.
+// The engine works in float32; where float32 rounding is large enough to show (the scaled
+// logits and their distance to the row's maximum) this file rounds the same way with
+// Math.fround, so its numbers equal attention_core.attention_steps to ~1e-7.
+
+const f32 = Math.fround;
+const FLOAT32_MAX = 3.4028234663852886e38;
+
+// The number every score is divided by, rounded to float32 as the engine does.
+export function divisor(dk, scale, temperature) {
+  return f32((scale ? Math.sqrt(dk) : 1) * temperature);
+}
+
+// One head's n×n scores out of a layer block [h, q, k].
+export function headScores(block, head, n) {
+  return block.subarray(head * n * n, (head + 1) * n * n);
+}
+
+// Is the key hidden from the query under the causal mask (a later token)?
+export function causallyHidden(causal, query, key) {
+  return causal && key > query;
+}
+
+// The token ids shown: all, or all but the special ones ([CLS]/[SEP]) when they are hidden
+// (and all again if nothing would be left).
+export function visibleTokens(special, hide) {
+  const keep = [];
+  for (let i = 0; i < special.length; i++) if (!(hide && special[i])) keep.push(i);
+  return keep.length ? keep : [...special.keys()];
+}
+
+// Softmax of one row in place: masked[row .. row+n) (−∞ = hidden) into pattern[...]. Hidden
+// entries get exactly 0; a row with nothing visible is all 0.
+function softmaxRow(masked, pattern, row, n) {
+  let max = -Infinity;
+  for (let k = 0; k < n; k++) if (masked[row + k] > max) max = masked[row + k];
+  let total = 0;
+  for (let k = 0; k < n; k++) {
+    const m = masked[row + k];
+    const e = m === -Infinity ? 0 : Math.exp(f32(m - max));
+    pattern[row + k] = e;
+    total += e;
+  }
+  for (let k = 0; k < n; k++) pattern[row + k] = total > 0 ? pattern[row + k] / total : 0;
+}
+
+// All four stages of one head: Float64Arrays of n×n, row = query, column = key. `sw` holds
+// scale (bool), temperature (> 0) and causal (bool). Masked entries are −∞ in `masked` and
+// exactly 0 in `pattern`. `reuse` (the previous result for the same n) lends its arrays: at
+// 512 tokens each is 2 MB, made on every switch.
+export function computeStages(scores, n, dk, sw, reuse) {
+  const div = divisor(dk, sw.scale, sw.temperature);
+  const fits = reuse && reuse.pattern.length === n * n;
+  const scaled = fits ? reuse.scaled : new Float64Array(n * n);
+  const masked = fits ? reuse.masked : new Float64Array(n * n);
+  const pattern = fits ? reuse.pattern : new Float64Array(n * n);
+  for (let q = 0; q < n; q++) {
+    const row = q * n;
+    for (let k = 0; k < n; k++) {
+      const s = Math.max(-FLOAT32_MAX, Math.min(FLOAT32_MAX, f32(scores[row + k] / div)));
+      scaled[row + k] = s; // clipped as the engine clips overflow
+      masked[row + k] = causallyHidden(sw.causal, q, k) ? -Infinity : s;
+    }
+    softmaxRow(masked, pattern, row, n);
+  }
+  return { scores, scaled, masked, pattern };
+}
+
+// The largest visible entry of a masked row and the sum of exp(entry − max) over the row.
+function rowTotals(masked, row, n) {
+  let rowMax = -Infinity;
+  for (let j = 0; j < n; j++) if (masked[row + j] > rowMax) rowMax = masked[row + j];
+  if (rowMax === -Infinity) rowMax = 0;
+  let rowExpSum = 0;
+  for (let j = 0; j < n; j++) {
+    const m = masked[row + j];
+    if (m !== -Infinity) rowExpSum += Math.exp(m - rowMax);
+  }
+  return { rowMax, rowExpSum };
+}
+
+// How pattern[query, key] came to be, as attention_core.cell_arithmetic spells it out.
+// q and k are the head's [t, e] queries and keys.
+export function cellArithmetic(q, k, dk, stages, n, query, key) {
+  const products = new Float64Array(dk);
+  for (let e = 0; e < dk; e++) products[e] = f32(q[query * dk + e] * k[key * dk + e]);
+  const row = query * n;
+  return {
+    products,
+    score: stages.scores[row + key],
+    scaled: stages.scaled[row + key],
+    masked: stages.masked[row + key] === -Infinity,
+    ...rowTotals(stages.masked, row, n),
+    share: stages.pattern[row + key],
+  };
+}
+
+// One head's queries and keys out of a "qk" layer block [2 · heads, t, e] (queries first).
+export function headQueriesKeys(block, head, nHeads, n, dk) {
+  const per = n * dk;
+  return {
+    q: block.subarray(head * per, (head + 1) * per),
+    k: block.subarray((nHeads + head) * per, (nHeads + head + 1) * per),
+  };
+}
+
+// Average query rows and sum key columns of a pattern over the `keep` tokens, f × f cells to a
+// pixel, into side × side: a pooled row still sums to 1 (attention_core.pack.pool_blocks).
+export function poolPattern(pattern, n, keep, f, side) {
+  const m = keep.length;
+  const out = new Float64Array(side * side);
+  for (let r = 0; r < m; r++) {
+    const br = Math.floor(r / f);
+    const rows = Math.min(f, m - br * f);
+    for (let c = 0; c < m; c++) {
+      out[br * side + Math.floor(c / f)] += pattern[keep[r] * n + keep[c]] / rows;
+    }
+  }
+  return out;
+}

@@ -1,0 +1,82 @@
+// The Streamlit components-v2 adapter (explorer/streamlit_adapter.py mounts it): one default
+// export that Streamlit runs on every mount and whenever the mount's data changes. data.mode
+// picks the drawing: the explorer (default), "grid" (every head) or "step" (a decoder's step).
+// The explorer tells the server its view after drawing it (setStateValue, debounced) and keeps
+// the view's fields named in data.defaults in the page's URL. The server hands the same data
+// back after hearing of a view (ui/explore.py), so Streamlit does not run this again for it.
+
+import { renderGrid } from "./grid.js";
+import { httpSource } from "./source.js";
+import { keptState } from "./state.js";
+import { renderStep } from "./step.js";
+import { renderView } from "./view.js";
+import { decodeFloat32 } from "./protocol.js";
+
+const TELL_AFTER_MS = 350;
+const CLEANUPS = new WeakMap(); // the last run's cleanup by mount element
+
+// The URL keeps `defaults`' fields, left out at their default.
+function keepInUrl(view, defaults) {
+  const url = new URL(window.location.href);
+  for (const [name, fallback] of Object.entries(defaults)) {
+    const value = view[name];
+    const enc = typeof value === "boolean" ? (value ? "1" : "0") : String(value);
+    if (value === fallback) url.searchParams.delete(name);
+    else url.searchParams.set(name, enc);
+  }
+  if (url.href !== window.location.href) window.history.replaceState(window.history.state, "", url);
+}
+
+function mountView({ data, parentElement, setStateValue, key }) {
+  const { header } = data;
+  const limits = { layer: header.n_layers - 1, head: header.n_heads - 1 };
+  const state = keptState(key, `${data.model}\u0000${data.text}`, data.view, limits);
+  let timer = 0;
+  let told = JSON.stringify(state.get());
+  const unsubscribe = state.subscribe(() => clearTimeout(timer)); // told only once drawn
+  const onDrawn = (view) => {
+    if (data.tell === false) return; // a fixed view: neither the URL nor the server follows it
+    keepInUrl(view, data.defaults);
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      if (JSON.stringify(view) === told) return;
+      told = JSON.stringify(view);
+      setStateValue("view", { ...view });
+    }, TELL_AFTER_MS);
+  };
+  const inline = data.inline ? decodeFloat32(data.inline) : null; // small views carry scores
+  const source = inline ? null : httpSource(data);
+  const options = { header, state, source, inline, onDrawn, model: data.model, title: data.title };
+  Object.assign(options, { stages: data.stages, controls: data.controls, pageKeys: true });
+  options.prefetchBytes = data.prefetch_bytes;
+  options.errorHint = " Start the app with ./run.sh.";
+  const cleanup = renderView(parentElement, options);
+  return () => {
+    clearTimeout(timer);
+    unsubscribe();
+    cleanup();
+  };
+}
+
+function mountGrid({ data, parentElement, setTriggerValue }) {
+  return renderGrid(parentElement, data, httpSource(data), (open) => setTriggerValue("open", open));
+}
+
+function mountStep({ data, parentElement, key }) {
+  const state = keptState(key, "step", { layer: data.layer }, { layer: data.n_layers - 1 });
+  return renderStep(parentElement, data, state);
+}
+
+// Streamlit runs this again when a mount's data changes but calls the returned cleanup only on
+// unmount: run the previous run's cleanup first, or listeners pile up run after run.
+export default function (args) {
+  CLEANUPS.get(args.parentElement)?.();
+  const mount = { grid: mountGrid, step: mountStep }[args.data.mode] || mountView;
+  const cleanup = mount(args);
+  const remove = () => {
+    if (CLEANUPS.get(args.parentElement) === remove) CLEANUPS.delete(args.parentElement);
+    cleanup();
+  };
+  CLEANUPS.set(args.parentElement, remove);
+  return remove;
+}

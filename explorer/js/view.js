@@ -1,0 +1,134 @@
+// The attention explorer: one head's four stages for a sentence, every switch redrawn here in
+// the browser. An adapter (streamlit.js, widget.js) hands it the sentence's header, a state
+// (state.js: the one owner of the view), a source of layer blocks (source.js) and what to do
+// once a view is drawn (tell the server, sync the widget's traits); this module composes the
+// control bar (controls.js), the panels (panels.js), the pointer and keys (pointer.js), the cell
+// arithmetic (cell.js) and export (export.js).
+
+import { drawCell } from "./cell.js";
+import { buildView, syncControls, wireControls } from "./controls.js";
+import { holderIn, scaleOf } from "./draw.js";
+import { fileName, save } from "./export.js";
+import { viewTitle } from "./model.js";
+import { drawPanels } from "./panels.js";
+import { wireKeys, wirePointer } from "./pointer.js";
+import { computeStages, headScores } from "./stages.js";
+import { STAGE_TITLES } from "./words.js";
+
+// Ask the source for a block once per view, and run `then` when it arrives (or fails).
+function ask(ctx, layer, part, then) {
+  const key = `${layer}:${part}`;
+  if (ctx.asked.has(key)) return;
+  ctx.asked.add(key);
+  const done = () => {
+    ctx.asked.delete(key);
+    then();
+  };
+  ctx.source.block(layer, part).then(done, done);
+}
+
+// The scores of the view's layer: carried inline, arrived, or null (asked for; status shown).
+function layerScores(ctx, view) {
+  const scores = ctx.inline || ctx.source.peek(view.layer, "scores");
+  const status = ctx.root.querySelector(".ax-status");
+  if (scores && !scores.error) {
+    status.textContent = "";
+    return scores;
+  }
+  status.textContent = scores
+    ? `Could not load layer ${view.layer}: ${scores.error}.${ctx.errorHint || ""}`
+    : `loading layer ${view.layer}…`;
+  if (!scores) ask(ctx, view.layer, "scores", ctx.redraw);
+  return null;
+}
+
+function draw(ctx) {
+  if (!ctx.alive) return;
+  const view = ctx.state.get();
+  ctx.root.querySelector(".ax-title").textContent = viewTitle(ctx.header, view, ctx.title);
+  syncControls(ctx.root, view);
+  const scores = layerScores(ctx, view);
+  if (!scores) return;
+  const sw = { scale: view.scale, temperature: Number(view.temp), causal: view.causal };
+  const head = headScores(scores, view.head, ctx.n);
+  ctx.values = computeStages(head, ctx.n, ctx.dk, sw, ctx.values);
+  drawPanels(ctx);
+  drawCell(ctx);
+  ctx.state.drawn += 1; // counts on across reruns (benchmarks and tests wait on it)
+  ctx.root.dataset.drawn = String(ctx.state.drawn);
+  ctx.root.dataset.view = JSON.stringify(view);
+  ctx.onDrawn(view);
+}
+
+// What export.js draws: the title, the tokens and each panel as it is on screen.
+function exportSpec(ctx) {
+  const view = ctx.state.get();
+  const { rows, cols } = ctx.shown;
+  const panels = ctx.stages.map((stage, i) => {
+    const map = ctx.panels[i].querySelector(".ax-map");
+    const bar = ctx.panels[i].querySelector(".ax-bar canvas");
+    const [values, range, scale] = [ctx.values[stage], ctx.ranges[stage], scaleOf(stage)];
+    const image = rows.length * cols.length > 64 * 64 ? map.toDataURL("image/png") : null;
+    const title = STAGE_TITLES[stage];
+    return { title, values, range, scale, rows, cols, image, canvas: map, bar, n: ctx.n };
+  });
+  for (const p of panels) Object.assign(p, { transpose: view.transpose, blank: ctx.blank });
+  return { title: viewTitle(ctx.header, view, ctx.title), tokens: ctx.tokens, panels };
+}
+
+function exportView(ctx, kind) {
+  if (!ctx.values || !ctx.shown) return;
+  const doc = ctx.root.ownerDocument;
+  save(exportSpec(ctx), kind, fileName(ctx.model, ctx.state.get(), kind), doc);
+}
+
+// Once the first view is drawn, ask for the other layers' scores too when the whole sentence
+// is small enough (≤ prefetchBytes), so a layer switch never waits.
+function prefetch(source, header, first, prefetchBytes) {
+  const n = header.n_tokens;
+  if (4 * header.n_layers * header.n_heads * n * n > prefetchBytes) return;
+  const rest = async () => {
+    for (let layer = 0; layer < header.n_layers; layer++) {
+      if (layer !== first) await source.block(layer, "scores");
+    }
+  };
+  source
+    .block(first, "scores")
+    .then(rest)
+    .catch(() => {});
+}
+
+function context(options, built, state) {
+  const { header } = options;
+  const ctx = { ...options, ...built, state, header, alive: true, asked: new Set() };
+  Object.assign(ctx, { n: header.n_tokens, dk: header.d_head, tokens: header.tokens });
+  ctx.allowed = (name) => !options.controls || options.controls.includes(name);
+  ctx.redraw = () => draw(ctx);
+  ctx.redrawCell = () => ctx.alive && ctx.values && drawCell(ctx);
+  ctx.onDrawn ||= () => {};
+  return ctx;
+}
+
+// Draw the explorer into `parent`. options: header, state, source (or inline scores), model,
+// stages, controls, title, prefetchBytes, pageKeys (← → work page-wide), widget, errorHint,
+// onDrawn(view). Returns the cleanup.
+export function renderView(parent, options) {
+  const { header, state } = options;
+  if (header.causal) state.set({ causal: true }); // a decoder's own mask is part of the model
+  const built = buildView(holderIn(parent), header, options);
+  const ctx = context(options, built, state);
+  const unsubscribe = state.subscribe(ctx.redraw);
+  wireControls(ctx.root, state, (kind) => exportView(ctx, kind));
+  wirePointer(ctx);
+  const unkey = wireKeys(ctx, ctx.allowed, options.pageKeys);
+  const resize = new ResizeObserver(() => ctx.alive && ctx.values && drawPanels(ctx));
+  resize.observe(ctx.root);
+  draw(ctx);
+  if (!options.inline) prefetch(options.source, header, state.get().layer, options.prefetchBytes);
+  return () => {
+    ctx.alive = false;
+    unsubscribe();
+    unkey();
+    resize.disconnect();
+  };
+}

@@ -1,0 +1,159 @@
+"""The explorer in the Streamlit app: a components-v2 component whose script is the assembled
+``explorer/js/streamlit.js`` (``explorer.bundle.module``), registered once per process, and the
+mounts the pages call. The numbers travel over the HTTP route at ``explorer.PATH`` (served by
+``ui/api.py`` from the trace store), one layer block at a time, fetched by the browser.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Callable, Sequence
+from functools import cache
+from typing import Any
+
+import numpy as np
+import streamlit as st
+from numpy.typing import NDArray
+
+from attention_core import Trace
+from attention_core.pack import MAX_TILE, float32_bytes, header
+from explorer import CSS, PATH, VIEW_FIELDS
+from explorer.bundle import module
+
+PREFETCH_BYTES = 8 * 2**20  # all layers' scores are fetched up front when they are this or less
+
+
+@cache
+def _renderer() -> Callable[..., Any]:
+    return st.components.v2.component(
+        "attention_explorer", js=module("streamlit"), css=CSS.read_text()
+    )
+
+
+def mount(
+    trace: Trace,
+    model: str,
+    text: str,
+    view: dict[str, Any],
+    defaults: dict[str, Any],
+    on_change: Callable[[], None],
+    key: str,
+    stages: tuple[str, ...] | None = None,
+    controls: tuple[str, ...] | None = None,
+    tell: bool = True,
+) -> Any:
+    """Draw the explorer for ``text``'s trace starting at ``view`` (the VIEW_FIELDS); the
+    browser mirrors the fields named in ``defaults`` into the URL at once. When the
+    visitor changes the view, the browser redraws first and then reports the new view
+    (``st.session_state[key]["view"]``), debounced, and ``on_change`` runs before the rerun.
+    ``stages`` picks panels (of scores, scaled, masked, pattern), ``controls`` which of the
+    VIEW_FIELDS' controls show; default all. ``tell=False``: the browser never reports."""
+    data = {
+        "api": PATH.lstrip("/"),  # relative: works behind a proxy's path prefix too
+        "model": model,
+        "text": text,
+        "header": header(trace),
+        "view": {name: view[name] for name in VIEW_FIELDS},
+        "defaults": dict(defaults),  # the URL keeps these fields, left out at their default
+        "prefetch_bytes": PREFETCH_BYTES,
+    }
+    if stages:
+        data["stages"] = list(stages)
+    if controls is not None:
+        data["controls"] = list(controls)
+    if not tell:
+        data["tell"] = False
+    return _renderer()(data=data, key=key, on_view_change=on_change)
+
+
+def mount_grid(
+    trace: Trace,
+    model: str,
+    text: str,
+    rows: list[tuple[int, list[int]]],
+    metrics: dict[str, list[list[float]]],
+    hide_special: bool,
+    on_open: Callable[[], None],
+    key: str,
+) -> Any:
+    """Every head in ``rows`` ((layer, heads in order) pairs) as a small pattern, with the
+    engine's summary ``metrics`` ([l][h] by label) on hover. A click on a head sets the trigger
+    ``st.session_state[key]["open"]`` = {layer, head} and runs ``on_open``."""
+    data = {
+        "mode": "grid",
+        "api": PATH.lstrip("/"),
+        "model": model,
+        "text": text,
+        "header": header(trace),
+        "rows": [{"layer": layer, "heads": heads} for layer, heads in rows],
+        "metrics": metrics,
+        "hide_special": hide_special,
+        "max_tile": MAX_TILE,  # thumbnails pooled to this many pixels a side, as the engine does
+    }
+    return _renderer()(data=data, key=key, on_open_change=on_open)
+
+
+def mount_scores(
+    scores_qk: NDArray[np.float32],
+    tokens: Sequence[str],
+    d_k: int,
+    switches: dict[str, Any],
+    title: str,
+    key: str,
+) -> Any:
+    """One head's softmax pattern drawn from raw scores sent with the view itself (a small
+    pattern computed on the spot, not a cached trace): ``switches`` gives scale, temp, causal."""
+    n = len(tokens)
+    if scores_qk.shape != (n, n):
+        raise ValueError(f"scores shape {scores_qk.shape} does not match {n} tokens")
+    shapes = {
+        "tokens": list(tokens),
+        "special": [False] * n,
+        "n_layers": 1,
+        "n_heads": 1,
+        "d_head": d_k,
+        "n_tokens": n,
+    }
+    view = {"layer": 0, "head": 0, "transpose": False, "hide_special": False, "q": -1, "k": -1}
+    data = {
+        "inline": base64.b64encode(float32_bytes(scores_qk)).decode("ascii"),
+        "header": shapes,
+        "view": view | {name: switches[name] for name in ("scale", "temp", "causal")},
+        "defaults": {},
+        "stages": ["pattern"],
+        "controls": [],
+        "title": title,
+        "tell": False,
+        "api": "",
+        "model": "",
+        "text": "",
+    }
+    return _renderer()(data=data, key=key)
+
+
+def mount_step(
+    pattern_lhk: NDArray[np.float32],
+    tokens: Sequence[str],
+    n_kv_heads: int,
+    layer: int,
+    key: str,
+) -> Any:
+    """A decoder's newest token's attention over the ``tokens`` so far, [layer, head, key], one
+    row per head (grouped by the key/value head they share), drawn in the browser from every
+    layer's rows sent with the view: the layer switches there without a rerun."""
+    n_layers, n_heads, n = pattern_lhk.shape
+    if n != len(tokens) or n_heads % n_kv_heads:
+        raise ValueError(
+            f"pattern shape {pattern_lhk.shape} does not match {len(tokens)} tokens "
+            f"and {n_kv_heads} key/value heads"
+        )
+    data = {
+        "mode": "step",
+        "rows": base64.b64encode(float32_bytes(pattern_lhk)).decode("ascii"),
+        "tokens": list(tokens),
+        "n_layers": n_layers,
+        "n_heads": n_heads,
+        "n_kv_heads": n_kv_heads,
+        "layer": layer,
+    }
+    return _renderer()(data=data, key=key)

@@ -1,0 +1,77 @@
+// The block cache and the two sources (explorer/js/source.js).
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { BlockCache, createSource, messageSource } from "../../explorer/js/source.js";
+
+const floats = (n, v = 1) => new Float32Array(n).fill(v);
+
+test("the cache asks once per block and evicts the least recently used past its budget", async () => {
+  const cache = new BlockCache(3 * 400); // room for three blocks of 100 floats
+  const asked = [];
+  const load = (key) => () => {
+    asked.push(key);
+    return Promise.resolve(floats(100));
+  };
+  await Promise.all([cache.load("a", load("a")), cache.load("a", load("a"))]);
+  assert.deepEqual(asked, ["a"]);
+  await cache.load("b", load("b"));
+  await cache.load("c", load("c"));
+  assert.ok(cache.peek("a").array); // "a" is now the most recently used
+  await cache.load("d", load("d"));
+  assert.deepEqual([...cache.entries.keys()], ["c", "a", "d"]);
+  assert.equal(cache.bytes(), 1200);
+  await cache.load("b", load("b"));
+  assert.deepEqual(asked, ["a", "b", "c", "d", "b"]);
+  assert.deepEqual([...cache.entries.keys()], ["a", "d", "b"]);
+});
+
+test("a failed block is kept as an error until errors are dropped, then asked again", async () => {
+  const cache = new BlockCache();
+  let calls = 0;
+  const load = () =>
+    ++calls === 1 ? Promise.reject(new Error("500: boom")) : Promise.resolve(floats(2));
+  const source = createSource("s", (layer, part) => load(layer, part), cache);
+  assert.equal(source.peek(0, "scores"), undefined);
+  await assert.rejects(source.block(0, "scores"), /boom/);
+  assert.deepEqual(source.peek(0, "scores"), { error: "500: boom" });
+  const again = createSource("s", () => load(), cache); // a new view drops the errors
+  assert.equal(again.peek(0, "scores"), undefined);
+  assert.deepEqual(await again.block(0, "scores"), floats(2));
+  assert.deepEqual(again.peek(0, "scores"), floats(2));
+  assert.equal(calls, 2);
+});
+
+// A stand-in for anywidget's model: on/off/send, and the kernel's reply delivered by hand.
+function fakeModel() {
+  const listeners = new Set();
+  return {
+    sent: [],
+    on: (name, f) => name === "msg:custom" && listeners.add(f),
+    off: (name, f) => listeners.delete(f),
+    send(msg) {
+      this.sent.push(msg);
+    },
+    reply: (msg, buffers) => listeners.forEach((f) => f(msg, buffers)),
+    listening: () => listeners.size,
+  };
+}
+
+test("the widget's source asks by message and reads the reply's buffer", async () => {
+  const model = fakeModel();
+  const source = messageSource(model, `t${Math.random()}`);
+  const asked = source.block(2, "qk");
+  assert.deepEqual(model.sent, [{ type: "block", layer: 2, part: "qk" }]);
+  const bytes = new Uint8Array(9);
+  bytes.set(new Uint8Array(new Float32Array([0.5, 4]).buffer), 1);
+  model.reply({ type: "block", layer: 1, part: "qk" }, [new DataView(bytes.buffer, 1, 8)]); // not asked
+  model.reply({ type: "block", layer: 2, part: "qk" }, [new DataView(bytes.buffer, 1, 8)]);
+  assert.deepEqual(Array.from(await asked), [0.5, 4]);
+  const failed = source.block(3, "scores");
+  model.reply({ type: "block", layer: 3, part: "scores", error: "no such layer" }, []);
+  await assert.rejects(failed, /no such layer/);
+  const pending = source.block(4, "scores");
+  source.close();
+  await assert.rejects(pending, /closed/);
+  assert.equal(model.listening(), 0);
+});

@@ -1,0 +1,98 @@
+// Model facts, the explorer's sentences and export (explorer/js/model.js, words.js, export.js).
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { fileName, layout, svgOf } from "../../explorer/js/export.js";
+import { SCALES } from "../../explorer/js/draw.js";
+import { headLabel, headsPerKv, sharing, startsGroup, viewTitle } from "../../explorer/js/model.js";
+import { cellLines, fmt, hint } from "../../explorer/js/words.js";
+
+test("heads sharing keys and values", () => {
+  assert.equal(headsPerKv(9, 3), 3);
+  assert.equal(headsPerKv(12, undefined), 1);
+  assert.equal(headLabel(4, 3), "H4 · KV1");
+  assert.deepEqual(
+    [0, 1, 3, 6].map((h) => startsGroup(h, 3)),
+    [false, false, true, true],
+  );
+  assert.equal(startsGroup(3, 1), false);
+  assert.equal(sharing({ n_heads: 9, n_kv_heads: 3 }, 4), " (keys and values shared by heads 3–5)");
+  assert.equal(sharing({ n_heads: 12 }, 4), "");
+  assert.equal(viewTitle({ n_heads: 12 }, { layer: 2, head: 5 }), "layer 2, head 5");
+});
+
+test("numbers are written with a real minus sign, and −∞", () => {
+  assert.equal(fmt(-1.5, 2), "−1.50");
+  assert.equal(fmt(0.25), "0.2500000");
+  assert.equal(fmt(-Infinity), "−∞");
+});
+
+test("the hint and the cell's lines", () => {
+  const view = { transpose: true, scale: true, temp: 1 };
+  const text = hint({
+    view,
+    rows: [3, 4],
+    cols: [5, 9],
+    zoomed: true,
+    keys: true,
+    clickable: true,
+  });
+  assert.match(text, /^Showing tokens 3–4 × 5–9/);
+  assert.match(text, /columns are queries/);
+  const cell = {
+    products: [1, -2],
+    score: 3,
+    scaled: 1.5,
+    masked: false,
+    rowMax: 2,
+    rowExpSum: 4,
+    share: 0.1,
+  };
+  const { title, lines } = cellLines(cell, ["a", "<b>"], view, 4, 0, 1);
+  assert.equal(title, "Where one number comes from: query “a” (0) → key “<b>” (1)");
+  assert.equal(lines[1][1], "3.0000000");
+  assert.match(lines[3][1], /= 0.1000000$/);
+});
+
+const TOKENS = ["[CLS]", "a", "<b>&", "[SEP]"];
+
+function spec(n, image) {
+  const values = new Float64Array(n * n).fill(0.5);
+  values[1] = -Infinity;
+  const ids = [...Array(n).keys()];
+  const panel = (title) => ({
+    title,
+    values,
+    n,
+    rows: ids,
+    cols: ids,
+    transpose: false,
+    range: [0, 1],
+    scale: SCALES.weights,
+    blank: [240, 242, 246],
+    image,
+  });
+  return {
+    title: "layer 2, head 5",
+    tokens: TOKENS,
+    panels: [panel("1 · scores"), panel("4 · softmax")],
+  };
+}
+
+test("export: file names, and an SVG with its labels as text", () => {
+  assert.equal(fileName("minilm", { layer: 2, head: 5 }, "svg"), "attention-minilm-L2-H5.svg");
+  assert.equal(fileName("", { layer: 0, head: 0 }, "png"), "attention-L0-H0.png");
+  const svg = svgOf(spec(4));
+  assert.equal((svg.match(/<rect x="[\d.]+" y="[\d.]+" width/g) || []).length, 2 * 16 + 2);
+  assert.match(svg, /<text[^>]*>&lt;b&gt;&amp;<\/text>/);
+  assert.match(svg, /<text[^>]*>layer 2, head 5<\/text>/);
+  assert.match(svg, /fill="rgb\(240,242,246\)"/); // the hidden cell
+  assert.ok(!svg.includes("<b>"));
+  assert.equal(layout(spec(4)).panels.length, 2);
+});
+
+test("export: a large heatmap goes into the SVG as an image", () => {
+  const svg = svgOf(spec(70, "data:image/png;base64,AAAA"));
+  assert.equal((svg.match(/<image /g) || []).length, 2);
+  assert.ok(!svg.includes('<rect x="100.00"'));
+});

@@ -1,5 +1,6 @@
 """Measure the shape of the app code: long modules, long functions, import cycles, private names
-imported across modules, and imports that point the wrong way between the layers.
+imported across modules, and imports that point the wrong way between the layers; and the
+explorer's JavaScript (``explorer/js/*.js``): long modules and long functions there too.
 
 ``python -m scripts.house`` prints every finding and exits 1 if there is one;
 ``tests/test_house.py`` asserts the same. The app code is everything but tests/, bench/, scripts/
@@ -9,6 +10,7 @@ and deploy/.
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from collections import deque
 from dataclasses import dataclass
@@ -190,11 +192,70 @@ def wrong_way(modules: list[Module]) -> list[str]:
     return found
 
 
+JS_DIR = Path("explorer", "js")
+# Strings, template literals and comments: blanked before braces are counted.
+JS_NOISE = re.compile(
+    r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|`(?:\\.|[^`\\])*`|//[^\n]*|/\*[\s\S]*?\*/'
+)
+PARAMS = r"\((?:[^()]|\([^()]*\))*\)"  # a parameter list, one level of parentheses inside
+JS_FUNCTION = re.compile(
+    rf"\bfunction\b[^(]*{PARAMS}\s*\{{"  # function f(...) {, function (...) {
+    r"|=>\s*\{"  # (...) => {
+    r"|^[ \t]*(?:async\s+|static\s+)?(?!(?:if|for|while|switch|catch|return|function)\b)"
+    rf"[\w$]+\s*{PARAMS}\s*\{{",  # a method: name(...) {
+    re.M,
+)
+
+
+def js_modules(root: Path = ROOT) -> list[tuple[str, str]]:
+    """(path from the root, text) of every explorer/js module."""
+    return [(str(p.relative_to(root)), p.read_text()) for p in sorted((root / JS_DIR).glob("*.js"))]
+
+
+def _blank(match: re.Match[str]) -> str:
+    return re.sub(r"[^\n]", " ", match[0])  # same length, newlines kept
+
+
+def js_functions(text: str) -> list[tuple[int, int]]:
+    """(first line, lines of code) of every function in ``text``, nested ones too, counted as
+    eslint's max-lines-per-function with skipBlankLines and skipComments counts them: from its
+    line to its closing brace's, blank and comment-only lines left out. A simple brace matcher
+    over the text with strings and comments blanked; eslint is the precise one."""
+    code = JS_NOISE.sub(_blank, text)
+    lines = code.split("\n")
+    found = []
+    for match in JS_FUNCTION.finditer(code):
+        depth, at = 0, match.end() - 1
+        for at in range(match.end() - 1, len(code)):
+            depth += {"{": 1, "}": -1}.get(code[at], 0)
+            if depth == 0:
+                break
+        first, last = code.count("\n", 0, match.start()), code.count("\n", 0, at)
+        found.append((first + 1, sum(1 for line in lines[first : last + 1] if line.strip())))
+    return found
+
+
+def long_js(root: Path = ROOT) -> tuple[list[str], list[str]]:
+    """JS modules over MAX_MODULE_LINES lines and JS functions over MAX_FUNCTION_LINES."""
+    modules, functions = [], []
+    for rel, text in js_modules(root):
+        n_lines = len(text.splitlines())
+        if n_lines > MAX_MODULE_LINES:
+            modules.append(f"{rel}: {n_lines} lines")
+        for line, n in js_functions(text):
+            if n > MAX_FUNCTION_LINES:
+                functions.append(f"{rel}:{line}: {n} lines")
+    return modules, functions
+
+
 def report(root: Path = ROOT) -> dict[str, list[str]]:
     modules = app_modules(root)
+    js_long_modules, js_long_functions = long_js(root)
     return {
         f"modules over {MAX_MODULE_LINES} lines": long_modules(modules),
         f"functions over {MAX_FUNCTION_LINES} lines": long_functions(modules),
+        f"JS modules over {MAX_MODULE_LINES} lines": js_long_modules,
+        f"JS functions over {MAX_FUNCTION_LINES} lines": js_long_functions,
         "import cycles": cycles(import_graph(modules)),
         "private names imported from another module": private_imports(modules),
         "imports against the layers": wrong_way(modules),
@@ -205,6 +266,10 @@ def main() -> int:
     modules = app_modules()
     longest = max(modules, key=lambda m: m.n_lines)
     print(f"{len(modules)} app modules, longest {longest.rel} ({longest.n_lines} lines)")
+    js = js_modules()
+    if js:
+        rel, text = max(js, key=lambda m: len(m[1].splitlines()))
+        print(f"{len(js)} JS modules, longest {rel} ({len(text.splitlines())} lines)")
     failed = False
     for title, rows in report().items():
         print(f"{title}: {len(rows)}")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas  # noqa: F401 - imported fully before any figure is built (see below)
@@ -73,7 +73,9 @@ def base_layout(fig: go.Figure, height: int, title: str | None = None) -> go.Fig
     return fig
 
 
-def figure(data: list, layout: dict, height: int, title: str | None = None) -> go.Figure:
+def figure(
+    data: Sequence[object], layout: Mapping[str, object], height: int, title: str | None = None
+) -> go.Figure:
     """A figure built in one go: Plotly validates the whole spec once. Building the same figure
     with update_layout/update_xaxes calls took 13-15 ms instead of 3-4 ms (a 12-token pattern
     heatmap), and the pattern page builds four per rerun."""

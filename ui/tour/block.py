@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from attention_core import Trace, cosine
+from attention_core import ModelConfig, Trace, cosine
 from attention_core.demos import drift
+from attention_core.tour_numbers import block_chain
 from ui.cache import get_trace
 from ui.router import Shared
 from ui.show import NUM
@@ -19,7 +20,7 @@ TITLE = "The encoder block, and why blocks stack"
 PAGE = "embedding_shift"  # the page that explores this step further (ui.registry)
 
 
-def text(cfg) -> str:
+def text(cfg: ModelConfig) -> str:
     return (
         "Attention is one half of an encoder block. In order: each head proposes a change; the "
         "proposals are summed and the bias b_O added, giving ΔE; ΔE is added to the input "
@@ -59,19 +60,17 @@ def render(shared: Shared, trace: Trace) -> None:
 
 def _chain(trace: Trace, layer: int, i: int) -> None:
     """Token ``i`` through layer ``layer``, each sub-step labelled, with its LayerNorm and FFN."""
-    cfg = trace.config
-    x, delta = trace.hidden_ltd[layer, i], trace.delta_ltd[layer, i]
-    a, ffn = trace.attn_out_ltd[layer, i], trace.ffn_out_ltd[layer, i]
-    stages = {
-        "E (in)": x,
-        "ΔE = Σ_h ΔE_h + b_O": delta,
-        "E + ΔE": x + delta,
-        "a = LayerNorm(E + ΔE)": a,
-        "feed-forward FFN(a)": ffn,
-        "a + FFN(a)": a + ffn,
-        f"LayerNorm(a + FFN(a)) = {layer_name(layer + 1)}": trace.hidden_ltd[layer + 1, i],
-    }
-    labels, vectors = list(stages), np.stack(list(stages.values()))
+    chain = block_chain(trace, layer, i)
+    labels = [
+        "E (in)",
+        "ΔE = Σ_h ΔE_h + b_O",
+        "E + ΔE",
+        "a = LayerNorm(E + ΔE)",
+        "feed-forward FFN(a)",
+        "a + FFN(a)",
+        f"LayerNorm(a + FFN(a)) = {layer_name(layer + 1)}",
+    ]
+    vectors = np.stack(chain.vectors())
     fig = make_norm_bars(
         np.linalg.norm(vectors, axis=-1),
         labels,
@@ -87,19 +86,18 @@ def _chain(trace: Trace, layer: int, i: int) -> None:
     chart(
         make_embedding_strip(vectors, labels, token_axis=False),
         "learn_block_strips",
-        f"How to read this: the same vectors, dimension by dimension (the {cfg.d_ff:,}-wide "
+        f"How to read this: the same vectors, dimension by dimension (the {chain.d_ff:,}-wide "
         "GELU layer is left out).",
     )
-    s = (x + delta).astype(np.float64)
     st.latex(
         rf"\mathrm{{LN}}(x) = \gamma \odot \frac{{x - \mu}}{{\sigma}} + \beta:\quad "
-        rf"\mu = {s.mean():.4f},\ \sigma = {s.std():.4f}"
+        rf"\mu = {chain.mid_mean:.4f},\ \sigma = {chain.mid_std:.4f}"
         rf"\ \text{{for }} E_{{{i}}} + \Delta E_{{{i}}}"
     )
-    g, d, f = trace.ffn_hidden_ltf[layer, i], cfg.d_model, cfg.d_ff
+    d, f = trace.config.d_model, chain.d_ff
     st.latex(
         rf"\mathrm{{FFN}}(a) = W_2\,\mathrm{{GELU}}(W_1 a + b_1) + b_2:\quad {d} \to {f} \to {d},"
-        rf"\quad {int((g > 0).sum())} \text{{ of }} {f} \text{{ GELU outputs}} > 0"
+        rf"\quad {chain.n_active} \text{{ of }} {f} \text{{ GELU outputs}} > 0"
     )
 
 

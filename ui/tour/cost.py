@@ -6,8 +6,9 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from attention_core import Trace, attention_bytes
+from attention_core import ModelConfig, Trace, attention_bytes
 from attention_core.demos import crossover_tokens
+from attention_core.tour_numbers import attention_share, loglog_slope
 from ui import cache
 from ui.router import Shared
 from ui.tour.common import chart, engineers
@@ -18,7 +19,7 @@ TITLE = "Context size and cost"
 PAGE = "pattern"  # the page that explores this step further (ui.registry)
 
 
-def text(cfg) -> str:
+def text(cfg: ModelConfig) -> str:
     cross = crossover_tokens(cfg)
     return (
         "Every layer and head computes one score for every pair of tokens: n² of them. Double "
@@ -51,7 +52,7 @@ def _split(shared: Shared) -> None:
         "How to read this: one layer timed at each length, its time split into attention "
         "(Q·Kᵀ, softmax, pattern·V over all heads) and the dense layers. Hover for milliseconds.",
     )
-    share = att / (att + dense)
+    share = attention_share(att, dense)
     st.markdown(
         f"Measured: attention takes **{share[0]:.0%}** of a layer's time at {ns[0]} tokens and "
         f"**{share[-1]:.0%}** at {ns[-1]}; the dense layers take the rest. "
@@ -77,7 +78,7 @@ def _whole_pass(shared: Shared) -> None:
         "for the scores and patterns sits exactly on it. The whole forward pass's time is "
         "measured: compare its slope with the dashed line rather than assume it.",
     )
-    slope = float(np.polyfit(np.log(ns[-3:]), np.log(secs[-3:]), 1)[0])
+    slope = loglog_slope(ns, secs, last=3)
     st.markdown(
         f"Measured slope of the forward time over the last three lengths: **{slope:.2f}** "
         "(1 would be linear growth, 2 quadratic)."

@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from attention_core import Trace, output_bias
+from attention_core import ModelConfig, Trace, output_bias
 from attention_core.demos import special_share
+from attention_core.tour_numbers import HeadSum, head_sum
 from ui import explore
 from ui.cache import get_model
 from ui.router import Shared
@@ -18,7 +19,7 @@ PAGE = "all_heads"  # the page that explores this step further (ui.registry)
 N_SIDE_BY_SIDE = 4  # heads drawn next to each other
 
 
-def text(cfg) -> str:
+def text(cfg: ModelConfig) -> str:
     return (
         f"A layer runs {cfg.n_heads} heads side by side, each with its own W_Q, W_K and W_V, so "
         "each looks for something different: the next word, the previous word, the sentence "
@@ -57,35 +58,37 @@ def render(shared: Shared, trace: Trace) -> None:
         f"How to read this: {N_SIDE_BY_SIDE} heads of the same layer on the same sentence, "
         "starting at the sidebar's head; same colour scale, different habits."
     )
-    proposals = trace.head_delta_hd(layer, i)
-    fig = make_norm_bars(
-        np.linalg.norm(proposals, axis=-1),
-        [f"head {h}" for h in range(n_heads)],
-        highlight=head,
-        y_title="‖ΔE_h‖",
-        title=f"proposals for token {i}",
-    )
+    bias_d = output_bias(get_model(shared.model), layer)
+    _sum(head_sum(trace, bias_d, layer, i), layer, head, i)
+    _parking(trace, layer, head)
+
+
+def _sum(heads: HeadSum, layer: int, head: int, i: int) -> None:
+    """The heads' proposals for token ``i`` and their sum beside the layer's ΔE."""
+    n_heads = len(heads.norms_h)
     chart(
-        fig,
+        make_norm_bars(
+            heads.norms_h,
+            [f"head {h}" for h in range(n_heads)],
+            highlight=head,
+            y_title="‖ΔE_h‖",
+            title=f"proposals for token {i}",
+        ),
         "learn_head_norms",
         "How to read this: the size of each head's proposed update for the chosen token (the "
         "sidebar's head in orange). The layer's ΔE is their sum plus b_O.",
     )
-    total = proposals.astype(np.float64).sum(axis=0) + output_bias(get_model(shared.model), layer)
-    delta = trace.delta_ltd[layer, i]
     st.latex(
         rf"\Delta E_{{{i}}} = \sum_{{h=0}}^{{{n_heads - 1}}} \Delta E^{{(h)}}_{{{i}}} + b_O:"
-        rf"\quad \Big\|\sum_h \Delta E^{{(h)}}_{{{i}}} + b_O\Big\| = {np.linalg.norm(total):.4f},"
-        rf"\quad \|\Delta E_{{{i}}}\| = {np.linalg.norm(delta):.4f}"
+        rf"\quad \Big\|\sum_h \Delta E^{{(h)}}_{{{i}}} + b_O\Big\| = "
+        rf"{np.linalg.norm(heads.total_d):.4f},"
+        rf"\quad \|\Delta E_{{{i}}}\| = {np.linalg.norm(heads.delta_d):.4f}"
     )
-    _parking(trace, layer, head)
     with engineers():
-        st.metric(
-            "largest difference, Σ_h ΔE_h + b_O vs. the layer's ΔE",
-            f"{float(np.abs(total - delta).max()):.1e}",
-        )
+        st.metric("largest difference, Σ_h ΔE_h + b_O vs. the layer's ΔE", f"{heads.gap:.1e}")
         st.markdown(
-            f"Proposals: `trace.head_delta_hd({layer}, {i})` (z_h · W_O,h); ΔE: "
+            f"`attention_core.tour_numbers.head_sum(trace, output_bias(model, {layer}), "
+            f"{layer}, {i})`: proposals `trace.head_delta_hd({layer}, {i})` (z_h · W_O,h), ΔE "
             f"`trace.delta_ltd[{layer}, {i}]`; the share on the markers: "
             f"`attention_core.demos.special_share(trace, {layer})`."
         )

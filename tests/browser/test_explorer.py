@@ -13,10 +13,13 @@ import json
 import math
 import re
 import time
+import xml.etree.ElementTree as ET
 from pathlib import Path
 from urllib.parse import parse_qs, quote_plus, urlparse
 
+import numpy as np
 import pytest
+from PIL import Image
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 from attention_core import attention_steps, cell_arithmetic, trace_sentence
@@ -666,3 +669,79 @@ def test_a_first_click_picks_the_cell_under_the_pointer_without_scrolling(app_ur
     page.mouse.click(x, y)  # the click is handled at once (mouseup redraws)
     assert page.evaluate(scroll) == 0
     assert (state(page)["view"]["q"], state(page)["view"]["k"]) == (7, 3)
+
+
+# ---------------------------------------------------------------------------------------------
+# One module instance: the view's state and the fetched blocks live in the bundle's modules (no
+# globals). Streamlit imports the script once per page (a blob URL cached by the script's hash),
+# so they outlive every run of the component; the state is kept per mount (Streamlit's `key`
+# is a new id for each mount).
+
+
+def test_a_rerun_keeps_the_module_the_state_and_the_blocks(app_url, ax_page):
+    page = ax_page
+    page.goto(f"{app_url}/learn?s={quote_plus(SENTENCE)}&step=5&layer=2&head=0")
+    view = page.locator(".ax[data-drawn]").last
+    view.wait_for(timeout=WAIT_MS)
+    wait_idle(page, WAIT_MS)
+    page.wait_for_load_state("networkidle")  # every layer's scores prefetched (small sentence)
+    canvas = view.locator("canvas.ax-map")
+    canvas.hover()
+    page.mouse.wheel(0, -120)  # zoom in: a state of the view that the server never hears of
+    page.wait_for_function("(c) => c.width < 10", arg=canvas.element_handle(), timeout=WAIT_MS)
+    zoomed, drawn = canvas.evaluate("(c) => c.width"), int(view.get_attribute("data-drawn"))
+    asked: list[str] = []
+    page.on("request", lambda r: asked.append(r.url) if "api/attention/block" in r.url else None)
+    head = page.locator('[data-testid="stSidebar"]').get_by_role("slider", name="Head")
+    head.focus()
+    head.press("ArrowRight")  # the server moves the view: the component runs again
+    view.locator(".ax-title", has_text="layer 2, head 1").wait_for(timeout=WAIT_MS)
+    wait_idle(page, WAIT_MS)
+    assert int(view.get_attribute("data-drawn")) == drawn + 1  # the same state counts on
+    assert canvas.evaluate("(c) => c.width") == zoomed  # and keeps its zoom
+    assert asked == []  # the block cache is the same one
+
+
+# ---------------------------------------------------------------------------------------------
+# Export: the current view as PNG and SVG.
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def save(page, kind: str, folder: Path) -> Path:
+    with page.expect_download(timeout=WAIT_MS) as info:
+        live(page).locator(f"[data-export={kind}]").click()
+    download = info.value
+    path = folder / download.suggested_filename
+    download.save_as(path)
+    return path
+
+
+def test_save_the_view_as_png_and_svg(app_url, ax_page, trace, tmp_path):
+    page = ax_page
+    open_pattern(page, app_url, f"s={quote_plus(SENTENCE)}&layer=2&head=5")
+    png, svg = save(page, "png", tmp_path), save(page, "svg", tmp_path)
+    assert png.name == "attention-minilm-L2-H5.png"
+    assert svg.name == "attention-minilm-L2-H5.svg"
+
+    with Image.open(png) as image:
+        assert image.format == "PNG" and image.width > 800 and image.height > 800
+        pixels = np.asarray(image.convert("RGB"))
+    colours = np.unique(pixels.reshape(-1, 3), axis=0)
+    assert len(colours) > 50  # heatmaps, not a blank page
+    assert (pixels < 100).all(axis=2).any()  # dark text on the white ground
+
+    root = ET.parse(svg).getroot()
+    texts = [t.text for t in root.iter(f"{SVG}text")]
+    for token in trace.tokens.tokens:
+        assert texts.count(token) >= 2 * 4  # rows and columns of all four panels
+    assert "layer 2, head 5" in texts
+    for title in ("1 · scores Q·Kᵀ", "2 · scaled", "3 · masked", "4 · softmax"):
+        assert title in texts
+    n = trace.n_tokens
+    cells = [r for r in root.iter(f"{SVG}rect") if r.get("fill", "").startswith("rgb(")]
+    assert len(cells) == 4 * n * n
+    # The colour-bar ends of the scores panel: ±max |score| of the head, as the engine has it.
+    big = float(np.abs(trace.scores_lhqk[2, 5]).max())
+    assert f"{big:.2f}" in texts and f"−{big:.2f}" in texts
+    assert texts.count("1.00") >= 1 and texts.count("0.00") >= 1  # the softmax panel's ends

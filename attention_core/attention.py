@@ -136,6 +136,15 @@ def _grouped(out: dict[str, F32], name: str, g: int) -> F32 | None:
     return dest.reshape(g, -1, dest.shape[-1])
 
 
+def _put(out: dict[str, F32], name: str, value: F32) -> F32:
+    """``value`` written into ``out[name]`` when the caller gave that array, else as it is."""
+    dest = out.get(name)
+    if dest is None:
+        return np.ascontiguousarray(value)
+    dest[...] = value
+    return dest
+
+
 def multi_head_attention(
     layer: LayerWeights,
     x_qd: F32,
@@ -153,16 +162,8 @@ def multi_head_attention(
     _check(layer, x_qd, memory_kd)
     out = out or {}
     h, e, n_q = layer.n_heads, layer.d_head, len(x_qd)
-
-    def put(name: str, value: F32) -> F32:
-        dest = out.get(name)
-        if dest is None:
-            return np.ascontiguousarray(value)
-        dest[...] = value
-        return dest
-
     q_hqe, k_hke, v_hke = project(layer, x_qd, memory_kd)
-    q_hqe, k_hke, v_hke = put("q", q_hqe), put("k", k_hke), put("v", v_hke)
+    q_hqe, k_hke, v_hke = (_put(out, "q", q_hqe), _put(out, "k", k_hke), _put(out, "v", v_hke))
     scores_hqk, pattern_hqk, z_hqe = attend(
         q_hqe,
         k_hke,

@@ -38,13 +38,8 @@ def _layer_and_head(sb: DeltaGenerator) -> None:
     )
 
 
-def render(open_view: Callable[[], None], view_in_page: bool = False) -> None:
-    """Draw the shared controls (their values land in session state). ``view_in_page``: the
-    page's attention explorer holds layer, head and [CLS]/[SEP], so the sidebar only names them
-    (a slider there would show a stale value after the explorer's quiet updates). The router
-    has set every default before it calls this. ``open_view`` runs when the visitor picks another
-    model or an example: it opens the view that shows the sentence's point on that model."""
-    sb = st.sidebar
+def _model_picker(sb: DeltaGenerator, open_view: Callable[[], None]) -> None:
+    """The model choice; picking another one opens the view that shows the sentence's point."""
     sb.selectbox(
         "Model",
         list(MODELS),
@@ -55,6 +50,16 @@ def render(open_view: Callable[[], None], view_in_page: bool = False) -> None:
         "at a time and each token sees only the ones before it (a decoder; its weights are "
         "4-bit quantized, Q4_1, and its numbers are that model's).",
     )
+
+
+def render(open_view: Callable[[], None], view_in_page: bool = False) -> None:
+    """Draw the shared controls (their values land in session state). ``view_in_page``: the
+    page's attention explorer holds layer, head and [CLS]/[SEP], so the sidebar only names them
+    (a slider there would show a stale value after the explorer's quiet updates). The router
+    has set every default before it calls this. ``open_view`` runs when the visitor picks another
+    model or an example: it opens the view that shows the sentence's point on that model."""
+    sb = st.sidebar
+    _model_picker(sb, open_view)
     current = st.session_state["s"]
     st.session_state["preset"] = current if current in PRESETS else CUSTOM
     sb.selectbox(

@@ -53,25 +53,11 @@ def make_dk_saturation(sat: Saturation, current_d_k: int | None = None) -> go.Fi
         horizontal_spacing=0.1,
         subplot_titles=("row entropy (bits)", "largest weight in a row"),
     )
+    entropy = (sat.entropy_scaled, sat.entropy_scaled_std, sat.entropy_unscaled)
+    largest = (sat.max_scaled, sat.max_scaled_std, sat.max_unscaled)
     panels = (
-        (
-            sat.entropy_scaled,
-            sat.entropy_scaled_std,
-            sat.entropy_unscaled,
-            sat.entropy_unscaled_std,
-            " bits",
-            float(np.log2(n)),
-            f"uniform: log2 {n}",
-        ),
-        (
-            sat.max_scaled,
-            sat.max_scaled_std,
-            sat.max_unscaled,
-            sat.max_unscaled_std,
-            "",
-            1.0 / n,
-            f"uniform: 1/{n}",
-        ),
+        (*entropy, sat.entropy_unscaled_std, " bits", float(np.log2(n)), f"uniform: log2 {n}"),
+        (*largest, sat.max_unscaled_std, "", 1.0 / n, f"uniform: 1/{n}"),
     )
     for col, (ys, ys_std, yu, yu_std, unit, uniform, label) in enumerate(panels, start=1):
         fig.add_trace(_line(x, ys, ys_std, SCALED, unit, col == 1), row=1, col=col)

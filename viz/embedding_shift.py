@@ -37,6 +37,20 @@ def padded_range(values: ArrayLike, pad: float = 0.12) -> list[float]:
     return [lo - margin, hi + margin]
 
 
+def pca_axes(fig: go.Figure, points_p2: NDArray[np.floating], explained_c: Sequence[float]) -> None:
+    """Axes titled by the two components, fixed around every point, at one scale (true
+    distances, not stretched)."""
+    x_title, y_title = axis_titles(explained_c) if len(explained_c) >= 2 else ("PC1", "PC2")
+    fig.update_xaxes(title_text=x_title, range=padded_range(points_p2[:, 0]), zeroline=False)
+    fig.update_yaxes(
+        title_text=y_title,
+        range=padded_range(points_p2[:, 1]),
+        zeroline=False,
+        scaleanchor="x",
+        scaleratio=1,
+    )
+
+
 def _alternating(n: int) -> list[str]:
     """Label positions below and above in turn, so nearby probe labels overlap less."""
     return ["bottom center" if i % 2 == 0 else "top center" for i in range(n)]
@@ -168,11 +182,8 @@ def make_embedding_shift(
     draws an arrow embedding -> state l per token; the figure opens on ``state``. ``focus`` is the
     index (into ``tokens``) of a token drawn larger, in another colour."""
     n_states = len(tokens_lt2)
-    if tokens_lt2.shape != (n_states, len(tokens), 2) or probes_lp2.shape != (
-        n_states,
-        len(probe_words),
-        2,
-    ):
+    shapes = (tokens_lt2.shape, probes_lp2.shape)
+    if shapes != ((n_states, len(tokens), 2), (n_states, len(probe_words), 2)):
         raise ValueError(
             f"coordinates {tokens_lt2.shape} / {probes_lp2.shape} do not match "
             f"{len(tokens)} tokens and {len(probe_words)} probe words"
@@ -198,15 +209,7 @@ def make_embedding_shift(
         for i, traces in enumerate(per_state)
     ]
     every = np.concatenate([tokens_lt2.reshape(-1, 2), probes_lp2.reshape(-1, 2)])
-    x_title, y_title = axis_titles(explained_c) if len(explained_c) >= 2 else ("PC1", "PC2")
-    fig.update_xaxes(title_text=x_title, range=padded_range(every[:, 0]), zeroline=False)
-    fig.update_yaxes(
-        title_text=y_title,
-        range=padded_range(every[:, 1]),
-        zeroline=False,
-        scaleanchor="x",
-        scaleratio=1,
-    )  # true distances, not stretched
+    pca_axes(fig, every, explained_c)
     fig.update_layout(legend={"orientation": "h", "y": 1.08, "x": 0}, **_controls(n_states, state))
     base_layout(fig, height)
     fig.update_layout(margin={"l": 10, "r": 10, "t": 40, "b": 90})  # room for slider and Play

@@ -10,12 +10,28 @@ import plotly.graph_objects as go
 from numpy.typing import NDArray
 
 from viz.common import base_layout, escape
-from viz.embedding_shift import FOCUS_COLOUR, PROBE_COLOUR, axis_titles, layer_name, padded_range
+from viz.embedding_shift import FOCUS_COLOUR, PROBE_COLOUR, layer_name, pca_axes
 
 
 def state_marks(n_states: int) -> list[str]:
     """The text on each dot: "E" for the embedding, then the number of the layer just passed."""
     return ["E", *(str(i) for i in range(n_states - 1))]
+
+
+def _probes(
+    probes_p2: NDArray[np.floating], probe_words: Sequence[str], probe_name: str
+) -> go.Scatter:
+    """The probe words as stars, labelled."""
+    return go.Scatter(
+        x=probes_p2[:, 0],
+        y=probes_p2[:, 1],
+        mode="markers+text",
+        name=f"probe words ({probe_name})",
+        text=[escape(w) for w in probe_words],
+        textposition="bottom center",
+        marker={"color": PROBE_COLOUR, "size": 14, "symbol": "star"},
+        hovertemplate=f"probe %{{text}} · {probe_name}<br>(%{{x:.3f}}, %{{y:.3f}})<extra></extra>",
+    )
 
 
 def make_token_trajectory(
@@ -30,7 +46,7 @@ def make_token_trajectory(
 ) -> go.Figure:
     """``path_l2[l]`` is the token's projected vector at hidden state l (0 = the embedding, l =
     after layer l − 1); the probes are drawn as stars at hidden state ``probe_state``."""
-    if path_l2.ndim != 2 or path_l2.shape[1] != 2 or probes_p2.shape != (len(probe_words), 2):
+    if path_l2.shape[1:] != (2,) or probes_p2.shape != (len(probe_words), 2):
         raise ValueError(
             f"path {path_l2.shape} must be [states, 2] and probes {probes_p2.shape} "
             f"[{len(probe_words)}, 2]"
@@ -53,28 +69,9 @@ def make_token_trajectory(
                 hovertemplate=f"{label} · %{{customdata}}<br>(%{{x:.3f}}, %{{y:.3f}})"
                 "<extra></extra>",
             ),
-            go.Scatter(
-                x=probes_p2[:, 0],
-                y=probes_p2[:, 1],
-                mode="markers+text",
-                name=f"probe words ({probe_name})",
-                text=[escape(w) for w in probe_words],
-                textposition="bottom center",
-                marker={"color": PROBE_COLOUR, "size": 14, "symbol": "star"},
-                hovertemplate=f"probe %{{text}} · {probe_name}<br>(%{{x:.3f}}, %{{y:.3f}})"
-                "<extra></extra>",
-            ),
+            _probes(probes_p2, probe_words, probe_name),
         ]
     )
-    x_title, y_title = axis_titles(explained_c) if len(explained_c) >= 2 else ("PC1", "PC2")
-    points = [*path_l2.tolist(), *probes_p2.tolist()]
-    fig.update_xaxes(title_text=x_title, range=padded_range([p[0] for p in points]), zeroline=False)
-    fig.update_yaxes(
-        title_text=y_title,
-        range=padded_range([p[1] for p in points]),
-        zeroline=False,
-        scaleanchor="x",
-        scaleratio=1,
-    )
+    pca_axes(fig, np.concatenate([path_l2, probes_p2]), explained_c)
     fig.update_layout(legend={"orientation": "h", "y": 1.08, "x": 0})
     return base_layout(fig, height)

@@ -33,7 +33,9 @@ function mountView(model, el) {
   const options = { header, state, source, model: name, onDrawn, widget: true, pageKeys: false };
   const stop = renderView(el, { ...options, prefetchBytes: PREFETCH_BYTES });
   const follow = FIELDS.map((field) => {
-    const onChange = () => state.set({ [field]: model.get(field) });
+    // Every field, not only this one: a kernel update sets several traits before the first
+    // change event, and a view drawn with only one of them would set the others back.
+    const onChange = () => state.set(viewOf(model));
     model.on(`change:${field}`, onChange);
     return () => model.off(`change:${field}`, onChange);
   });

@@ -1,28 +1,13 @@
 """All heads at once: every layer's heads as small patterns, their summary figures, sorting."""
 
-import contextlib
-
 import numpy as np
 import streamlit as st
 
 import explorer
 from attention_core.head_order import list_heads, metric_labels, order_heads
 from attention_core.pack import MAX_TILE
-from ui import params, router
+from ui import callbacks, router
 from ui.cache import head_figures
-
-
-def _open(layer: int, head: int) -> None:
-    router.keep_shared_settings()
-    st.session_state["layer"], st.session_state["head"] = layer, head
-    st.session_state["_ah_open"] = True
-
-
-def _open_from_grid() -> None:
-    picked = st.session_state["ah_grid"].get("open") or {}
-    layer, head = picked.get("layer"), picked.get("head")
-    with contextlib.suppress(ValueError):  # only a drawn head can be clicked; check anyway
-        _open(params.accept("layer", layer), params.accept("head", head))
 
 
 def _groups(n_heads: int, n_kv_heads: int) -> list[str]:
@@ -58,7 +43,7 @@ layer_choice = c3.selectbox(
     "Layers",
     ["all", *map(str, range(trace.config.n_layers))],
     key="ah_layers",
-    format_func=lambda v: "all layers" if v == "all" else f"layer {v}",
+    format_func=callbacks.layer_choice,
 )
 # "Every head" stays every head when the visitor switches to a model with more or fewer heads.
 n_heads, state = trace.config.n_heads, st.session_state
@@ -88,7 +73,7 @@ explorer.mount_grid(
     [(lay, row.tolist()) for lay, row in zip(layers, order, strict=True)],
     {label: values.tolist() for label, values in figures.items()},
     shared.hide_special,
-    _open_from_grid,
+    callbacks.open_head_from_grid,
     key="ah_grid",
 )
 shrink = (
@@ -131,10 +116,8 @@ pick = int(layer_n[row]), int(head_n[row])
 st.button(
     f"Open layer {pick[0]}, head {pick[1]} on the pattern page",
     key="ah_open",
-    on_click=_open,
+    on_click=callbacks.open_head,
     args=pick,
     type="primary",
     icon=":material/open_in_new:",
 )
-
-del trace  # the callbacks and fragments defined here keep this namespace: not the trace too

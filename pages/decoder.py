@@ -106,5 +106,3 @@ with st.expander("For engineers"):
         f"q (after RoPE) {trace.q_lhqe[layer].shape}, KV per group {trace.k_lgke[layer].shape}",
         language=None,
     )
-
-del trace  # the page's namespace outlives the run: not the trace too

@@ -185,5 +185,3 @@ with st.expander("For engineers", expanded=False):
         f"- Plane: `fit_shift_plane`, one PCA (SVD) over the kept tokens and the probes at all "
         f"{len(hidden)} states, `hidden_ltd[0]` to `hidden_ltd[{len(hidden) - 1}]`."
     )
-
-del trace  # the callbacks and fragments defined here keep this namespace: not the trace too

@@ -5,7 +5,7 @@ import numpy as np
 import streamlit as st
 
 from attention_core.knockout import default_base, default_choice, words_of
-from ui import params, router, safe, show
+from ui import callbacks, params, router, safe, show
 from ui.cache import read_probes, word_effect
 from ui.presets import curated, probes_for
 from ui.show import NUM
@@ -31,7 +31,6 @@ if start is None:
         "This sentence has only one word, so there is no other word to hide it from. Type a "
         "sentence of at least two words in the sidebar."
     )
-    del trace
     st.stop()
 
 state, previous = st.session_state, st.session_state.get("_hw_text")
@@ -70,7 +69,7 @@ word = left.selectbox(
     help="Hidden from every token in every layer; first occurrence.",
 )
 token = middle.selectbox(
-    "Token to watch", keep.tolist(), key="hw_token", format_func=lambda i: f"{i}: {tokens[i]}"
+    "Token to watch", keep.tolist(), key="hw_token", format_func=callbacks.numbered(tokens)
 )
 base = right.selectbox(
     "Compare with hiding",
@@ -93,7 +92,6 @@ if token in words[word]:
         "hidden from every token, itself included, so this would only measure the word losing "
         "sight of itself. Pick another token to watch, or another word to hide."
     )
-    del trace
     st.stop()
 
 probes, _, problems = read_probes(shared.model, raw)
@@ -209,5 +207,3 @@ with st.expander("For engineers"):
         "Numbers come from `attention_core.knockout.hide_word`; the sentence embedding uses "
         "sentence-transformers' 256-token window and leaves the hidden tokens out of its mean."
     )
-
-del trace  # the callbacks and fragments defined here keep this namespace: not the trace too

@@ -6,7 +6,7 @@ navigation, the current step's heading and content, and its "explore further" li
 
 import streamlit as st
 
-from ui import registry, router, tour
+from ui import callbacks, registry, router, tour
 from ui.cache import DEFAULT_MODEL, LABELS
 from ui.tour.common import keep_choices
 
@@ -34,10 +34,6 @@ titles = tour.titles()
 last = tour.N_STEPS
 
 
-def move(by: int) -> None:
-    st.session_state["step"] = min(last, max(1, st.session_state["step"] + by))
-
-
 st.title("Learn step by step")
 st.caption(
     f"A guided walk through one transformer layer, on your own sentence (change it in the "
@@ -50,8 +46,8 @@ c1, c2, c3 = st.columns([1, 4, 1], vertical_alignment="center")
 c1.button(
     "Previous",
     key="learn_prev",
-    on_click=move,
-    args=(-1,),
+    on_click=callbacks.move_step,
+    args=(-1, last),
     disabled=number == 1,
     icon=":material/arrow_back:",
     width="stretch",
@@ -61,13 +57,13 @@ c2.selectbox(
     range(1, last + 1),
     key="step",
     label_visibility="collapsed",
-    format_func=lambda k: f"{k}. {titles[k - 1]}",
+    format_func=callbacks.numbered(titles, first=1, sep=". "),
 )
 c3.button(
     "Next",
     key="learn_next",
-    on_click=move,
-    args=(1,),
+    on_click=callbacks.move_step,
+    args=(1, last),
     disabled=number == last,
     icon=":material/arrow_forward:",
     icon_position="right",
@@ -87,10 +83,8 @@ if number < last:
     st.button(
         f"Next: {titles[number]}",
         key="learn_next_bottom",
-        on_click=move,
-        args=(1,),
+        on_click=callbacks.move_step,
+        args=(1, last),
         icon=":material/arrow_forward:",
         icon_position="right",
     )
-
-del trace  # the callbacks and fragments defined here keep this namespace: not the trace too

@@ -165,5 +165,3 @@ st.caption(
     "How to read this: the size of the whole layer's update ΔE for each token (all heads plus the "
     "bias); the orange bar is the chosen token. Tokens with tall bars are rewritten the most."
 )
-
-del trace  # the callbacks and fragments defined here keep this namespace: not the trace too

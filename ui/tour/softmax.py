@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import streamlit as st
+from numpy.typing import NDArray
 
 from attention_core import ModelConfig, Trace, attention_steps, cell_arithmetic
 from attention_core.demos import shift_gap
-from attention_core.tour_numbers import top_keys
+from attention_core.tour_numbers import TopKeys, top_keys
 from ui import explore, safe, show
 from ui.router import Shared
 from ui.show import NUM
@@ -33,6 +36,22 @@ def text(cfg: ModelConfig) -> str:
     )
 
 
+def _top_table(top: TopKeys, names: Sequence[str], keep: NDArray[np.int64]) -> None:
+    """Each query's three largest weights and its row's sum, for the tokens on show."""
+    table: dict[str, list[str] | list[float]] = {"query": [f"{q}: {names[q]}" for q in keep]}
+    for rank, label in enumerate(("1st", "2nd", "3rd")):
+        table[label] = [f"{top.keys_qr[q, rank]}: {names[top.keys_qr[q, rank]]}" for q in keep]
+        table[f"share {rank + 1}"] = [float(top.share_qr[q, rank]) for q in keep]
+    table["row sum"] = [float(top.row_sum_q[q]) for q in keep]
+    st.dataframe(
+        table,
+        key="learn_top3",
+        hide_index=True,
+        column_config={"share 1": NUM, "share 2": NUM, "share 3": NUM, "row sum": show.FINE},
+    )
+    st.caption("For each query: its three largest weights and the row's sum (1).")
+
+
 def render(shared: Shared, trace: Trace) -> None:
     st.markdown(text(trace.config))
     layer, head, e = shared.layer, shared.head, trace.config.d_head
@@ -48,18 +67,7 @@ def render(shared: Shared, trace: Trace) -> None:
     )
     names = trace.tokens.tokens
     top = top_keys(steps.pattern)
-    table: dict[str, list[str] | list[float]] = {"query": [f"{q}: {names[q]}" for q in keep]}
-    for rank, label in enumerate(("1st", "2nd", "3rd")):
-        table[label] = [f"{top.keys_qr[q, rank]}: {names[top.keys_qr[q, rank]]}" for q in keep]
-        table[f"share {rank + 1}"] = [float(top.share_qr[q, rank]) for q in keep]
-    table["row sum"] = [float(top.row_sum_q[q]) for q in keep]
-    st.dataframe(
-        table,
-        key="learn_top3",
-        hide_index=True,
-        column_config={"share 1": NUM, "share 2": NUM, "share 3": NUM, "row sum": show.FINE},
-    )
-    st.caption("For each query: its three largest weights and the row's sum (1).")
+    _top_table(top, names, keep)
     j = int(top.keys_qr[i, 0])
     cell = cell_arithmetic(trace.q_lhqe[layer, head], trace.k_lhke[layer, head], steps, i, j)
     st.latex(

@@ -30,7 +30,7 @@ import time
 from collections.abc import Sequence
 from urllib.parse import quote_plus
 
-from attention_core import Model, load_model, tokenize
+from attention_core import Model, load_model
 from bench.explorer import (
     FIRST,
     FIRST_DRAW,
@@ -51,57 +51,16 @@ from bench.live import (
     type_sentence,
 )
 from bench.report import fmt_bytes, fmt_s, load, p50, p95, progress, table, verdict
+from bench.sentences import SIZES, sentence
 from scripts.live_app import launch_chromium, streamlit_server
 from ui import registry
 
-PARAGRAPH = (
-    "The river bank was muddy after the storm, so the children walked along the old stone "
-    "bridge instead. Their teacher had told them that water always finds the lowest path, and "
-    "that the town grew up here because boats could carry grain and timber to the sea. Today "
-    "the mills are quiet, but people still come to fish, to read on the benches, and to watch "
-    "the light change on the water in the evening. A small museum near the bank keeps maps, "
-    "letters and photographs from the years when the harbour was busy and the bank on the main "
-    "street lent money to merchants who bought their first ships."
-)
-SIZES = (12, 128, 512)
-_SENTENCES: dict[tuple[int, int], str] = {}
 SECTIONS = ("floor", "cold", "explorer", "all_heads", "pages", "memory", "bertviz")
 
 # Each page's main chart: the explorer's "sentence" view or "grid" (bench/explorer.py), else the
 # index among its Plotly charts. (url_path, title, main chart) for every page but Start here.
 MAIN_CHART: dict[str, str | int] = {"pattern": "sentence", "all_heads": "grid"}
 PAGES = tuple((p.name, p.title, MAIN_CHART.get(p.name, 0)) for p in registry.PAGES[1:])
-
-
-def sentence(model: Model, n_tokens: int, variant: int = 0) -> str:
-    """Real words from PARAGRAPH, rotated by ``variant`` (each under 110 gives its own text), that
-    make exactly ``n_tokens`` tokens. Variants in use: 0 explorer switches and BertViz, 1-10 all
-    heads, 11-80 new sentence per page, 81-90 sessions, 91-100 explorer new sentence, so no
-    section finds another's trace cached."""
-    key = (n_tokens, variant)
-    if key not in _SENTENCES:
-        _SENTENCES[key] = _build_sentence(model, n_tokens, variant)
-    return _SENTENCES[key]
-
-
-def _build_sentence(model: Model, n_tokens: int, variant: int) -> str:
-    words = PARAGRAPH.split()
-    start = (variant * 7) % len(words)  # 7 and 110 are coprime: 110 different rotations
-    pool = (words[start:] + words[:start]) * (n_tokens // len(words) + 1)
-
-    def count(n_words: int) -> int:
-        got = tokenize(model, " ".join(pool[:n_words]))
-        return len(got) + got.n_cut
-
-    lo, hi = 1, min(len(pool), n_tokens)  # largest word count that stays within n_tokens
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        lo, hi = (mid, hi) if count(mid) <= n_tokens else (lo, mid - 1)
-    text = " ".join(pool[:lo]) + " and" * (n_tokens - count(lo))  # "and" is one token
-    got = tokenize(model, text)
-    if len(got) != n_tokens or got.n_cut:
-        raise ValueError(f"built {len(got)} tokens ({got.n_cut} cut), wanted {n_tokens}")
-    return text
 
 
 def bench_cold_start(browser, repeats: int) -> None:

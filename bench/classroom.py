@@ -31,10 +31,10 @@ from pathlib import Path
 from urllib.parse import quote_plus
 
 from attention_core import Model, load_model, tokenize
-from bench.app import sentence
 from bench.explorer import DONE, FIRST_DRAW, INSTRUMENT, MARK, RESULT, SETTLED, server_cpu_s
 from bench.live import rss_mb
 from bench.report import load, p50, p95, progress, table
+from bench.sentences import sentence
 from scripts.live_app import free_port, launch_chromium
 from scripts.serving import Serve, srv_cookie, start_serve, stop_serve, wait_ready
 

@@ -23,7 +23,6 @@ from collections.abc import Sequence
 from urllib.parse import quote_plus
 
 from attention_core import load_model
-from bench.app import sentence
 from bench.explorer import (
     FIRST_DRAW,
     PATH_SEGMENTS,
@@ -35,6 +34,7 @@ from bench.explorer import (
 )
 from bench.live import has_chart, measure, rss_mb, type_sentence
 from bench.report import fmt_s, load, p50, p95, progress, table, verdict
+from bench.sentences import sentence
 from scripts.live_app import launch_chromium, streamlit_server
 
 NEW_PROMPT_S = 1.0  # p50, Enter → first chart at 128 tokens

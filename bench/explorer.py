@@ -547,8 +547,8 @@ def print_switches(runs: Sequence[SizeRun]) -> None:
 
 def new_sentences(browser, url, model, count: int) -> list[Move]:
     """/pattern open on a short sentence; type ``count`` new 128-token ones (not cached)."""
-    from bench.app import sentence
     from bench.live import type_sentence
+    from bench.sentences import sentence
 
     page, wire, _ = open_view(browser, url, sentence(model, 12, 91))
     moves = []
@@ -660,7 +660,7 @@ def print_server_steps(steps: dict[str, list[float]]) -> None:
 
 def bertviz_seconds(model, count: int) -> list[float] | str:
     """BertViz's pipeline (forward + head_view + model_view) on the same new sentences."""
-    from bench.app import sentence
+    from bench.sentences import sentence
 
     try:
         from bench.peer import bertviz_render, load_peer
@@ -749,7 +749,7 @@ def print_profile(moves: Sequence[Move], steps: dict[str, list[float]]) -> None:
 def bench_explorer(browser, url, model, repeats: int) -> dict[int, list[Sample]]:
     """The explorer section: switches, bytes and CPU at 12/128/512 tokens, a new sentence vs
     BertViz, and that path's profile. Returns the head switches as Samples (BertViz table)."""
-    from bench.app import SIZES, sentence
+    from bench.sentences import SIZES, sentence
 
     count, layers = min(4 * repeats, 22), min(2 + repeats, N_LAYERS - 1)
     runs = [run_size(browser, url, sentence(model, n), n, count, layers) for n in SIZES]

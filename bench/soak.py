@@ -144,7 +144,7 @@ def main(argv: list[str]) -> int:
     from playwright.sync_api import sync_playwright
 
     from attention_core import load_model
-    from bench.app import sentence
+    from bench.sentences import sentence
     from scripts.live_app import launch_chromium, streamlit_server
 
     model = load_model(None)

@@ -5,10 +5,12 @@ bit, in the documented shapes and order."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import numpy as np
 import pytest
+from tokenizers import Tokenizer
 
 from attention_core import trace_sentence
 from attention_core.pack import (
@@ -46,7 +48,7 @@ def test_header_of_the_decoder(smollm2):
     assert got["special"] == [False] * 5 and got["n_tokens"] == 5
 
 
-def test_header_fields(trace):
+def test_header_fields(model, trace):
     got = header(trace)
     # The model card's sizes, not the config's fields read back: all-MiniLM-L6-v2 is 6 layers of
     # 12 heads of 32, each head its own keys and values, no mask of its own.
@@ -57,14 +59,17 @@ def test_header_fields(trace):
         "n_kv_heads": 12,
         "causal": False,
     }
-    assert got["n_tokens"] == trace.n_tokens == 10  # 8 words, [CLS] and [SEP]
-    assert got["tokens"][0] == "[CLS]" and got["tokens"][-1] == "[SEP]"
-    assert got["special"] == [True] + [False] * (trace.n_tokens - 2) + [True]
-    assert len(got["tokens"]) == len(got["special"]) == got["n_tokens"]
-    # JSON-ready: plain Python types only (no numpy scalars)
-    assert all(type(t) is str for t in got["tokens"])
-    assert all(type(s) is bool for s in got["special"])
-    assert all(type(got[k]) is int for k in ("n_layers", "n_heads", "d_head", "n_tokens"))
+    # The pieces and markers are the tokenizer's own (the `tokenizers` library on the model's
+    # tokenizer.json, the reference), in order, [CLS] and [SEP] flagged as special.
+    reference = Tokenizer.from_file(str(model.path / "tokenizer.json"))
+    reference.no_padding()
+    encoding = reference.encode(SENTENCE)
+    assert got["tokens"] == encoding.tokens
+    assert got["special"] == [bool(m) for m in encoding.special_tokens_mask]
+    assert got["n_tokens"] == len(encoding.tokens) == 10  # 8 words, [CLS] and [SEP]
+    # JSON-ready: what the browser receives decodes to the same header (a NumPy int or bool
+    # would not serialize at all)
+    assert json.loads(json.dumps(got)) == got
 
 
 @pytest.mark.parametrize("layer", range(6))

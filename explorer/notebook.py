@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import warnings
 from functools import cache
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anywidget
@@ -24,6 +23,7 @@ import traitlets
 
 from attention_core import MODEL_KEYS, Model, Trace, load_model, trace_sentence
 from attention_core.pack import PARTS, header, layer_block
+from explorer import CSS
 from explorer.bundle import module
 
 if TYPE_CHECKING:
@@ -95,7 +95,7 @@ class Explorer(anywidget.AnyWidget):
     """
 
     _esm = module("widget")
-    _css = (Path(__file__).parent / "explorer.css").read_text()
+    _css = CSS.read_text()
 
     model_name = traitlets.Unicode("minilm").tag(sync=True)
     text = traitlets.Unicode("").tag(sync=True)

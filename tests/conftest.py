@@ -35,3 +35,19 @@ def browser():
         browser = launch_chromium(pw)
         yield browser
         browser.close()
+
+
+# Fixtures that start Chromium or a server, and the marker (tier) each test using them must carry
+# so that ./test.sh's fast tier never starts one by accident.
+TIER_OF_FIXTURE = {"browser": "browser", "app_url": "browser"}
+
+
+def pytest_collection_modifyitems(items):
+    unmarked = [
+        f"{item.nodeid} uses {name} but is not marked {tier}"
+        for item in items
+        for name, tier in TIER_OF_FIXTURE.items()
+        if name in getattr(item, "fixturenames", ()) and item.get_closest_marker(tier) is None
+    ]
+    if unmarked:
+        raise pytest.UsageError("\n".join(unmarked))

@@ -222,8 +222,6 @@ ROWS = [pytest.param(case, page, id=f"{page}-{case.name}") for case in CASES for
 
 # ---------------------------------------------------------------- figure inspection helpers
 
-# Charts whose heatmap z may hold NaN on purpose: masked cells, gaps between thumbnails.
-NAN_GAPS = {"pattern_masked": "z"}
 # Tags the figure builders write themselves into hover templates (user text there is escaped,
 # so a typed "<b>" arrives as "&lt;b&gt;"); any other "<" is user text that Plotly would read.
 TEMPLATE_TAGS = re.compile(r"</?(br|extra|sub|sup|b|i)>")
@@ -279,7 +277,7 @@ def assert_figure_is_clean(key: str, fig: dict) -> None:
         assert not np.isinf(values).any(), f"infinity in {where}"
         if np.isnan(values).any():
             name = next(p for p in reversed(path) if isinstance(p, str))  # z of z[i][j]
-            gap = NAN_GAPS.get(key) == name or (from_list and name in ("x", "y"))
+            gap = from_list and name in ("x", "y")  # a line's deliberate break (None)
             assert gap, f"NaN (or a null for NaN/inf) in {where}"
     for path, text in strings(fig):
         name = next(p for p in reversed(path) if isinstance(p, str))
@@ -385,10 +383,12 @@ def test_the_figure_checks_catch_what_they_are_for():
         assert_figure_is_clean("pattern_scores", template)
     with pytest.raises(AssertionError, match="NaN"):
         assert_figure_is_clean("pattern_scores", fig)
-    assert_figure_is_clean("pattern_masked", {**fig, "data": [{"z": [[1.0, None]]}]})
+    with pytest.raises(AssertionError, match="NaN"):  # no heatmap has gaps on purpose
+        assert_figure_is_clean("dec_pattern", {"data": [{"z": [[1.0, None]]}]})
+    assert_figure_is_clean("es_lines", {"data": [{"x": [0, None, 1], "y": [1.0, None, 2.0]}]})
     with pytest.raises(AssertionError, match="unescaped"):
-        assert_figure_is_clean("pattern_masked", fig)
+        assert_figure_is_clean("dec_pattern", {**fig, "data": [{"z": [[1.0]], "x": ["<b>x</b>"]}]})
     typed_inf = {"dtype": "f8", "bdata": "AAAAAAAA8H8=", "shape": "1"}  # [inf]
     with pytest.raises(AssertionError, match="infinity"):
-        assert_figure_is_clean("pattern_masked", {"data": [{"z": typed_inf}]})
+        assert_figure_is_clean("dec_pattern", {"data": [{"z": typed_inf}]})
     assert UNESCAPED.search("**<script>**") and not UNESCAPED.search(r"\<script\> \$x\$")

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from attention_core.display import state_name
 from attention_core.forward import Trace, WhatIf, run_model, trace_sentence
 from attention_core.geometry import cosine, split_words, word_vectors
 from attention_core.model import Model
@@ -68,7 +69,7 @@ class WordEffect:
     def summary(self) -> str:
         """One plain sentence with the largest change, e.g. for a caption."""
         state = self.most_changed
-        where = "in the embedding" if state == 0 else f"after layer {state - 1}"
+        where = ("in the " if state == 0 else "") + state_name(state)
         return (
             f"Hiding “{self.hidden_word}” changes “{self.watched_word}” most {where}: cosine "
             f"{self.cosine_l[state]:.2f} between its vectors with and without the word "

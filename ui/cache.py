@@ -9,6 +9,7 @@ import os
 import threading
 from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
+from typing import cast
 
 import numpy as np
 import streamlit as st
@@ -70,7 +71,11 @@ def get_model(name: str) -> Model:
     """The loaded model; raises ModelLoadError (not cached) when it is missing or broken."""
     if name not in MODELS:
         raise ModelLoadError(f"Unknown model {name!r}; choose one of {', '.join(MODELS)}.")
-    return load_model(MODELS[name])  # read-only arrays (the engine's loaders see to it)
+    # Typed as the encoder's Model: the engine's page-facing calls are annotated for it, and a
+    # LlamaModel answers the same ones (config, tokenize, trace_sentence); a Model | LlamaModel
+    # union here is the typing the engine's signatures should grow into (read-only arrays: the
+    # engine's loaders see to it).
+    return cast(Model, load_model(MODELS[name]))
 
 
 # One entry per server-side model: worst case len(MODELS) × ~1 kB (a config's fields).

@@ -144,10 +144,13 @@ class Explorer(anywidget.AnyWidget):
 
     def reply(self, msg: dict[str, Any]) -> tuple[dict[str, Any], list[bytes]]:
         """The answer to a message from the view: a layer block's raw little-endian float32
-        bytes (``attention_core.pack.layer_block``) for ``{"type": "block", "layer", "part"}``,
-        or the same content with an ``error`` and no bytes."""
+        bytes (``attention_core.pack.layer_block``) for ``{"type": "block", "layer", "part",
+        "id"}``, or the same content with an ``error`` and no bytes. The request's ``id`` comes
+        back: the view matches each reply to its request by it."""
         layer, part = msg.get("layer"), msg.get("part")
         content: dict[str, Any] = {"type": "block", "layer": layer, "part": part}
+        if "id" in msg:  # the view matches replies to requests by it
+            content["id"] = msg["id"]
         if msg.get("type") != "block":
             return content | {"error": f"unknown message type {msg.get('type')!r}"}, []
         if isinstance(layer, bool) or not isinstance(layer, int):

@@ -36,12 +36,14 @@ export function blockRequest(model, text, layer, part) {
 }
 
 // The widget's message asking for one layer block (explorer/notebook.py answers it).
-export function blockMessage(layer, part) {
-  return { type: "block", layer, part };
+export function blockMessage(layer, part, id) {
+  return { type: "block", layer, part, id };
 }
 
-// Is `msg` the answer to a block message? Returns its cache key ("layer:part") or null.
+// Is `msg` the answer to a block message? Returns the request's id, or null. The id, not the
+// layer and part, matches a reply to its request: a reply for the sentence before a new one
+// (same layer, same part) must not be taken for the new sentence's.
 export function blockReplyKey(msg) {
-  if (!msg || msg.type !== "block") return null;
-  return `${msg.layer}:${msg.part}`;
+  if (!msg || msg.type !== "block" || !Number.isInteger(msg.id)) return null;
+  return msg.id;
 }

@@ -101,8 +101,10 @@ export function httpSource({ api, model, text }) {
 
 // The widget's source: a custom message per block; the widget's kernel side answers with the
 // bytes as the message's first buffer, or with an error and no buffer. close() stops listening.
+let lastRequest = 0; // ids of block messages, unique on the page
+
 export function messageSource(model, id) {
-  const pending = new Map(); // "layer:part" -> {resolve, reject}
+  const pending = new Map(); // request id -> {resolve, reject}
   const onMessage = (msg, buffers) => {
     const key = blockReplyKey(msg);
     const waiter = key && pending.get(key);
@@ -113,10 +115,11 @@ export function messageSource(model, id) {
   };
   model.on("msg:custom", onMessage);
   const source = createSource(`${id}`, (layer, part) => {
+    const request = ++lastRequest;
     const asked = new Promise((resolve, reject) => {
-      pending.set(`${layer}:${part}`, { resolve, reject });
+      pending.set(request, { resolve, reject });
     });
-    model.send(blockMessage(layer, part));
+    model.send(blockMessage(layer, part, request));
     return asked;
   });
   source.close = () => {

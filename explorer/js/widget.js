@@ -2,7 +2,7 @@
 // The view's fields are the widget's traits, synced both ways: a change here sets the changed
 // traits once the view is drawn (model.set, save_changes); a trait set in Python redraws here.
 // Layer blocks come as custom messages with the bytes as a buffer (source.js messageSource).
-// The contract with the Python side: /tmp/briefs/widget_contract.md, kept in notebook.py.
+// The contract with the Python side: the traits and Explorer.reply in explorer/notebook.py.
 
 import { messageSource } from "./source.js";
 import { createState } from "./state.js";

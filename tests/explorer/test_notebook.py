@@ -43,8 +43,9 @@ def test_reply_bytes_are_the_engines_for_every_layer_and_part(pair):
     widget, trace = pair
     for layer in range(trace.config.n_layers):
         for part in PARTS:
-            content, buffers = widget.reply({"type": "block", "layer": layer, "part": part})
-            assert content == {"type": "block", "layer": layer, "part": part}
+            msg = {"type": "block", "layer": layer, "part": part, "id": layer + 1}
+            content, buffers = widget.reply(msg)
+            assert content == msg  # the request's id comes back: the view matches replies by it
             assert buffers == [layer_block(trace, layer, part).data], (layer, part)
 
 

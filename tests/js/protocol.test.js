@@ -49,8 +49,14 @@ test("a block request and the widget's messages", () => {
     layer: 2,
     part: "qk",
   });
-  assert.deepEqual(blockMessage(3, "scores"), { type: "block", layer: 3, part: "scores" });
-  assert.equal(blockReplyKey({ type: "block", layer: 3, part: "scores" }), "3:scores");
+  assert.deepEqual(blockMessage(3, "scores", 7), {
+    type: "block",
+    layer: 3,
+    part: "scores",
+    id: 7,
+  });
+  assert.equal(blockReplyKey({ type: "block", layer: 3, part: "scores", id: 7 }), 7);
+  assert.equal(blockReplyKey({ type: "block", layer: 3, part: "scores" }), null); // no id: not ours
   assert.equal(blockReplyKey({ type: "other" }), null);
   assert.equal(blockReplyKey(undefined), null);
 });

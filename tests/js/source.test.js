@@ -61,17 +61,43 @@ test("the widget's source asks by message and reads the reply's buffer", async (
   const model = fakeModel();
   const source = messageSource(model, `t${Math.random()}`);
   const asked = source.block(2, "qk");
-  assert.deepEqual(model.sent, [{ type: "block", layer: 2, part: "qk" }]);
+  const [{ id, ...sent }] = model.sent;
+  assert.deepEqual(sent, { type: "block", layer: 2, part: "qk" });
   const bytes = new Uint8Array(9);
   bytes.set(new Uint8Array(new Float32Array([0.5, 4]).buffer), 1);
-  model.reply({ type: "block", layer: 1, part: "qk" }, [new DataView(bytes.buffer, 1, 8)]); // not asked
-  model.reply({ type: "block", layer: 2, part: "qk" }, [new DataView(bytes.buffer, 1, 8)]);
+  const reply = (layer, part, request, extra = {}) =>
+    model.reply({ type: "block", layer, part, id: request, ...extra }, [
+      new DataView(bytes.buffer, 1, 8),
+    ]);
+  reply(1, "qk", id + 1000); // not asked
+  reply(2, "qk", id);
   assert.deepEqual(Array.from(await asked), [0.5, 4]);
   const failed = source.block(3, "scores");
-  model.reply({ type: "block", layer: 3, part: "scores", error: "no such layer" }, []);
+  const failedId = model.sent.at(-1).id;
+  model.reply(
+    { type: "block", layer: 3, part: "scores", id: failedId, error: "no such layer" },
+    [],
+  );
   await assert.rejects(failed, /no such layer/);
   const pending = source.block(4, "scores");
   source.close();
   await assert.rejects(pending, /closed/);
   assert.equal(model.listening(), 0);
+});
+
+test("a reply to the sentence before is not taken for the new one's same block", async () => {
+  const model = fakeModel();
+  const before = messageSource(model, `before${Math.random()}`);
+  before.block(0, "scores").catch(() => {}); // rejected when closed
+  const oldId = model.sent.at(-1).id;
+  before.close(); // the kernel set a new text: the view mounts a new source
+  const after = messageSource(model, `after${Math.random()}`);
+  const asked = after.block(0, "scores");
+  const newId = model.sent.at(-1).id;
+  assert.notEqual(oldId, newId);
+  const old = [new DataView(new Float32Array([1, 1]).buffer)];
+  const fresh = [new DataView(new Float32Array([2, 3]).buffer)];
+  model.reply({ type: "block", layer: 0, part: "scores", id: oldId }, old);
+  model.reply({ type: "block", layer: 0, part: "scores", id: newId }, fresh);
+  assert.deepEqual(Array.from(await asked), [2, 3]);
 });

@@ -122,6 +122,18 @@ def test_freed_memory_is_trimmed_periodically(monkeypatch):
 PAGES = tuple(page.name for page in registry.PAGES)
 
 
+def _namespaces(script: str) -> list[dict]:
+    """The live module namespaces of a page script (Streamlit runs each page in a fresh one)."""
+    import gc
+
+    gc.collect()
+    return [
+        d
+        for d in gc.get_objects()
+        if type(d) is dict and str(d.get("__file__", "")).endswith(script)
+    ]
+
+
 @pytest.mark.parametrize("page", PAGES)
 def test_a_page_s_namespace_dies_with_its_run(page):
     import gc
@@ -130,21 +142,16 @@ def test_a_page_s_namespace_dies_with_its_run(page):
     from attention_core import Trace
     from tests.app.conftest import open_page
 
+    script = f"pages/{page}.py"
+    before = _namespaces(script)  # other tests' sessions may still hold theirs: kept alive here,
+    known = {id(d) for d in before}  # so that no new namespace can reuse their ids
     at = open_page(page, s=f"a sentence only the {page} page reads")
     assert not at.exception
     ui.cache.trace_store()._lru.clear()  # the store lets every trace go
     ui.cache.trace_store().nbytes = 0
-    gc.collect()
-    script = f"pages/{page}.py"
-    alive = [
-        d
-        for d in gc.get_objects()
-        if isinstance(d, dict) and str(d.get("__file__", "")).endswith(script)
-    ]
+    alive = [d for d in _namespaces(script) if id(d) not in known]
     assert not alive, f"{script}'s namespace outlives its run (a function defined in it is kept)"
-    pinned = [
-        t
-        for t in gc.get_objects()
-        if isinstance(t, Trace) and t.tokens.text.endswith(f"only the {page} page reads")
-    ]
+    sentence = f"a sentence only the {page} page reads"
+    gc.collect()
+    pinned = [t for t in gc.get_objects() if type(t) is Trace and t.tokens.text.endswith(sentence)]
     assert not pinned, f"a trace of {script}'s sentence outlives the store"

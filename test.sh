@@ -25,7 +25,13 @@ fi
 .venv/bin/python -m ruff format --check .  # the formatter wins: no fmt: skip
 .venv/bin/python -m mypy  # strict (pyproject.toml [tool.mypy])
 # --- JavaScript: lint and unit tests (scripts/js.sh) go here ---
-if [ "$all" = 1 ]; then
-  exec .venv/bin/python -m pytest "${args[@]}"
+# The fast tier on one worker per core (pytest-xdist). The browser, serving and load tiers start
+# servers and Chromium of their own: they run after it, in one process.
+fast=(-n auto -m "not browser and not serve and not load")
+if [ "$all" = 0 ]; then
+  exec .venv/bin/python -m pytest "${fast[@]}" "${args[@]}"
 fi
-exec .venv/bin/python -m pytest -m "not browser and not serve and not load" "${args[@]}"
+status=0
+.venv/bin/python -m pytest "${fast[@]}" "${args[@]}" || status=$?
+.venv/bin/python -m pytest -m "browser or serve or load" "${args[@]}" || status=$?
+exit "$status"

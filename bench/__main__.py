@@ -1,4 +1,5 @@
-"""``python -m bench <name> [args]``: run one benchmark; each is a module with ``main(argv)``."""
+"""``./bench.sh <name> [args]`` (``python -m bench`` in the shared environment): run one
+benchmark; each is a module with ``main(argv)``."""
 
 from __future__ import annotations
 

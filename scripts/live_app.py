@@ -15,6 +15,10 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, Page, Playwright
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
@@ -84,7 +88,8 @@ def streamlit_server(
         deadline = time.monotonic() + timeout
         while True:
             if proc.poll() is not None:
-                raise RuntimeError(f"streamlit exited: {proc.stdout.read().decode()[-2000:]}")
+                said = proc.stdout.read().decode() if proc.stdout else ""
+                raise RuntimeError(f"streamlit exited: {said[-2000:]}")
             try:
                 with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
                     if r.status == 200:
@@ -103,12 +108,12 @@ def streamlit_server(
             proc.kill()
 
 
-def launch_chromium(playwright):  # -> playwright Browser
+def launch_chromium(playwright: Playwright) -> Browser:
     """Debian's Chromium under Playwright (never a downloaded browser)."""
     return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
 
 
-def wait_for_charts(page, count: int = 1, timeout_ms: int = 60_000) -> None:
+def wait_for_charts(page: Page, count: int = 1, timeout_ms: int = 60_000) -> None:
     """Wait until ``count`` Plotly charts have drawn and Streamlit has stopped running."""
     page.wait_for_function(
         f"document.querySelectorAll('.js-plotly-plot .main-svg').length >= {count}",
@@ -117,7 +122,7 @@ def wait_for_charts(page, count: int = 1, timeout_ms: int = 60_000) -> None:
     wait_idle(page, timeout_ms)
 
 
-def wait_idle(page, timeout_ms: int = 60_000) -> None:
+def wait_idle(page: Page, timeout_ms: int = 60_000) -> None:
     """Wait until the app's status widget says it is no longer running a script."""
     page.wait_for_function(
         "!document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=timeout_ms

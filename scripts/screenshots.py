@@ -13,12 +13,13 @@ import argparse
 from pathlib import Path
 from urllib.parse import urlencode
 
-from playwright.sync_api import sync_playwright
+from playwright.sync_api import Page, ViewportSize, sync_playwright
 
 from scripts.live_app import ROOT, launch_chromium, streamlit_server, wait_idle
 
 # (file name, url_path, URL parameters, Plotly charts and attention explorers to wait for)
-SHOTS = [
+Shot = tuple[str, str, dict[str, str], int, int]
+SHOTS: list[Shot] = [
     ("home", "", {"s": "The river bank was muddy"}, 0, 1),
     ("learn", "learn", {"s": "The river bank was muddy", "step": "5"}, 0, 1),
     (
@@ -55,7 +56,7 @@ SHOTS = [
 DARK = ("pattern_dark", "pattern", {"s": "The river bank was muddy", "layer": "1", "head": "9"})
 
 
-def tour_shots() -> list[tuple[str, str, dict[str, str], int, int]]:
+def tour_shots() -> list[Shot]:
     """Every step of the guided tour on the river-bank sentence (charts: whatever it draws)."""
     from ui.tour import N_STEPS
 
@@ -65,7 +66,7 @@ def tour_shots() -> list[tuple[str, str, dict[str, str], int, int]]:
     ]
 
 
-def shoot(page, url: str, out: Path, shot: tuple) -> None:
+def shoot(page: Page, url: str, out: Path, shot: Shot) -> None:
     name, path, query, charts, views = shot
     page.goto(f"{url}/{path}?{urlencode(query)}")
     page.wait_for_function(  # the sidebar drawn, no lazy widget still a placeholder
@@ -99,7 +100,7 @@ def main() -> None:
     only = set(filter(None, args.only.split(",")))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    size = {"width": args.width, "height": args.height}
+    size = ViewportSize(width=args.width, height=args.height)
     with streamlit_server() as url, sync_playwright() as pw:
         browser = launch_chromium(pw)
         page = browser.new_page(viewport=size)

@@ -11,10 +11,15 @@ import signal
 import subprocess
 import time
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from scripts.live_app import ROOT
+
+if TYPE_CHECKING:
+    from playwright.sync_api import BrowserContext
 
 STOP_S = 30  # serve.sh stops its children within 10 s (then SIGKILL); this bounds the whole stop
 
@@ -23,7 +28,7 @@ STOP_S = 30  # serve.sh stops its children within 10 s (then SIGKILL); this boun
 class Serve:
     """A running ./serve.sh: its process, its output file and what that output says."""
 
-    proc: subprocess.Popen
+    proc: subprocess.Popen[bytes]
     port: int
     out: Path
     seen: dict[int, str] = field(default_factory=dict)  # pid -> start time: all it ever ran
@@ -37,7 +42,10 @@ class Serve:
         return {int(i): (int(pid), int(port)) for i, pid, port in found}
 
     def run_dir(self) -> Path:
-        return Path(re.search(r"logs and config: (\S+)", self.text()).group(1))
+        found = re.search(r"logs and config: (\S+)", self.text())
+        if found is None:
+            raise RuntimeError("serve.sh has not said where its logs are yet")
+        return Path(found.group(1))
 
     def remember_children(self) -> None:
         for pid in descendants(self.proc.pid):
@@ -77,7 +85,11 @@ def alive(pid: int, started: str) -> bool:
     return start_time(pid) == started and parent_and_state(pid)[1] not in ("Z", "")
 
 
-def wait_until(ok, timeout_s: float, pause=lambda: time.sleep(0.25)) -> bool:
+def wait_until(
+    ok: Callable[[], object],
+    timeout_s: float,
+    pause: Callable[[], object] = lambda: time.sleep(0.25),
+) -> bool:
     """Poll ``ok`` until it holds (True) or ``timeout_s`` passed (False). Pass a page's
     ``wait_for_timeout`` as ``pause`` while browser events must keep arriving."""
     deadline = time.monotonic() + timeout_s
@@ -127,7 +139,7 @@ def stop_serve(serve: Serve) -> tuple[int | None, list[int]]:
     return code, left
 
 
-def srv_cookie(context) -> str | None:
+def srv_cookie(context: BrowserContext) -> str | None:
     return next((c["value"] for c in context.cookies() if c["name"] == "SRV"), None)
 
 

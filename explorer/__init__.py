@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from explorer.notebook import Explorer
     from explorer.streamlit_adapter import mount, mount_grid, mount_scores, mount_step
 
-PATH = "/api/attention/block"  # where the browser fetches layer blocks (ui/api.py serves it)
+PATH = "/api/attention/block"  # where the browser fetches layer blocks (server/api.py serves it)
 CSS = Path(__file__).parent / "explorer.css"  # the explorer's styles, for both adapters
 VIEW_FIELDS = ("layer", "head", "causal", "scale", "temp", "transpose", "hide_special", "q", "k")
 _LAZY = {

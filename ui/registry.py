@@ -1,6 +1,6 @@
 """Every page of the app, once: its file in pages/, title, icon and the line Start here shows.
 
-app.py builds the navigation from it, Start here its map of the pages, the tour its "Explore
+navigation.py builds the navigation from it, Start here its map of the pages, the tour its "Explore
 further" links and the benchmarks their page lists; a new page is one entry here (and its file)."""
 
 from __future__ import annotations

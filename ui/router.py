@@ -1,10 +1,10 @@
 """What runs around every page: URL parameters in, defaults, the shared sidebar, URL out.
 
-app.py calls ``frame`` for the page st.navigation picked. While a ``pages/`` folder exists,
-Streamlit runs a page the legacy way (without app.py) until some run has called
+navigation.py calls ``frame`` for the page st.navigation picked. While a ``pages/`` folder exists,
+Streamlit runs a page the legacy way (without navigation.py) until some run has called
 st.navigation: a fresh server's first deep link such as /pattern, and AppTest runs after a
 switch_page. ``shared()`` notices such a run, switches the server to st.navigation
-routing and reruns, this time through app.py.
+routing and reruns, this time through navigation.py.
 """
 
 from __future__ import annotations
@@ -96,7 +96,7 @@ def use_model(name: str) -> None:
 
 
 def ensure_framed() -> None:
-    """Rerun through app.py when this run skipped it (a legacy-routed run)."""
+    """Rerun through navigation.py when this run skipped it (a legacy-routed run)."""
     from streamlit.runtime.pages_manager import PagesManager
 
     # The flag is server-wide: when several sessions open deep links on a fresh server at once,
@@ -104,7 +104,7 @@ def ensure_framed() -> None:
     # runs never went through frame(), which reads the URL first thing: rerun them too.
     if PagesManager.uses_pages_directory or not st.session_state.get("_url_read"):
         PagesManager.uses_pages_directory = False
-        st.rerun()  # now through app.py, so widgets get the same identity on every run
+        st.rerun()  # now through navigation.py, so widgets get the same identity on every run
 
 
 def keep_shared_settings() -> None:

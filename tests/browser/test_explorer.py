@@ -1,5 +1,5 @@
 """The attention explorer (explorer/) as a person uses it: Debian's Chromium against the live
-`streamlit run server.py`, every number checked against the engine.
+`streamlit run app.py`, every number checked against the engine.
 
 The explorer lives in a shadow root; Playwright's CSS selectors pierce it. The browser redraws
 first and tells the server ~350 ms later (a rerun that re-runs the component with the new view),

@@ -15,6 +15,9 @@ if TYPE_CHECKING:
     from attention_core.models.llama import LlamaModel
 
 
+MAX_CHARS = 20_000  # the longest text the app, its route and the notebook widget accept
+
+
 @dataclass(frozen=True)
 class Tokens:
     """One tokenized sentence, [CLS] and [SEP] included."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cache
+from functools import lru_cache
 from pathlib import Path
 
 JS = Path(__file__).parent / "js"
@@ -133,7 +133,8 @@ def assemble(entry: Path) -> str:
     return "\n".join(parts)
 
 
-@cache
+# Worst case: one entry per adapter (streamlit, widget): 2 × the whole explorer's source, < 200 kB.
+@lru_cache(maxsize=4)
 def module(entry: str) -> str:
     """``explorer/js/<entry>.js`` and everything it imports as one self-contained ES module."""
     return assemble(JS / f"{entry}.js")

@@ -15,7 +15,7 @@ Needs the notebook extra: ``pip install -e ".[notebook]"`` or
 from __future__ import annotations
 
 import warnings
-from functools import cache
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 import anywidget
@@ -23,20 +23,20 @@ import traitlets
 
 from attention_core import MODEL_KEYS, Model, Trace, load_model, trace_sentence
 from attention_core.pack import PARTS, header, layer_block
-from explorer import CSS
+from attention_core.tokens import MAX_CHARS
+from explorer import CSS, VIEW_FIELDS
 from explorer.bundle import module
 
 if TYPE_CHECKING:
     from attention_core.models.llama import LlamaModel
     from attention_core.models.llama_forward import LlamaTrace
 
-MAX_CHARS = 20_000  # the app's limit on a text (ui.params.MAX_CHARS; a test keeps them equal)
 TEMP_RANGE = (0.05, 5.0)  # the temperatures the app's slider and URL accept
-VIEW_FIELDS = ("layer", "head", "q", "k", "causal", "scale", "temp", "transpose", "hide_special")
 Source = tuple[str, str]  # (model key, text): what a trace is of
 
 
-@cache
+# Worst case: one entry per packaged model (MODEL_KEYS: minilm 90 MB, smollm2 540 MB as float32).
+@lru_cache(maxsize=len(MODEL_KEYS))
 def load(name: str) -> Model | LlamaModel:
     """The packaged model ``name`` ("minilm" or "smollm2"), loaded once per process (its
     arrays are read-only, so every widget may share it)."""

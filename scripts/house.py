@@ -81,7 +81,7 @@ def _runtime_nodes(tree: ast.AST) -> list[ast.AST]:
 
 def _imports(module: Module, names: set[str]) -> list[tuple[str, list[str]]]:
     """(imported app module, names taken from it) for each import of an app module."""
-    out = []
+    out: list[tuple[str, list[str]]] = []
     package = module.name if module.path.name == "__init__.py" else module.name.rpartition(".")[0]
     for node in _runtime_nodes(module.tree):
         if isinstance(node, ast.Import):

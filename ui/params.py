@@ -16,12 +16,11 @@ from typing import Any
 import streamlit as st
 
 from attention_core import DEFAULT_MODEL_NAME, ModelConfig
+from attention_core.tokens import MAX_CHARS as MAX_CHARS  # the pages and route read it here
 from server.streamlit_private import widget_values_sent
 from ui.cache import DEFAULT_MODEL, MODELS, model_config
 from ui.presets import DEFAULT_PROBES, DEFAULT_SENTENCE, MONEY_BANK, RIVER_BANK
 from ui.tour import N_STEPS
-
-MAX_CHARS = 20_000  # longest text accepted from a box or a URL
 
 
 def _bool(raw: str) -> bool:

@@ -9,7 +9,8 @@ from collections.abc import Callable
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from ui import params, safe
+from attention_core.tokens import MAX_CHARS
+from ui import safe
 from ui.cache import LABELS, MODELS, model_config
 from ui.presets import PRESETS
 
@@ -73,7 +74,7 @@ def render(open_view: Callable[[], None], view_in_page: bool = False) -> None:
         st.text_input(
             "Your sentence",
             key="s",
-            max_chars=params.MAX_CHARS,
+            max_chars=MAX_CHARS,
             help="Press Enter or Run. Up to 512 tokens are used; longer text is cut.",
         )
         st.form_submit_button("Run", type="primary")

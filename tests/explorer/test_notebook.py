@@ -109,12 +109,6 @@ def test_an_unknown_switch_is_a_type_error():
         Explorer(TEXT, zoom=2)
 
 
-def test_the_text_limit_is_the_apps():
-    from ui.params import MAX_CHARS
-
-    assert nb.MAX_CHARS == MAX_CHARS
-
-
 def test_a_text_past_the_models_tokens_is_cut_with_a_warning():
     with pytest.warns(UserWarning, match="minilm reads 512 tokens: the last .* were cut"):
         widget = Explorer("the river bank " * 300)

@@ -36,6 +36,8 @@ def header(trace: Trace) -> dict[str, Any]:
     return {
         "tokens": list(trace.tokens.tokens),
         "special": [bool(s) for s in trace.tokens.special_t],
+        # the positions drawn when [CLS]/[SEP] are hidden: the one rule, visible_tokens, here
+        "kept_hiding_special": visible_tokens(trace.tokens.special_t, True).tolist(),
         "n_layers": cfg.n_layers,
         "n_heads": cfg.n_heads,
         "d_head": cfg.d_head,

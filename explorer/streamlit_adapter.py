@@ -109,6 +109,7 @@ def mount_scores(
     shapes = {
         "tokens": list(tokens),
         "special": [False] * n,
+        "kept_hiding_special": list(range(n)),
         "n_layers": 1,
         "n_heads": 1,
         "d_head": d_k,

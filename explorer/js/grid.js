@@ -50,7 +50,7 @@ function buildGrid(grid, data) {
 function thumbnails(data) {
   const { header } = data;
   const n = header.n_tokens;
-  const keep = visibleTokens(header.special, data.hide_special);
+  const keep = visibleTokens(header, data.hide_special);
   const f = Math.ceil(keep.length / data.max_tile);
   const side = Math.ceil(keep.length / f);
   const fromScores = n <= GRID_FROM_SCORES;

@@ -9,7 +9,7 @@ import { captions, fmt, hint, STAGE_TITLES } from "./words.js";
 // (queries × keys), or all of them when there is no window or it no longer fits.
 export function shownTokens(state, header) {
   const view = state.get();
-  const keep = visibleTokens(header.special, view.hide_special);
+  const keep = visibleTokens(header, view.hide_special);
   const w = state.zoom;
   if (!w || w.r1 > keep.length || w.c1 > keep.length) {
     state.zoom = null;

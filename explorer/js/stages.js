@@ -25,10 +25,8 @@ export function causallyHidden(causal, query, key) {
 
 // The token ids shown: all, or all but the special ones ([CLS]/[SEP]) when they are hidden
 // (and all again if nothing would be left).
-export function visibleTokens(special, hide) {
-  const keep = [];
-  for (let i = 0; i < special.length; i++) if (!(hide && special[i])) keep.push(i);
-  return keep.length ? keep : [...special.keys()];
+export function visibleTokens(header, hide) {
+  return hide ? [...header.kept_hiding_special] : [...Array(header.n_tokens).keys()];
 }
 
 // Softmax of one row in place: masked[row .. row+n) (−∞ = hidden) into pattern[...]. Hidden

@@ -46,6 +46,7 @@ def test_header_of_the_decoder(smollm2):
     }
     assert got["tokens"] == ["The", "▁river", "▁bank", "▁was", "▁muddy"]
     assert got["special"] == [False] * 5 and got["n_tokens"] == 5
+    assert got["kept_hiding_special"] == [0, 1, 2, 3, 4]  # nothing to hide in a decoder
 
 
 def test_header_fields(model, trace):
@@ -67,6 +68,9 @@ def test_header_fields(model, trace):
     assert got["tokens"] == encoding.tokens
     assert got["special"] == [bool(m) for m in encoding.special_tokens_mask]
     assert got["n_tokens"] == len(encoding.tokens) == 10  # 8 words, [CLS] and [SEP]
+    # hiding [CLS]/[SEP] keeps the tokenizer's ordinary pieces, positions 1..8
+    kept = [i for i, m in enumerate(encoding.special_tokens_mask) if not m]
+    assert got["kept_hiding_special"] == kept == list(range(1, 9))
     # JSON-ready: what the browser receives decodes to the same header (a NumPy int or bool
     # would not serialize at all)
     assert json.loads(json.dumps(got)) == got

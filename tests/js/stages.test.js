@@ -102,11 +102,11 @@ test("overflowing scaled scores are clipped to the largest float32, as the engin
   assert.deepEqual(Array.from(st.pattern.subarray(0, 2)), [1, 0]);
 });
 
-test("hiding special tokens keeps the others, and all of them when nothing is left", () => {
-  const special = [true, false, false, true];
-  assert.deepEqual(visibleTokens(special, true), [1, 2]);
-  assert.deepEqual(visibleTokens(special, false), [0, 1, 2, 3]);
-  assert.deepEqual(visibleTokens([true, true], true), [0, 1]);
+test("hiding special tokens keeps the engine's positions (pack.visible_tokens), else all", () => {
+  const header = { n_tokens: 4, kept_hiding_special: [1, 2] };
+  assert.deepEqual(visibleTokens(header, true), [1, 2]);
+  assert.deepEqual(visibleTokens(header, false), [0, 1, 2, 3]);
+  assert.notEqual(visibleTokens(header, true), header.kept_hiding_special); // a copy
 });
 
 test("cell arithmetic: products, score, scaled, row max, sum of exps and share", () => {

@@ -101,6 +101,7 @@ def _explorer(at, key: str, trace, text: str = SENTENCE) -> dict:
     assert data["header"] == {
         "tokens": list(trace.tokens.tokens),
         "special": trace.tokens.special_t.tolist(),
+        "kept_hiding_special": [i for i, s in enumerate(trace.tokens.special_t) if not s],
         "n_layers": 6,
         "n_heads": 12,
         "d_head": 32,

@@ -123,8 +123,7 @@ class Explorer(anywidget.AnyWidget):
         causal: bool | None = None,
         **switches: Any,
     ) -> None:
-        model, text = check_source(model, text)
-        self._trace = compute_trace(model, text)
+        self._trace = compute_trace(model, text)  # checks them first
         self._source: Source = (model, text)
         first = header(self._trace)  # type: ignore[arg-type]  # pack reads what both share
         super().__init__(model_name=model, text=text, header=first)

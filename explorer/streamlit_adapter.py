@@ -20,8 +20,6 @@ from attention_core.pack import MAX_TILE, float32_bytes, header
 from explorer import CSS, PATH, VIEW_FIELDS
 from explorer.bundle import module
 
-PREFETCH_BYTES = 8 * 2**20  # all layers' scores are fetched up front when they are this or less
-
 
 @cache
 def _renderer() -> Callable[..., Any]:
@@ -48,14 +46,13 @@ def mount(
     (``st.session_state[key]["view"]``), debounced, and ``on_change`` runs before the rerun.
     ``stages`` picks panels (of scores, scaled, masked, pattern), ``controls`` which of the
     VIEW_FIELDS' controls show; default all. ``tell=False``: the browser never reports."""
-    data = {
+    data: dict[str, Any] = {
         "api": PATH.lstrip("/"),  # relative: works behind a proxy's path prefix too
         "model": model,
         "text": text,
         "header": header(trace),
         "view": {name: view[name] for name in VIEW_FIELDS},
         "defaults": dict(defaults),  # the URL keeps these fields, left out at their default
-        "prefetch_bytes": PREFETCH_BYTES,
     }
     if stages:
         data["stages"] = list(stages)

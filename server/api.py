@@ -21,6 +21,7 @@ from starlette.routing import Route
 
 from attention_core import Trace
 from attention_core.pack import PARTS, Part, layer_block
+from attention_core.tokens import MAX_CHARS
 from explorer import PATH
 
 
@@ -31,11 +32,10 @@ class Traces:
     models: Collection[str]  # the model keys a request may name
     model_error: Callable[[str], str | None]  # None when the model loads, else why not
     get_trace: Callable[[str, str], Trace]  # (model, text) -> its shared forward pass
-    max_chars: int  # longest text accepted
 
     @property
     def max_body(self) -> int:
-        return 4 * self.max_chars + 1024  # JSON-escaped text plus the small fields
+        return 4 * MAX_CHARS + 1024  # JSON-escaped text plus the small fields
 
 
 def parse_request(traces: Traces, body: bytes) -> tuple[str, str, int, Part]:
@@ -51,8 +51,8 @@ def parse_request(traces: Traces, body: bytes) -> tuple[str, str, int, Part]:
     model, text, layer, part = (req.get(k) for k in ("model", "text", "layer", "part"))
     if not isinstance(model, str) or model not in traces.models:
         raise ValueError(f"model must be one of {', '.join(traces.models)}")
-    if not isinstance(text, str) or not text.strip() or len(text) > traces.max_chars:
-        raise ValueError(f"text must be 1 to {traces.max_chars:,} characters")
+    if not isinstance(text, str) or not text.strip() or len(text) > MAX_CHARS:
+        raise ValueError(f"text must be 1 to {MAX_CHARS:,} characters")
     if not isinstance(layer, int) or isinstance(layer, bool):
         raise ValueError("layer must be a whole number")
     if part not in PARTS:

@@ -6,11 +6,10 @@ from __future__ import annotations
 from starlette.routing import Route
 
 from attention_core.pack import Part
-from attention_core.tokens import MAX_CHARS
 from server import api
 from ui.cache import MODELS, get_trace, model_error
 
-TRACES = api.Traces(MODELS, model_error, get_trace, MAX_CHARS)
+TRACES = api.Traces(MODELS, model_error, get_trace)
 ROUTES: list[Route] = api.routes(TRACES)
 
 

@@ -48,8 +48,6 @@ function mountView({ data, parentElement, setStateValue, key }) {
   const source = inline ? null : httpSource(data);
   const options = { header, state, source, inline, onDrawn, model: data.model, title: data.title };
   Object.assign(options, { stages: data.stages, controls: data.controls, pageKeys: true });
-  options.prefetchBytes = data.prefetch_bytes;
-  options.errorHint = " Start the app with ./run.sh.";
   const cleanup = renderView(parentElement, options);
   return () => {
     clearTimeout(timer);

@@ -36,7 +36,7 @@ function layerScores(ctx, view) {
     return scores;
   }
   status.textContent = scores
-    ? `Could not load layer ${view.layer}: ${scores.error}.${ctx.errorHint || ""}`
+    ? `Could not load layer ${view.layer}: ${scores.error}.`
     : `loading layer ${view.layer}…`;
   if (!scores) ask(ctx, view.layer, "scores", ctx.redraw);
   return null;
@@ -82,11 +82,14 @@ function exportView(ctx, kind) {
   save(exportSpec(ctx), kind, fileName(ctx.model, ctx.state.get(), kind), doc);
 }
 
-// Once the first view is drawn, ask for the other layers' scores too when the whole sentence
-// is small enough (≤ prefetchBytes), so a layer switch never waits.
-function prefetch(source, header, first, prefetchBytes) {
+// Once the first view is drawn, ask for the other layers' scores too when the whole sentence's
+// scores are this many bytes or fewer (170 tokens on MiniLM, 88 on SmolLM2), so a layer switch
+// never waits.
+const PREFETCH_BYTES = 8 * 2 ** 20;
+
+function prefetch(source, header, first) {
   const n = header.n_tokens;
-  if (4 * header.n_layers * header.n_heads * n * n > prefetchBytes) return;
+  if (4 * header.n_layers * header.n_heads * n * n > PREFETCH_BYTES) return;
   const rest = async () => {
     for (let layer = 0; layer < header.n_layers; layer++) {
       if (layer !== first) await source.block(layer, "scores");
@@ -110,7 +113,7 @@ function context(options, built, state) {
 }
 
 // Draw the explorer into `parent`. options: header, state, source (or inline scores), model,
-// stages, controls, title, prefetchBytes, pageKeys (← → work page-wide), widget, errorHint,
+// stages, controls, title, pageKeys (← → work page-wide), widget,
 // onDrawn(view). Returns the cleanup.
 export function renderView(parent, options) {
   const { header, state } = options;
@@ -124,7 +127,7 @@ export function renderView(parent, options) {
   const resize = new ResizeObserver(() => ctx.alive && ctx.values && drawPanels(ctx));
   resize.observe(ctx.root);
   draw(ctx);
-  if (!options.inline) prefetch(options.source, header, state.get().layer, options.prefetchBytes);
+  if (!options.inline) prefetch(options.source, header, state.get().layer);
   return () => {
     ctx.alive = false;
     unsubscribe();

@@ -9,7 +9,6 @@ import { createState } from "./state.js";
 import { renderView } from "./view.js";
 
 const FIELDS = ["layer", "head", "causal", "scale", "temp", "transpose", "hide_special", "q", "k"];
-const PREFETCH_BYTES = 8 * 2 ** 20;
 
 function viewOf(model) {
   return Object.fromEntries(FIELDS.map((name) => [name, model.get(name)]));
@@ -31,7 +30,7 @@ function mountView(model, el) {
   const source = messageSource(model, `widget\u0000${name}\u0000${model.get("text")}`);
   const onDrawn = (view) => syncTraits(model, view);
   const options = { header, state, source, model: name, onDrawn, widget: true, pageKeys: false };
-  const stop = renderView(el, { ...options, prefetchBytes: PREFETCH_BYTES });
+  const stop = renderView(el, options);
   const follow = FIELDS.map((field) => {
     // Every field, not only this one: a kernel update sets several traits before the first
     // change event, and a view drawn with only one of them would set the others back.

@@ -71,24 +71,23 @@ def current_run() -> tuple[str, Callable[[], bool]] | None:
     return ctx.session_id, wanted
 
 
+def _plain_value(value: Any) -> str | None:
+    """A widget's value (a slider's number, a toggle, a text) as a URL writes it."""
+    if isinstance(value, bool | str):
+        return str(value)
+    if isinstance(value, int | float):
+        return str(int(value)) if float(value).is_integer() else str(value)
+    return None
+
+
 def _plain(proto: Any) -> str | None:
     """A slider's, toggle's or text box's value from its widget-state proto, as a URL would
     write it; None for other kinds (menus: their URL value is used)."""
     kind = proto.WhichOneof("value")
     if kind == "double_array_value" and len(proto.double_array_value.data) == 1:
-        value = proto.double_array_value.data[0]
-        return str(int(value)) if float(value).is_integer() else str(value)
+        return _plain_value(proto.double_array_value.data[0])
     if kind in ("bool_value", "string_value", "int_value", "double_value"):
-        return str(getattr(proto, kind))
-    return None
-
-
-def _plain_value(value: Any) -> str | None:
-    """A deserialized widget value (a slider's number, a toggle, a text) as a URL writes it."""
-    if isinstance(value, bool | str):
-        return str(value)
-    if isinstance(value, int | float):
-        return str(int(value)) if float(value).is_integer() else str(value)
+        return _plain_value(getattr(proto, kind))
     return None
 
 

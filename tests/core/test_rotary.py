@@ -33,34 +33,33 @@ def _matrix(angle_b: np.ndarray) -> np.ndarray:
     return out
 
 
-def test_frequencies_match_transformers():
-    torch = pytest.importorskip("torch")
+def _smollm2_rope_config():
+    """transformers' LlamaConfig with SmolLM2-135M's attention sizes and rotary base."""
     from transformers import LlamaConfig
-    from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding
 
-    cfg = LlamaConfig(
+    return LlamaConfig(
         hidden_size=576,
         num_attention_heads=9,
         num_key_value_heads=3,
         head_dim=D_HEAD,
         rope_theta=BASE,
     )
+
+
+def test_frequencies_match_transformers():
+    torch = pytest.importorskip("torch")
+    from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding
+
+    cfg = _smollm2_rope_config()
     inv_freq = LlamaRotaryEmbedding(cfg).inv_freq.to(torch.float64).numpy()
     np.testing.assert_allclose(FREQS, inv_freq, rtol=1e-6)
 
 
 def test_rotation_matches_transformers_apply_rotary_pos_emb():
     torch = pytest.importorskip("torch")
-    from transformers import LlamaConfig
     from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding, apply_rotary_pos_emb
 
-    cfg = LlamaConfig(
-        hidden_size=576,
-        num_attention_heads=9,
-        num_key_value_heads=3,
-        head_dim=D_HEAD,
-        rope_theta=BASE,
-    )
+    cfg = _smollm2_rope_config()
     t = 40
     q, k = RNG.standard_normal((2, t, D_HEAD))
     pos = torch.arange(t)[None]

@@ -1,8 +1,9 @@
 // The cell arithmetic under the panels: where the picked entry's number comes from, from the
-// head's queries and keys (the "qk" block) to its softmax share.
+// head's queries and keys (the "qk" block) to its softmax share, then its weight × the key's
+// value norm and the layer's rollout share when those stages are shown.
 
-import { cellArithmetic, headQueriesKeys } from "./stages.js";
-import { cellLines } from "./words.js";
+import { cellArithmetic, headNorms, headQueriesKeys, weightedCell } from "./stages.js";
+import { cellLines, rolloutLine, rolloutTitle, weightedLine } from "./words.js";
 
 function line([label, text, cls]) {
   const p = document.createElement("p");
@@ -15,12 +16,34 @@ function line([label, text, cls]) {
   return p;
 }
 
-function writeCell(box, cell, ctx, query, key) {
-  const { title, lines } = cellLines(cell, ctx.tokens, ctx.state.get(), ctx.dk, query, key);
+// The readout lines of the stages beyond the pattern shown ({lines, data}): the norm-weighted
+// cell's weight × norm, the rollout's share.
+function beyondLines(ctx, query, key) {
+  const { values, n, tokens } = ctx;
+  const lines = [];
+  const data = {};
+  if (values.weighted) {
+    const norms = headNorms(ctx.blocks.norms, ctx.state.get().head, n);
+    data.weighted = weightedCell(values, norms, n, query, key);
+    lines.push(weightedLine(data.weighted));
+  }
+  if (values.rollout) {
+    data.rollout = values.rollout[query * n + key];
+    lines.push(rolloutLine(tokens, ctx.state.get().layer, query, key, data.rollout));
+  }
+  return { lines, data };
+}
+
+function writeLines(box, title, lines, data) {
   const heading = document.createElement("h4");
   heading.textContent = title;
   box.replaceChildren(heading, ...lines.map(line));
-  box.dataset.cell = JSON.stringify({
+  box.dataset.cell = JSON.stringify(data);
+}
+
+function writeCell(box, cell, ctx, query, key, beyond) {
+  const { title, lines } = cellLines(cell, ctx.tokens, ctx.state.get(), ctx.dk, query, key);
+  writeLines(box, title, [...lines, ...beyond.lines], {
     query,
     key,
     score: cell.score,
@@ -30,10 +53,12 @@ function writeCell(box, cell, ctx, query, key) {
     share: cell.share,
     masked: cell.masked,
     products: Array.from(cell.products),
+    ...beyond.data,
   });
 }
 
-// Spell out the picked cell (view.q, view.k), asking for the layer's queries and keys first.
+// Spell out the picked cell (view.q, view.k): the pattern's arithmetic (asking for the layer's
+// queries and keys first) when the pattern is computed, and the stages beyond it.
 export function drawCell(ctx) {
   const box = ctx.root.querySelector(".ax-cell");
   const { q: query, k: key, layer, head } = ctx.state.get();
@@ -45,6 +70,12 @@ export function drawCell(ctx) {
     box.textContent = "Click a cell to see where its number comes from.";
     return;
   }
+  const beyond = beyondLines(ctx, query, key);
+  if (!ctx.values.pattern) {
+    const title = rolloutTitle(ctx.tokens, layer, query, key);
+    writeLines(box, title, beyond.lines, { query, key, ...beyond.data });
+    return;
+  }
   const qk = ctx.source.peek(layer, "qk");
   if (!qk || qk.error) {
     delete box.dataset.cell;
@@ -53,5 +84,6 @@ export function drawCell(ctx) {
     return;
   }
   const { q, k } = headQueriesKeys(qk, head, ctx.header.n_heads, ctx.n, ctx.dk);
-  writeCell(box, cellArithmetic(q, k, ctx.dk, ctx.values, ctx.n, query, key), ctx, query, key);
+  const cell = cellArithmetic(q, k, ctx.dk, ctx.values, ctx.n, query, key);
+  writeCell(box, cell, ctx, query, key, beyond);
 }

@@ -1,7 +1,7 @@
 // Drawing: colour scales, one heatmap on a canvas (one pixel per cell, scaled up by CSS), its
 // colour bar, and token labels as real text thinned to fit.
 
-// Colour-blind-safe scales, as the Plotly charts use: Cividis for weights in [0, 1], a
+// Colour-blind-safe scales, as the Plotly charts use: Cividis for weights (0 and up), a
 // blue-grey-red diverging scale for signed scores.
 const CIVIDIS = [
   [0, 32, 77],
@@ -41,15 +41,16 @@ function lut(stops, at) {
 }
 export const SCALES = { weights: lut(CIVIDIS), signed: lut(DIVERGING, DIVERGING_AT) };
 
+// The stages coloured as signed numbers (the rest are weights, 0 and up).
+const SIGNED = new Set(["scores", "scaled", "masked"]);
+
 // The scale a stage is coloured with.
 export function scaleOf(stage) {
-  return stage === "pattern" ? SCALES.weights : SCALES.signed;
+  return SIGNED.has(stage) ? SCALES.signed : SCALES.weights;
 }
 
-// The value range a stage is coloured over: weights 0..1; signed stages ±max|finite| over
-// the shown rows × cols (token ids).
-export function colourRange(values, n, rows, cols, signed) {
-  if (!signed) return [0, 1];
+// The largest |finite value| over the shown rows × cols (token ids), or 0.
+function largest(values, n, rows, cols) {
   let big = 0;
   for (const r of rows) {
     const row = r * n;
@@ -58,7 +59,16 @@ export function colourRange(values, n, rows, cols, signed) {
       if (v !== -Infinity && (v > big || -v > big)) big = Math.abs(v);
     }
   }
-  return [-(big || 1), big || 1];
+  return big;
+}
+
+// The value range a stage is coloured over: the pattern and the rollout 0..1 (shares); the
+// norm-weighted pattern 0..its largest shown value (it is not a share: a weight × a length);
+// signed stages ±max|finite| over the shown rows × cols (token ids).
+export function colourRange(stage, values, n, rows, cols) {
+  if (stage === "pattern" || stage === "rollout") return [0, 1];
+  const big = largest(values, n, rows, cols) || 1;
+  return SIGNED.has(stage) ? [-big, big] : [0, big];
 }
 
 // The colour of one value: [r, g, b].

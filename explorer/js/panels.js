@@ -71,7 +71,7 @@ export function drawPanels(ctx) {
   ctx.blank ||= themeRgb(ctx.root, "--st-secondary-background-color", "#f0f2f6");
   ctx.ranges = {};
   for (const [i, stage] of ctx.stages.entries()) {
-    const range = colourRange(ctx.values[stage], ctx.n, rows, cols, stage !== "pattern");
+    const range = colourRange(stage, ctx.values[stage], ctx.n, rows, cols);
     ctx.ranges[stage] = range;
     drawPanel(ctx, ctx.panels[i], stage, range, size);
   }

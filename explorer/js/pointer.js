@@ -46,7 +46,8 @@ function showTip(ctx, event, stage) {
     return;
   }
   const value = ctx.values[stage][cell.query * ctx.n + cell.key];
-  tip.textContent = tipText(stage, ctx.tokens, cell.query, cell.key, value);
+  const layer = ctx.state.get().layer;
+  tip.textContent = tipText(stage, ctx.tokens, cell.query, cell.key, value, layer);
   tip.dataset.value = String(value);
   placeTip(tip, ctx.root, event);
 }

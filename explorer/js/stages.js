@@ -1,6 +1,8 @@
 // The four stages of one head's pattern, recomputed in the browser from the engine's raw
 // float32 scores: scores -> scaled (÷√d_k, ÷T) -> masked (causal) -> softmax, and the cell
-// arithmetic of one entry. Pure functions (no DOM): tests/js/stages.test.js runs them in node.
+// arithmetic of one entry; beyond them the norm-weighted pattern (softmax × each key's value
+// norm) and the layer's attention rollout, drawn as the engine sent it. Pure functions (no
+// DOM): tests/js/stages.test.js runs them in node.
 // The engine works in float32; where float32 rounding is large enough to show (the scaled
 // logits and their distance to the row's maximum) this file rounds the same way with
 // Math.fround, so its numbers equal attention_core.attention_steps to ~1e-7.
@@ -50,7 +52,7 @@ function softmaxRow(masked, pattern, row, n) {
 // 512 tokens each is 2 MB, made on every switch.
 export function computeStages(scores, n, dk, sw, reuse) {
   const div = divisor(dk, sw.scale, sw.temperature);
-  const fits = reuse && reuse.pattern.length === n * n;
+  const fits = reuse?.pattern?.length === n * n;
   const scaled = fits ? reuse.scaled : new Float64Array(n * n);
   const masked = fits ? reuse.masked : new Float64Array(n * n);
   const pattern = fits ? reuse.pattern : new Float64Array(n * n);
@@ -117,4 +119,55 @@ export function poolPattern(pattern, n, keep, f, side) {
     }
   }
   return out;
+}
+
+// The layer blocks a view of `stages` draws from: the scores for the pattern's stages (the
+// norm-weighted one multiplies the pattern), the value norms for "weighted", the rollout for
+// "rollout" (which needs nothing else: heads and switches do not apply to it).
+export function partsFor(stages) {
+  const parts = [];
+  if (stages.some((stage) => stage !== "rollout")) parts.push("scores");
+  if (stages.includes("weighted")) parts.push("norms");
+  if (stages.includes("rollout")) parts.push("rollout");
+  return parts;
+}
+
+// One head's value norms (one per key) out of a "norms" layer block [h, k].
+export function headNorms(block, head, n) {
+  return block.subarray(head * n, (head + 1) * n);
+}
+
+// weighted[q, k] = pattern[q, k] · norms[k]: a weight times the length of what key k passes on
+// (Kobayashi et al., 2020). `reuse` (the previous result for the same n) lends its array.
+export function normWeighted(pattern, norms, n, reuse) {
+  const out = reuse?.length === n * n ? reuse : new Float64Array(n * n);
+  for (let q = 0; q < n; q++) {
+    const row = q * n;
+    for (let k = 0; k < n; k++) out[row + k] = pattern[row + k] * norms[k];
+  }
+  return out;
+}
+
+// Every stage a view shows, from the layer's `blocks` ({scores, norms, rollout}, each there
+// only if the view needs it): n×n arrays by stage name, row = query, column = key.
+export function stageValues(blocks, view, header, reuse) {
+  const n = header.n_tokens;
+  const values = {};
+  if (blocks.scores) {
+    const sw = { scale: view.scale, temperature: Number(view.temp), causal: view.causal };
+    const head = headScores(blocks.scores, view.head, n);
+    Object.assign(values, computeStages(head, n, header.d_head, sw, reuse));
+  }
+  if (blocks.norms) {
+    const norms = headNorms(blocks.norms, view.head, n);
+    values.weighted = normWeighted(values.pattern, norms, n, reuse?.weighted);
+  }
+  if (blocks.rollout) values.rollout = blocks.rollout;
+  return values;
+}
+
+// The numbers behind one norm-weighted cell: its weight, the key's value norm, their product.
+export function weightedCell(values, norms, n, query, key) {
+  const at = query * n + key;
+  return { weight: values.pattern[at], norm: norms[key], weighted: values.weighted[at] };
 }

@@ -1,11 +1,12 @@
 // The Streamlit components-v2 adapter (explorer/streamlit_adapter.py mounts it): one default
 // export that Streamlit runs on every mount and whenever the mount's data changes. data.mode
-// picks the drawing: the explorer (default), "grid" (every head) or "step" (a decoder's step).
+// picks the drawing: the explorer (default), "grid" (every head, a token may be pinned) or
+// "step" (a decoder's step).
 // The explorer tells the server its view after drawing it (setStateValue, debounced) and keeps
 // the view's fields named in data.defaults in the page's URL. The server hands the same data
 // back after hearing of a view (ui/explore.py), so Streamlit does not run this again for it.
 
-import { renderGrid } from "./grid.js";
+import { NO_PIN, renderGrid } from "./grid.js";
 import { httpSource } from "./source.js";
 import { keptState } from "./state.js";
 import { renderStep } from "./step.js";
@@ -56,8 +57,11 @@ function mountView({ data, parentElement, setStateValue, key }) {
   };
 }
 
-function mountGrid({ data, parentElement, setTriggerValue }) {
-  return renderGrid(parentElement, data, httpSource(data), (open) => setTriggerValue("open", open));
+// The pinned token is kept across reruns (a rerun redraws the grid) while the sentence stays.
+function mountGrid({ data, parentElement, setTriggerValue, key }) {
+  const pin = keptState(`${key}\u0000pin`, `${data.model}\u0000${data.text}`, NO_PIN);
+  const onOpen = (open) => setTriggerValue("open", open);
+  return renderGrid(parentElement, data, httpSource(data), onOpen, pin);
 }
 
 function mountStep({ data, parentElement, key }) {

@@ -1,5 +1,6 @@
-// The attention explorer: one head's four stages for a sentence, every switch redrawn here in
-// the browser. An adapter (streamlit.js, widget.js) hands it the sentence's header, a state
+// The attention explorer: one head's stages for a sentence (the four of its pattern by default;
+// also the norm-weighted pattern and the layer's rollout), every switch redrawn here in the
+// browser. An adapter (streamlit.js, widget.js) hands it the sentence's header, a state
 // (state.js: the one owner of the view), a source of layer blocks (source.js) and what to do
 // once a view is drawn (tell the server, sync the widget's traits); this module composes the
 // control bar (controls.js), the panels (panels.js), the pointer and keys (pointer.js), the cell
@@ -12,7 +13,7 @@ import { fileName, save } from "./export.js";
 import { viewTitle } from "./model.js";
 import { drawPanels } from "./panels.js";
 import { wireKeys, wirePointer } from "./pointer.js";
-import { computeStages, headScores } from "./stages.js";
+import { partsFor, stageValues } from "./stages.js";
 import { STAGE_TITLES } from "./words.js";
 
 // Ask the source for a block once per view, and run `then` when it arrives (or fails).
@@ -27,19 +28,25 @@ function ask(ctx, layer, part, then) {
   ctx.source.block(layer, part).then(done, done);
 }
 
-// The scores of the view's layer: carried inline, arrived, or null (asked for; status shown).
-function layerScores(ctx, view) {
-  const scores = ctx.inline || ctx.source.peek(view.layer, "scores");
-  const status = ctx.root.querySelector(".ax-status");
-  if (scores && !scores.error) {
-    status.textContent = "";
-    return scores;
+// The blocks of the view's layer its stages need ({scores, norms, rollout}): carried inline,
+// arrived, or null (the missing ones asked for; status shown).
+function layerBlocks(ctx, view) {
+  const blocks = {};
+  const missing = [];
+  for (const part of partsFor(ctx.stages)) {
+    const block = part === "scores" && ctx.inline ? ctx.inline : ctx.source.peek(view.layer, part);
+    if (block && !block.error) blocks[part] = block;
+    else missing.push([part, block]);
   }
-  status.textContent = scores
-    ? `Could not load layer ${view.layer}: ${scores.error}.`
-    : `loading layer ${view.layer}…`;
-  if (!scores) ask(ctx, view.layer, "scores", ctx.redraw);
-  return null;
+  const status = ctx.root.querySelector(".ax-status");
+  const failed = missing.find(([, block]) => block);
+  status.textContent = failed
+    ? `Could not load layer ${view.layer}: ${failed[1].error}.`
+    : missing.length
+      ? `loading layer ${view.layer}…`
+      : "";
+  for (const [part, block] of missing) if (!block) ask(ctx, view.layer, part, ctx.redraw);
+  return missing.length ? null : blocks;
 }
 
 function draw(ctx) {
@@ -47,11 +54,10 @@ function draw(ctx) {
   const view = ctx.state.get();
   ctx.root.querySelector(".ax-title").textContent = viewTitle(ctx.header, view, ctx.title);
   syncControls(ctx.root, view);
-  const scores = layerScores(ctx, view);
-  if (!scores) return;
-  const sw = { scale: view.scale, temperature: Number(view.temp), causal: view.causal };
-  const head = headScores(scores, view.head, ctx.n);
-  ctx.values = computeStages(head, ctx.n, ctx.dk, sw, ctx.values);
+  const blocks = layerBlocks(ctx, view);
+  if (!blocks) return;
+  ctx.blocks = blocks; // the cell readout takes the value norms from here
+  ctx.values = stageValues(blocks, view, ctx.header, ctx.values);
   drawPanels(ctx);
   drawCell(ctx);
   ctx.state.drawn += 1; // counts on across reruns (benchmarks and tests wait on it)
@@ -82,21 +88,27 @@ function exportView(ctx, kind) {
   save(exportSpec(ctx), kind, fileName(ctx.model, ctx.state.get(), kind), doc);
 }
 
-// Once the first view is drawn, ask for the other layers' scores too when the whole sentence's
-// scores are this many bytes or fewer (170 tokens on MiniLM, 88 on SmolLM2), so a layer switch
-// never waits.
+// Once the first view is drawn, ask for the other layers' blocks too (the parts its stages
+// need) when the whole sentence's are this many bytes or fewer (scores: 170 tokens on MiniLM,
+// 88 on SmolLM2), so a layer switch never waits.
 const PREFETCH_BYTES = 8 * 2 ** 20;
+const PART_FLOATS = {
+  scores: (h, n) => h * n * n,
+  norms: (h, n) => h * n,
+  rollout: (_, n) => n * n,
+};
 
-function prefetch(source, header, first) {
+function prefetch(source, header, first, parts) {
   const n = header.n_tokens;
-  if (4 * header.n_layers * header.n_heads * n * n > PREFETCH_BYTES) return;
+  const perLayer = parts.reduce((sum, part) => sum + PART_FLOATS[part](header.n_heads, n), 0);
+  if (4 * header.n_layers * perLayer > PREFETCH_BYTES) return;
+  const all = (layer) => Promise.all(parts.map((part) => source.block(layer, part)));
   const rest = async () => {
     for (let layer = 0; layer < header.n_layers; layer++) {
-      if (layer !== first) await source.block(layer, "scores");
+      if (layer !== first) await all(layer);
     }
   };
-  source
-    .block(first, "scores")
+  all(first)
     .then(rest)
     .catch(() => {});
 }
@@ -127,7 +139,7 @@ export function renderView(parent, options) {
   const resize = new ResizeObserver(() => ctx.alive && ctx.values && drawPanels(ctx));
   resize.observe(ctx.root);
   draw(ctx);
-  if (!options.inline) prefetch(options.source, header, state.get().layer);
+  if (!options.inline) prefetch(options.source, header, state.get().layer, partsFor(ctx.stages));
   return () => {
     ctx.alive = false;
     unsubscribe();

@@ -1,12 +1,15 @@
 // The explorer's sentences: numbers as it prints them, the captions under each stage, the hint
 // above the panels and the lines of the cell arithmetic. Pure functions (no DOM).
 
-export const STAGES = ["scores", "scaled", "masked", "pattern"];
+export const STAGES = ["scores", "scaled", "masked", "pattern"]; // the default; also "weighted"
+// (the pattern × each key's value norm) and "rollout" (the layer's attention rollout)
 export const STAGE_TITLES = {
   scores: "1 · scores Q·Kᵀ",
   scaled: "2 · scaled",
   masked: "3 · masked",
   pattern: "4 · softmax",
+  weighted: "weight × ‖value‖",
+  rollout: "rollout (heads averaged)",
 };
 
 // A number with a real minus sign (U+2212), −∞ for a hidden entry.
@@ -28,6 +31,17 @@ export function maskCaption(header, causal) {
     : "No mask is on: every token may look at every token.";
 }
 
+// The rollout's caption: what it estimates, and what it assumes.
+export function rolloutCaption(view) {
+  const [row, col] = view.transpose ? ["a column", "a row"] : ["a row", "a column"];
+  return (
+    `How much each token's vector after layer ${view.layer} (${row}) draws on each input ` +
+    `token (${col}), assuming the heads averaged, the residual as half, LayerNorm and the MLP ` +
+    "ignored (Abnar & Zuidema, 2020): an estimate, not a measurement. The head and the " +
+    "switches do not change it."
+  );
+}
+
 // The caption under each stage, given the colour ranges drawn (range.scores: [lo, hi]).
 export function captions(header, view, range) {
   const dk = header.d_head;
@@ -43,6 +57,11 @@ export function captions(header, view, range) {
     scaled: `Scores ${div}${temp}: the numbers softmax turns into weights.`,
     masked: maskCaption(header, view.causal),
     pattern: `Softmax: the weights sum to 1 ${across}${cls}.`,
+    weighted:
+      "A big weight on a token whose value vector is short moves almost nothing: weight × " +
+      "length of what the token passes on (Kobayashi et al., 2020)." +
+      (range.weighted ? ` Colours run from 0 to ${fmt(range.weighted[1], 2)}.` : ""),
+    rollout: rolloutCaption(view),
   };
 }
 
@@ -90,8 +109,30 @@ export function cellLines(cell, tokens, view, dk, query, key) {
   };
 }
 
+// The cell readout of the norm-weighted stage: [label, text, class].
+export function weightedLine({ weight, norm, weighted }) {
+  const text = `weight ${fmt(weight, 3)} × ‖value‖ ${fmt(norm, 3)} = ${fmt(weighted, 3)}`;
+  return ["weight × ‖value‖", text, "ax-n-weighted"];
+}
+
+// What a rollout cell says: the token after `layer` draws `value` on the input token.
+export function rolloutText(tokens, layer, query, key, value, digits = 3) {
+  return `after layer ${layer}, “${tokens[query]}” draws ${fmt(value, digits)} on input “${tokens[key]}”`;
+}
+
+// The cell readout of the rollout stage: [label, text, class].
+export function rolloutLine(tokens, layer, query, key, value) {
+  return ["rollout", rolloutText(tokens, layer, query, key, value), "ax-n-rollout"];
+}
+
+// The title of a cell readout that has no query·key arithmetic (the rollout alone).
+export function rolloutTitle(tokens, layer, query, key) {
+  return `Where one number comes from: “${tokens[query]}” (${query}) after layer ${layer} ← input “${tokens[key]}” (${key})`;
+}
+
 // The tooltip over a stage's cell.
-export function tipText(stage, tokens, query, key, value) {
+export function tipText(stage, tokens, query, key, value, layer) {
+  if (stage === "rollout") return rolloutText(tokens, layer, query, key, value, 7);
   return (
     `${STAGE_TITLES[stage]} · query “${tokens[query]}” (${query}) → ` +
     `key “${tokens[key]}” (${key}): ${fmt(value)}`

@@ -65,7 +65,18 @@ from attention_core.geometry import (
     word_positions,
     word_vectors,
 )
-from attention_core.knockout import WordEffect, compare_passes, hide_word, word_pieces
+from attention_core.hide_word import WordEffect, compare_passes, hide_word, word_pieces
+from attention_core.knockout import (
+    Importance,
+    PredictionChange,
+    VectorChange,
+    head_importance,
+    knock_out,
+    parse_heads,
+    prediction_change,
+    vector_change,
+)
+from attention_core.logit_lens import LogitLens, logit_lens
 from attention_core.model import (
     DEFAULT_MODEL_NAME,
     Model,
@@ -84,7 +95,9 @@ from attention_core.models.llama_generate import (
     start_generation,
 )
 from attention_core.models.llama_layers import LlamaLayer
+from attention_core.norm_weighted import norm_weighted_hqk, norm_weighted_lhqk, value_norms_hk
 from attention_core.pack import Block, block_nbytes, header, layer_block
+from attention_core.rollout import rollout_lqk, trace_rollout
 from attention_core.saturation import DK_GRID, Saturation, row_entropy_bits, saturation_curve
 from attention_core.telling import TellingHead, telling_head
 from attention_core.tokens import Tokens, tokenize
@@ -147,6 +160,22 @@ __all__ = [  # noqa: RUF022 - grouped by concept, not alphabetically
     "output_bias",
     "update_steps",
     "value_update",
+    # beyond the weights: what heads move, across layers, and without them
+    "value_norms_hk",
+    "norm_weighted_hqk",
+    "norm_weighted_lhqk",
+    "rollout_lqk",
+    "trace_rollout",
+    "parse_heads",
+    "knock_out",
+    "PredictionChange",
+    "prediction_change",
+    "VectorChange",
+    "vector_change",
+    "Importance",
+    "head_importance",
+    "LogitLens",
+    "logit_lens",
     # geometry
     "Pca",
     "ProbeCosines",

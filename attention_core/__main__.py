@@ -1,7 +1,8 @@
 """Command line: ``python -m attention_core trace "SENTENCE" --out FILE.npz [--model KEY|PATH]``.
 
 ``--model`` takes "minilm" (the default), "smollm2" (the decoder), a BERT folder or a .gguf file.
-``--causal`` is a what-if for the encoder; a decoder's own mask is always causal (a no-op)."""
+``--causal`` is a what-if for the encoder; a decoder's own mask is always causal (a no-op).
+``--knock 3.7,0.1`` knocks out heads (layer.head from 0, as the app numbers them)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import sys
 
 from attention_core.export import save_npz
 from attention_core.forward import WhatIf, trace_sentence
+from attention_core.knockout import parse_heads
 from attention_core.model import ModelLoadError
 from attention_core.models import load_model
 
@@ -32,6 +34,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     trace.add_argument("--no-scale", action="store_true", help="skip ÷√d_k (what-if)")
     trace.add_argument("--temperature", type=float, default=1.0, help="softmax temperature")
+    trace.add_argument(
+        "--knock",
+        default="",
+        metavar="L.H[,L.H...]",
+        help="knock out these heads (layer.head, numbered from 0 as the app shows them): "
+        "their outputs are zeroed before W_O, and the whole knocked run is written",
+    )
     return parser
 
 
@@ -39,7 +48,8 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         model = load_model(args.model)
-        whatif = WhatIf(args.causal, not args.no_scale, args.temperature)
+        knocked = parse_heads(args.knock) if args.knock else ()
+        whatif = WhatIf(args.causal, not args.no_scale, args.temperature, knocked=knocked)
         trace = trace_sentence(model, args.sentence, whatif)
     except (ModelLoadError, ValueError) as err:
         print(f"error: {err}", file=sys.stderr)

@@ -154,10 +154,12 @@ def multi_head_attention(
     temperature: float = 1.0,
     causal: bool = False,
     key_mask_k: NDArray[np.bool_] | None = None,
+    knocked_h: tuple[int, ...] = (),
     out: dict[str, F32] | None = None,
 ) -> AttentionPass:
     """``layer``'s attention, queries from ``x_qd`` [q, d], keys and values from ``memory_kd``
-    [k, d] (None: ``x_qd`` itself). ``out`` may hold arrays to write into, by name ("q", "k",
+    [k, d] (None: ``x_qd`` itself). ``knocked_h``: heads whose output z is zeroed before W_O
+    (knocked out; their patterns stay). ``out`` may hold arrays to write into, by name ("q", "k",
     "v", "scores", "pattern", "z", "delta"): the forward pass fills its stacks this way."""
     _check(layer, x_qd, memory_kd)
     out = out or {}
@@ -174,6 +176,8 @@ def multi_head_attention(
         key_mask_k=key_mask_k,
         out=out,
     )
+    if knocked_h:
+        z_hqe[list(knocked_h)] = 0.0
     # Σ_h z_h · W_O,h is one matmul of the heads side by side: [q, h·e] @ [h·e, d]
     z_qx = z_hqe.transpose(1, 0, 2).reshape(n_q, h * e)
     delta_qd = np.matmul(z_qx, layer.w_o_dd, out=out.get("delta"))

@@ -10,7 +10,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from attention_core.forward import Trace
+from attention_core.logit_lens import logit_lens
 from attention_core.models.llama_forward import LlamaTrace
+from attention_core.norm_weighted import norm_weighted_lhqk
+from attention_core.rollout import trace_rollout
 
 # The documented keys (README, "Export"): short names, shape suffixes dropped.
 _RENAMES = {
@@ -19,13 +22,16 @@ _RENAMES = {
     "hidden_ltd": "hidden",
     "delta_ltd": "delta",
     "sentence_embedding_d": "sentence_embedding",
+    "value_norm_lhk": "value_norm",
 }
 
 
 def trace_arrays(trace: Trace | LlamaTrace) -> dict[str, NDArray[Any]]:
-    """Every array of the trace under its export key, plus tokens, ids, offsets and settings.
+    """Every array of the trace under its export key, plus tokens, ids, offsets, settings (the
+    knocked-out heads as [n, 2] layer, head rows), the norm-weighted patterns and the rollout.
     A decoder's trace gives pattern and scores (every layer computed: 566 MB at 512 tokens
-    while writing), hidden, delta, ffn_out and each position's next-token top 10."""
+    while writing), hidden, delta, ffn_out, each position's next-token top 10 and the logit
+    lens's top token after every layer (``lens_top_ids`` [l, t])."""
     out: dict[str, NDArray[Any]] = {
         "tokens": np.asarray(trace.tokens.tokens, dtype=str),
         "input_ids": trace.tokens.input_ids_t,
@@ -35,6 +41,9 @@ def trace_arrays(trace: Trace | LlamaTrace) -> dict[str, NDArray[Any]]:
         "causal": np.asarray(trace.whatif.causal),
         "scale": np.asarray(trace.whatif.scale),
         "temperature": np.asarray(trace.whatif.temperature),
+        "knocked": np.asarray(trace.whatif.knocked, np.int64).reshape(-1, 2),
+        "norm_weighted": norm_weighted_lhqk(trace),
+        "rollout": trace_rollout(trace),
     }
     if isinstance(trace, LlamaTrace):
         return out | _llama_arrays(trace)
@@ -47,6 +56,7 @@ def trace_arrays(trace: Trace | LlamaTrace) -> dict[str, NDArray[Any]]:
 
 
 def _llama_arrays(trace: LlamaTrace) -> dict[str, NDArray[Any]]:
+    lens = logit_lens(trace, k=1)
     return {
         "model": np.asarray(trace.config.key, dtype=str),
         "pattern": np.asarray(trace.pattern_lhqk),
@@ -56,6 +66,9 @@ def _llama_arrays(trace: LlamaTrace) -> dict[str, NDArray[Any]]:
         "ffn_out": trace.ffn_out_ltd,
         "next_top_ids": trace.next_top_ids_tk,
         "next_top_probs": trace.next_top_probs_tk,
+        "value_norm": trace.value_norm_lhk,
+        "lens_top_ids": lens.top_ids_lpk[:, :, 0],
+        "lens_top_probs": lens.top_probs_lpk[:, :, 0],
     }
 
 

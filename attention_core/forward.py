@@ -23,6 +23,7 @@ from attention_core.functional import (
     layer_norm_into,
 )
 from attention_core.model import Model, ModelConfig
+from attention_core.norm_weighted import value_norms_hk
 from attention_core.tokens import Tokens, tokenize
 from attention_core.weights import LayerWeights
 
@@ -37,6 +38,17 @@ def _is_position(p: object) -> bool:
     return bool(isinstance(p, int | np.integer) and not isinstance(p, bool) and p >= 0)
 
 
+def _check_knocked(whatif: WhatIf) -> None:
+    """Sorted (layer, head) pairs of non-negative integers, without repeats."""
+    pairs = whatif.knocked
+    ok = isinstance(pairs, tuple | list) and all(
+        isinstance(p, tuple | list) and len(p) == 2 and all(map(_is_position, p)) for p in pairs
+    )
+    if not ok:
+        raise ValueError(f"knocked must be (layer, head) pairs >= 0, got {pairs!r}")
+    object.__setattr__(whatif, "knocked", tuple(sorted({(int(a), int(b)) for a, b in pairs})))
+
+
 @dataclass(frozen=True)
 class WhatIf:
     """Switches that change how attention is computed; the defaults are the trained model."""
@@ -45,8 +57,11 @@ class WhatIf:
     scale: bool = True  # divide scores by √d_k before softmax
     temperature: float = 1.0  # divide the logits by this before softmax (> 0)
     hidden: tuple[int, ...] = ()  # token positions no query may see: their keys masked everywhere
+    knocked: tuple[tuple[int, int], ...] = ()  # (layer, head) pairs knocked out: each one's
+    # output z is zeroed before W_O (its pattern is still computed and kept)
 
     def __post_init__(self) -> None:
+        _check_knocked(self)
         # Sorted and without repeats, so that equal switches are equal (and hash equal) as the
         # cache key they are used as.
         flat = not isinstance(self.hidden, str) and np.ndim(np.asarray(self.hidden, object)) == 1
@@ -54,6 +69,18 @@ class WhatIf:
         if not all(map(_is_position, items)):
             raise ValueError(f"hidden must be a tuple of token positions >= 0, got {self.hidden!r}")
         object.__setattr__(self, "hidden", tuple(sorted({int(p) for p in items if p is not None})))
+
+    def knocked_in(self, layer: int) -> tuple[int, ...]:
+        """The heads of ``layer`` knocked out."""
+        return tuple(head for lay, head in self.knocked if lay == layer)
+
+    def check_heads(self, n_layers: int, n_heads: int) -> None:
+        """ValueError when a knocked head is not one of the model's."""
+        bad = [(lay, h) for lay, h in self.knocked if lay >= n_layers or h >= n_heads]
+        if bad:
+            raise ValueError(
+                f"knocked heads {bad} are outside the model's {n_layers} layers × {n_heads} heads"
+            )
 
     def key_mask_k(self, n_tokens: int) -> NDArray[np.bool_] | None:
         """True for the keys every query may see, False for hidden ones; None if none is hidden.
@@ -90,6 +117,7 @@ class Trace:
     pattern_lhqk: F32  # softmax attention weights (rows sum to 1)
     z_lhqe: F32  # pattern · V, per head
     w_o_lhed: F32  # each head's slice of the output projection W_O (head_delta = z_h · W_O,h)
+    value_norm_lhk: F32  # ‖v_k · W_O,h‖: how far each key token can move a query (norm_weighted)
     delta_ltd: F32  # attention update ΔE added to the residual: Σ_h head_delta + b_O
     attn_out_ltd: F32  # LayerNorm(resid + ΔE), the feed-forward's input
     ffn_hidden_ltf: F32  # GELU activations inside the feed-forward
@@ -159,6 +187,7 @@ def _shapes(cfg: ModelConfig, n: int) -> dict[str, tuple[int, ...]]:
         "scores": (n_l, h, n, n),
         "pattern": (n_l, h, n, n),
         "z": (n_l, h, n, e),
+        "value_norm": (n_l, h, n),
         "delta": (n_l, n, d),
         "attn_out": (n_l, n, d),
         "ffn_hidden": (n_l, n, f),
@@ -204,6 +233,7 @@ def _block_into(lay: LayerWeights, cfg: ModelConfig, out: dict[str, F32], layer:
 def run_model(model: Model, tokens: Tokens, whatif: WhatIf = WhatIf()) -> Trace:
     """The full forward pass over ``tokens``, keeping every intermediate."""
     params, cfg, n = model.params, model.config, len(tokens)
+    whatif.check_heads(cfg.n_layers, cfg.n_heads)
     word, position, token_type, embed_sum, x_td = embed(model, tokens.input_ids_t)
     out = _allocate(cfg, n)
     out["hidden"][0] = x_td
@@ -215,8 +245,10 @@ def run_model(model: Model, tokens: Tokens, whatif: WhatIf = WhatIf()) -> Trace:
             temperature=whatif.temperature,
             causal=whatif.causal,
             key_mask_k=whatif.key_mask_k(n),
+            knocked_h=whatif.knocked_in(layer),
             out={name: out[name][layer] for name in ATTENTION_PARTS},
         )
+        out["value_norm"][layer] = value_norms_hk(out["v"][layer], params.w_o_lhed[layer])
         _block_into(lay, cfg, out, layer)
     return Trace(
         tokens=tokens,
@@ -233,6 +265,7 @@ def run_model(model: Model, tokens: Tokens, whatif: WhatIf = WhatIf()) -> Trace:
         pattern_lhqk=out["pattern"],
         z_lhqe=out["z"],
         w_o_lhed=params.w_o_lhed,
+        value_norm_lhk=out["value_norm"],
         delta_ltd=out["delta"],
         attn_out_ltd=out["attn_out"],
         ffn_hidden_ltf=out["ffn_hidden"],

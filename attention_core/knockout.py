@@ -1,216 +1,211 @@
-"""What did that word do? The sentence run twice, once as it is and once with one word hidden from
-every other token, and how one token's vector differs between the two passes.
+"""Head knock-out: switch heads off and see what the model does without them.
 
-Hiding a word masks its keys in every layer (``WhatIf.hidden``), as transformers does for tokens
-whose ``attention_mask`` is 0: no token can read it, while every token keeps its position. So the
-difference between the passes is exactly what the word passed on through attention, layer by
-layer. At the embedding (hidden state 0) nothing has been read yet, so the two vectors are equal
-there; the word's effect appears from block 1 on. The sentence embedding of the second pass leaves
-the hidden word out of its mean, as sentence-transformers does.
+A knocked-out head still computes its pattern, but its output z is zeroed before the output
+projection W_O (``WhatIf.knocked``), so it adds nothing to any token's vector. The rest of the
+model runs as trained. For a decoder the question is what it now predicts (``prediction_change``);
+for an encoder, how a token's vector and the sentence embedding move (``vector_change``).
+``head_importance`` knocks out each head alone and measures its effect on one prediction: for
+SmolLM2 that is 270 reruns, each starting at the knocked layer (nothing below it changes), the
+nine heads of a layer run side by side, and only the tokens up to the chosen position (a causal
+model's later tokens cannot change it).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from attention_core.display import state_name
-from attention_core.forward import Trace, WhatIf, run_model, trace_sentence
-from attention_core.geometry import cosine, split_words, word_vectors
-from attention_core.model import Model
-from attention_core.telling import FUNCTION_WORDS
-from attention_core.tokens import Tokens
-from attention_core.values import default_token
+from attention_core.forward import Trace, WhatIf, run_model
+from attention_core.functional import softmax
+from attention_core.geometry import cosine
+from attention_core.models.llama_forward import LlamaTrace, logits, run_llama
+from attention_core.models.llama_layers import (
+    attention_layer,
+    delta_of,
+    mlp,
+    rms_norm,
+    rope_tables,
+    top_k,
+)
 
+F32 = NDArray[np.float32]
 F64 = NDArray[np.float64]
+Heads = tuple[tuple[int, int], ...]
+Progress = Callable[[int, int], None]
+
+
+def parse_heads(text: str) -> Heads:
+    """ "3.7,0.1" -> ((0, 1), (3, 7)): layer.head pairs as the app labels them (from 0)."""
+    pairs = []
+    for item in (part.strip() for part in text.split(",")):
+        layer, dot, head = item.partition(".")
+        if not (dot and layer.isdigit() and head.isdigit()):
+            raise ValueError(f"{item!r} is not LAYER.HEAD (e.g. 3.7 for layer 3, head 7)")
+        pairs.append((int(layer), int(head)))
+    return WhatIf(knocked=tuple(pairs)).knocked
+
+
+def knock_out(model: Any, trace: Trace | LlamaTrace, heads: Iterable[tuple[int, int]]) -> Any:
+    """The pass over ``trace``'s tokens again, under its switches, with ``heads`` knocked out."""
+    whatif = replace(trace.whatif, knocked=tuple(heads))
+    if isinstance(trace, LlamaTrace):
+        return run_llama(model, trace.tokens, whatif)
+    return run_model(model, trace.tokens, whatif)
 
 
 @dataclass(frozen=True)
-class WordEffect:
-    """How one token's vector changes when a word of its sentence is hidden.
+class PredictionChange:
+    """A decoder's next-token distribution after ``position``, with and without some heads."""
 
-    Arrays ending in ``_l`` have one entry per hidden state: 0 is the embedding, i the output of
-    block i. Probe arrays are [hidden state, probe], in the order the probes were given.
-    """
-
-    hidden_word: str  # the hidden word as written in the sentence
-    watched_word: str  # the token (or word) whose vector is compared, as written
-    hidden: tuple[int, ...]  # token positions of the hidden word's pieces
-    watched: tuple[int, ...]  # token positions of the watched pieces (their vectors averaged)
-    cosine_l: F64  # cosine of the watched vector with vs without the word: 1 = unchanged
-    distance_l: F64  # Euclidean distance between the two vectors
-    length_l: F64  # length of the watched vector with the word, to read the distance against
-    sentence_cosine: float | None  # the sentence embedding's cosine with vs without the word
-    # (None for a model that makes no sentence embedding: a decoder)
-    probe_cosine_with_lp: F64  # cosine of the watched vector to each probe, word visible
-    probe_cosine_without_lp: F64  # the same with the word hidden
-
-    @property
-    def probe_pull_lp(self) -> F64:
-        """How far the word pulls the watched vector towards each probe (cosine with - without)."""
-        return self.probe_cosine_with_lp - self.probe_cosine_without_lp
-
-    @property
-    def most_changed(self) -> int:
-        """The hidden state (0 embedding, i after layer i − 1) where the watched vector changes
-        most."""
-        return int(np.argmin(self.cosine_l))
-
-    @property
-    def sentence_distance(self) -> float | None:
-        """Distance between the two sentence embeddings, both of length 1: √(2 − 2·cos)."""
-        if self.sentence_cosine is None:
-            return None
-        return float(np.sqrt(max(2.0 - 2.0 * self.sentence_cosine, 0.0)))
-
-    def summary(self) -> str:
-        """One plain sentence with the largest change, e.g. for a caption."""
-        state = self.most_changed
-        where = ("in the " if state == 0 else "") + state_name(state)
-        return (
-            f"Hiding “{self.hidden_word}” changes “{self.watched_word}” most {where}: cosine "
-            f"{self.cosine_l[state]:.2f} between its vectors with and without the word "
-            f"(1 = unchanged), distance {self.distance_l[state]:.2f}."
-        )
+    position: int
+    before_ids: NDArray[np.int64]  # the 10 likeliest next tokens with every head
+    before_probs: F32
+    after_ids: NDArray[np.int64]  # and with the heads knocked out
+    after_probs: F32
+    lost_id: int  # the token whose probability fell most
+    lost: tuple[float, float]  # its probability before, after
+    gained_id: int  # the token whose probability rose most
+    gained: tuple[float, float]
 
 
-def word_pieces(tokens: Tokens, word: str) -> tuple[int, ...]:
-    """The token positions of ``word``'s first occurrence (case ignored), all its pieces."""
-    hits = [pos for w, pos in split_words(tokens.tokens) if w == word.lower()]
-    if not hits:
-        words = [w for w, _ in split_words(tokens.tokens)]
-        raise ValueError(f"{word!r} is not a word of the sentence; its words are {words}")
-    return hits[0]
-
-
-def _as_positions(name: str, positions: int | Sequence[int], n_tokens: int) -> tuple[int, ...]:
-    out = (positions,) if isinstance(positions, int | np.integer) else tuple(positions)
-    if not out or not all(isinstance(p, int | np.integer) and 0 <= p < n_tokens for p in out):
-        raise ValueError(f"{name} must be token positions in [0, {n_tokens}), got {positions!r}")
-    return tuple(sorted({int(p) for p in out}))
-
-
-def _written(tokens: Tokens, positions: tuple[int, ...]) -> str:
-    """The characters of the text the pieces cover ([CLS]/[SEP] by their own names)."""
-    if tokens.special_t[list(positions)].any():
-        return " ".join(tokens.tokens[p] for p in positions)
-    start, end = tokens.offsets_t2[positions[0], 0], tokens.offsets_t2[positions[-1], 1]
-    return tokens.text[start:end]
-
-
-def _probe_cosines(vectors_ld: F64, probes_lpd: NDArray[np.floating] | None, n_states: int) -> F64:
-    if probes_lpd is None:
-        return np.zeros((n_states, 0))
-    probes = np.asarray(probes_lpd, np.float64)
-    if probes.ndim != 3 or probes.shape[0] != n_states or probes.shape[2] != vectors_ld.shape[1]:
-        raise ValueError(
-            f"probes_lpd must have shape ({n_states}, p, {vectors_ld.shape[1]}), got {probes.shape}"
-        )
-    return cosine(vectors_ld[:, None], probes)  # [l,1,d] vs [l,p,d] -> [l,p]
-
-
-def hide_word(
-    model: Model,
-    text_or_tokens: str | Tokens,
-    word_positions: Sequence[int],
-    token: int | Sequence[int],
-    probes_lpd: NDArray[np.floating] | None = None,
-) -> WordEffect:
-    """Compare ``token``'s vectors with the word at ``word_positions`` visible and hidden.
-
-    ``token`` is one position or the positions of one word's pieces (their vectors averaged);
-    ``probes_lpd`` are probe vectors per hidden state, e.g. ``embed_words(model, probes)``.
-    """
-    run = _runner(model, text_or_tokens)
-    with_word = run(WhatIf())
-    hidden, _ = _checked(with_word, word_positions, token)
-    return compare_passes(with_word, run(WhatIf(hidden=hidden)), token, probes_lpd)
-
-
-def _checked(
-    with_word: Trace, word_positions: Sequence[int], token: int | Sequence[int]
-) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    n = with_word.n_tokens
-    hidden = _as_positions("word_positions", word_positions, n)
-    watched = _as_positions("token", token, n)
-    if set(hidden) & set(watched):
-        raise ValueError(f"token {watched} is part of the hidden word {hidden}: watch another one")
-    return hidden, watched
-
-
-def compare_passes(
-    with_word: Trace,
-    without_word: Trace,
-    token: int | Sequence[int],
-    probes_lpd: NDArray[np.floating] | None = None,
-) -> WordEffect:
-    """``hide_word`` for two passes already run (e.g. taken from a cache): the sentence as it
-    is, and the same input with ``without_word.whatif.hidden`` hidden."""
-    hidden, watched = _checked(with_word, without_word.whatif.hidden, token)
-    if without_word.tokens.input_ids_t.tolist() != with_word.tokens.input_ids_t.tolist():
-        raise ValueError("the two passes must read the same tokens")
-    a_ld = word_vectors(with_word.hidden_ltd, watched)
-    b_ld = word_vectors(without_word.hidden_ltd, watched)
-    return WordEffect(
-        hidden_word=_written(with_word.tokens, hidden),
-        watched_word=_written(with_word.tokens, watched),
-        hidden=hidden,
-        watched=watched,
-        cosine_l=cosine(a_ld, b_ld),
-        distance_l=np.linalg.norm(a_ld - b_ld, axis=-1),
-        length_l=np.linalg.norm(a_ld, axis=-1),
-        sentence_cosine=_sentence_cosine(with_word, without_word),
-        probe_cosine_with_lp=_probe_cosines(a_ld, probes_lpd, len(a_ld)),
-        probe_cosine_without_lp=_probe_cosines(b_ld, probes_lpd, len(b_ld)),
+def prediction_change(before: LlamaTrace, after: LlamaTrace, position: int) -> PredictionChange:
+    """What knocking out ``after.whatif.knocked`` did to the prediction after ``position``."""
+    p_v, q_v = before.next_probs_v(position), after.next_probs_v(position)
+    diff_v = q_v.astype(np.float64) - p_v
+    lost, gained = int(np.argmin(diff_v)), int(np.argmax(diff_v))
+    (b_ids, b_probs), (a_ids, a_probs) = top_k(p_v[None], 10), top_k(q_v[None], 10)
+    return PredictionChange(
+        position,
+        b_ids[0],
+        b_probs[0],
+        a_ids[0],
+        a_probs[0],
+        lost,
+        (float(p_v[lost]), float(q_v[lost])),
+        gained,
+        (float(p_v[gained]), float(q_v[gained])),
     )
 
 
-def _sentence_cosine(with_word: Trace, without_word: Trace) -> float | None:
-    if not with_word.config.has_sentence_embedding:
-        return None
-    return float(cosine(with_word.sentence_embedding_d, without_word.sentence_embedding_d))
+@dataclass(frozen=True)
+class VectorChange:
+    """How one token's vector differs with and without some heads, per hidden state (0 the
+    embedding, i after block i): cosine 1 = unchanged."""
+
+    token: int
+    cosine_l: F64
+    distance_l: F64
+    sentence_cosine: float | None  # the sentence embedding's (None for a decoder)
 
 
-def _runner(model: Model, text_or_tokens: str | Tokens) -> Callable[[WhatIf], Trace]:
-    """One pass under given switches: a text goes through trace_sentence (its sentence embedding
-    follows sentence-transformers' window), ready tokens straight through run_model."""
-    if isinstance(text_or_tokens, Tokens):
-        return lambda whatif: run_model(model, text_or_tokens, whatif)
-    return lambda whatif: trace_sentence(model, text_or_tokens, whatif)
+def vector_change(before: Any, after: Any, token: int) -> VectorChange:
+    """Compare ``token``'s vectors in two passes over the same tokens."""
+    if not 0 <= token < before.n_tokens:
+        raise ValueError(f"token {token} is outside 0..{before.n_tokens - 1}")
+    a_ld = np.asarray(before.hidden_ltd[:, token], np.float64)
+    b_ld = np.asarray(after.hidden_ltd[:, token], np.float64)
+    sentence = None
+    if before.config.has_sentence_embedding:
+        sentence = float(cosine(before.sentence_embedding_d, after.sentence_embedding_d))
+    return VectorChange(token, cosine(a_ld, b_ld), np.linalg.norm(a_ld - b_ld, axis=-1), sentence)
 
 
-def words_of(tokens: Tokens) -> dict[str, tuple[int, ...]]:
-    """Each word of the sentence once (its first occurrence, as ``word_pieces`` finds it)."""
-    found: dict[str, tuple[int, ...]] = {}
-    for word, positions in split_words(tokens.tokens):
-        found.setdefault(word, positions)
-    return found
+@dataclass(frozen=True)
+class Importance:
+    """Each head knocked out alone, and its effect on one prediction ([layer, head])."""
+
+    position: int  # the token whose prediction (decoder) or vector (encoder) is watched
+    effect_lh: F64  # decoder: drop in the top token's probability; encoder: 1 − cosine
+    measure: str  # what effect_lh measures, in words
+
+    def ranked(self) -> list[tuple[int, int, float]]:
+        """(layer, head, effect), the largest effect first (ties: lower layer, head first)."""
+        flat = self.effect_lh.ravel()
+        order = np.lexsort((np.arange(flat.size), -flat))
+        n_heads = self.effect_lh.shape[1]
+        return [(int(i) // n_heads, int(i) % n_heads, float(flat[i])) for i in order]
 
 
-def default_choice(
-    tokens: Tokens, curated: tuple[int, int] | None = None
-) -> tuple[str, int] | None:
-    """(word to hide, token to watch) to open on. ``curated`` (token, key): a preset's query
-    token and the token its claim names; the word holding the key is hidden and the token watched
-    (for the river bank: hide "river", watch "bank"). Otherwise the last real word is watched and
-    the first content word hidden. None when the sentence has no word besides the watched one."""
-    words = words_of(tokens)
-    if curated and max(curated) < len(tokens):
-        token, key = curated
-        owner = [w for w, pos in words.items() if key in pos and token not in pos]
-        if owner:
-            return owner[0], token
-    token = default_token(tokens.tokens, tokens.special_t)
-    others = [w for w, pos in words.items() if token not in pos]
-    content = [w for w in others if w not in FUNCTION_WORDS and any(c.isalnum() for c in w)]
-    return ((content or others)[0], token) if others else None
+def head_importance(
+    model: Any, trace: Trace | LlamaTrace, position: int, progress: Progress | None = None
+) -> Importance:
+    """Knock out every head alone (under ``trace``'s switches) and measure its effect at
+    ``position``; ``progress(done, total)`` is told after each layer."""
+    if not 0 <= position < trace.n_tokens:
+        raise ValueError(f"position {position} is outside 0..{trace.n_tokens - 1}")
+    if isinstance(trace, LlamaTrace):
+        return _decoder_importance(model, trace, position, progress or _quiet)
+    return _encoder_importance(model, trace, position, progress or _quiet)
 
 
-def default_base(options: Sequence[str]) -> str:
-    """The word to hide for comparison, the one that shows what "no particular effect" looks
-    like: the last function word among ``options``, else the last option."""
-    little = [w for w in options if w in FUNCTION_WORDS]
-    return (little or list(options))[-1]
+def _quiet(done: int, total: int) -> None:
+    return None
+
+
+def _encoder_importance(model: Any, trace: Trace, position: int, progress: Progress) -> Importance:
+    cfg = trace.config
+    final_d = trace.hidden_ltd[-1, position]
+    effect = np.zeros((cfg.n_layers, cfg.n_heads))
+    for layer in range(cfg.n_layers):
+        for head in range(cfg.n_heads):
+            knocked = knock_out(model, trace, [(layer, head)])
+            effect[layer, head] = 1.0 - cosine(final_d, knocked.hidden_ltd[-1, position])
+        progress(layer + 1, cfg.n_layers)
+    word = trace.tokens.tokens[position]
+    return Importance(position, effect, f"1 − cosine of “{word}”'s final vector")
+
+
+def _decoder_importance(
+    model: Any, trace: LlamaTrace, position: int, progress: Progress
+) -> Importance:
+    cfg, n = trace.config, position + 1  # later tokens cannot change this prediction
+    top_id, top_p = (
+        int(trace.next_top_ids_tk[position, 0]),
+        float(trace.next_top_probs_tk[position, 0]),
+    )
+    effect = np.zeros((cfg.n_layers, cfg.n_heads))
+    for layer in range(cfg.n_layers):
+        z_hte = np.asarray(trace.layer(layer).z_hqe[:, :n], np.float32)
+        head_delta_htd = z_hte @ trace.w_o_lhed[layer]  # each head's own update
+        resid_td = trace.hidden_ltd[layer, :n] + trace.delta_ltd[layer, :n]
+        resid_btd = resid_td[None] - head_delta_htd  # one variant per knocked head
+        x_btd = _finish_layer(model, layer, resid_btd)
+        final_bd = _run_on(model, trace, x_btd, layer + 1)[:, position]
+        probs_bv = softmax(
+            logits(model, rms_norm(final_bd, model.params.final_norm_d, cfg.layer_norm_eps))
+        )
+        effect[layer] = top_p - probs_bv[:, top_id]
+        progress(layer + 1, cfg.n_layers)
+    word = model.tokenizer.decode([top_id])
+    return Importance(position, effect, f"drop in the probability of “{word}” next")
+
+
+def _finish_layer(model: Any, layer: int, resid_btd: F32) -> F32:
+    """The MLP half of ``layer`` for every variant at once: resid + MLP(resid)."""
+    b, t, d = resid_btd.shape
+    flat = resid_btd.reshape(b * t, d)
+    return (flat + mlp(model.params.layers[layer], model.config, flat)).reshape(b, t, d)
+
+
+def _run_on(model: Any, trace: LlamaTrace, x_btd: F32, start: int) -> F32:
+    """Layers ``start``.. over every variant (attention one variant at a time, the MLP of all
+    together), under the trace's switches; the residual stream after the last layer."""
+    cfg, t, whatif = model.config, x_btd.shape[1], trace.whatif
+    cos_te, sin_te = rope_tables(cfg, np.arange(t))
+    mask = whatif.key_mask_k(trace.n_tokens)
+    switches: dict[str, Any] = {
+        "scale": whatif.scale,
+        "temperature": whatif.temperature,
+        "key_mask_k": None if mask is None else mask[:t],
+    }
+    for layer in range(start, cfg.n_layers):
+        lay = model.params.layers[layer]
+        switches["knocked_h"] = whatif.knocked_in(layer)
+        z_bhte = [attention_layer(lay, cfg, x, cos_te, sin_te, **switches).z_hqe for x in x_btd]
+        delta_btd = np.stack([delta_of(lay, z_hte) for z_hte in z_bhte])
+        x_btd = _finish_layer(model, layer, x_btd + delta_btd)
+    return x_btd

@@ -15,9 +15,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from attention_core.forward import Trace
+from attention_core.rollout import trace_rollout
 
-Part = Literal["scores", "qk", "thumbs", "thumbs_visible"]
-PARTS: tuple[Part, ...] = ("scores", "qk", "thumbs", "thumbs_visible")
+Part = Literal["scores", "qk", "thumbs", "thumbs_visible", "norms", "rollout"]
+PARTS: tuple[Part, ...] = ("scores", "qk", "thumbs", "thumbs_visible", "norms", "rollout")
 MAX_TILE = 48  # a thumbnail is at most this many pixels a side; longer sentences are pooled
 
 
@@ -55,7 +56,8 @@ def float32_bytes(array: NDArray[np.floating]) -> bytes:
 def layer_block(trace: Trace, layer: int, part: Part) -> Block:
     """One layer's raw scores Q·Kᵀ ([h, q, k]), its queries then keys ([h, t, e] twice), or its
     heads' patterns pooled to thumbnails ([h, s, s], s ≤ MAX_TILE; "thumbs_visible" without the
-    [CLS]/[SEP] rows and columns) for the all-heads grid of a long sentence."""
+    [CLS]/[SEP] rows and columns) for the all-heads grid of a long sentence; or its value
+    norms ([h, t], ``norm_weighted``) or its attention rollout ([t, t], ``rollout``)."""
     n_layers = trace.config.n_layers
     if not 0 <= layer < n_layers:
         raise ValueError(f"layer {layer} is outside 0..{n_layers - 1}")
@@ -64,6 +66,10 @@ def layer_block(trace: Trace, layer: int, part: Part) -> Block:
     if part == "qk":
         q_k = float32_bytes(trace.q_lhqe[layer]) + float32_bytes(trace.k_lhke[layer])
         return Block(layer, part, q_k)
+    if part == "norms":
+        return Block(layer, part, float32_bytes(trace.value_norm_lhk[layer]))
+    if part == "rollout":
+        return Block(layer, part, float32_bytes(trace_rollout(trace)[layer]))
     if part in ("thumbs", "thumbs_visible"):
         keep = visible_tokens(trace.tokens.special_t, part == "thumbs_visible")
         pattern_hqk = trace.pattern_lhqk[layer][:, keep][:, :, keep]  # [h,t,t] -> [h,kept,kept]
@@ -77,6 +83,10 @@ def block_nbytes(n_tokens: int, n_heads: int, d_head: int, part: Part) -> int:
     if part in ("thumbs", "thumbs_visible"):
         side = -(-n_tokens // -(-n_tokens // MAX_TILE))
         return 4 * n_heads * side * side
+    if part == "norms":
+        return 4 * n_heads * n_tokens
+    if part == "rollout":
+        return 4 * n_tokens * n_tokens
     per_head = n_tokens * n_tokens if part == "scores" else 2 * n_tokens * d_head
     return 4 * n_heads * per_head
 

@@ -4,7 +4,7 @@ watched token's vector, its probe cosines and the sentence embedding change, lay
 import numpy as np
 import streamlit as st
 
-from attention_core.knockout import default_base, default_choice, words_of
+from attention_core.hide_word import default_base, default_choice, words_of
 from ui import callbacks, params, router, safe, show
 from ui.cache import read_probes, word_effect
 from ui.presets import curated, probes_for
@@ -199,11 +199,11 @@ with st.expander("For engineers"):
         f"watched position {list(effect.watched)}. The second pass is `trace_sentence(model, "
         f"text, WhatIf(hidden={effect.hidden}))`: the hidden keys are masked in every layer and "
         "every head, as transformers does for `attention_mask` 0; the hidden tokens keep their "
-        "positions and still run their own query rows. `tests/core/test_knockout.py` checks the "
+        "positions and still run their own query rows. `tests/core/test_hide_word.py` checks the "
         "patterns, hidden states and pooled embedding against transformers (eager attention) "
         "with `attention_mask` 0 at those positions, to 1e-5 / 1e-4 / 1e-5. Check on this "
         f"sentence: in the embedding the distance is {effect.distance_l[0]:.1e} (nothing read "
         "yet). "
-        "Numbers come from `attention_core.knockout.hide_word`; the sentence embedding uses "
+        "Numbers come from `attention_core.hide_word.hide_word`; the sentence embedding uses "
         "sentence-transformers' 256-token window and leaves the hidden tokens out of its mean."
     )

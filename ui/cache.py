@@ -41,7 +41,7 @@ from attention_core.explain import summarize_heads
 from attention_core.fallback import fallback_embeddings
 from attention_core.geometry import embed_words, parse_probes
 from attention_core.head_order import head_metrics, sink_t
-from attention_core.knockout import WordEffect, compare_passes
+from attention_core.hide_word import WordEffect, compare_passes
 from attention_core.models import MODELS as PACKAGED
 from attention_core.saturation import Saturation, saturation_curve
 from attention_core.telling import TellingHead, telling_head

@@ -34,6 +34,7 @@ from attention_core.models.llama_layers import (
     rope_tables,
     top_k_blocked,
 )
+from attention_core.norm_weighted import value_norms_hk
 from attention_core.tokens import Tokens
 
 F32 = NDArray[np.float32]
@@ -85,7 +86,9 @@ class _LayerCache:
     ) -> None:
         self.model, self._compute, self.capacity = model, compute, max(1, capacity)
         self._layers: OrderedDict[int, LlamaLayer] = OrderedDict()
+        self._derived: dict[str, F32] = {}
         self._lock = threading.Lock()
+        self._derive_lock = threading.Lock()  # a derivation reads layers: another lock
 
     def __call__(self, layer: int) -> LlamaLayer:
         with self._lock:
@@ -97,10 +100,20 @@ class _LayerCache:
             self._layers[layer] = computed = self._compute(layer)
             return computed
 
+    def derived(self, name: str, compute: Callable[[], F32]) -> F32:
+        """An array computed from the trace once and kept (e.g. the rollout), read-only."""
+        with self._derive_lock:
+            if name not in self._derived:
+                array = compute()
+                array.flags.writeable = False
+                self._derived[name] = array
+            return self._derived[name]
+
     @property
     def nbytes(self) -> int:
         with self._lock:
-            return sum(layer.nbytes for layer in self._layers.values())
+            layers = sum(layer.nbytes for layer in self._layers.values())
+        return layers + sum(int(a.nbytes) for a in list(self._derived.values()))
 
 
 def lru_layers(cfg: ModelConfig, n: int) -> int:
@@ -121,6 +134,7 @@ class LlamaTrace:
     hidden_ltd: F32  # [l+1, t, d]
     delta_ltd: F32  # attention update added to the residual, Σ_h z_h · W_O,h (no bias)
     ffn_out_ltd: F32  # SwiGLU MLP output added to the residual
+    value_norm_lhk: F32  # ‖v_k · W_O,h‖ per layer, query head and key (norm_weighted)
     next_top_ids_tk: NDArray[np.int64]  # each position's 10 likeliest next tokens
     next_top_probs_tk: F32  # their probabilities (float32 softmax of the logits)
     _cache: _LayerCache = field(repr=False)
@@ -184,6 +198,10 @@ class LlamaTrace:
     def z_lhqe(self) -> LayerStack:
         return self._stack("z_hqe", self.config.n_heads, self.config.d_head)
 
+    def memo(self, name: str, compute: Callable[[], F32]) -> F32:
+        """``compute()`` once per trace, then kept (and counted in ``nbytes``)."""
+        return self._cache.derived(name, compute)
+
     def head_delta_hd(self, layer: int, token: int) -> F32:
         """What every head of ``layer`` proposes to add to ``token``'s vector, [head, d]."""
         z_h1e = self.layer(layer).z_hqe[:, token, None, :]
@@ -209,7 +227,7 @@ class LlamaTrace:
     @property
     def nbytes(self) -> int:
         """Bytes held now: the stored arrays and the layers in the cache."""
-        held = (self.hidden_ltd, self.delta_ltd, self.ffn_out_ltd)
+        held = (self.hidden_ltd, self.delta_ltd, self.ffn_out_ltd, self.value_norm_lhk)
         tops = self.next_top_ids_tk.nbytes + self.next_top_probs_tk.nbytes
         return sum(int(a.nbytes) for a in held) + tops + self._cache.nbytes
 
@@ -240,11 +258,13 @@ def run_llama(
     causal). ``keep_layers`` keeps every layer the pass computed in the cache (tests)."""
     cfg, params, n = model.config, model.params, len(tokens)
     whatif = replace(whatif, causal=True)
+    whatif.check_heads(cfg.n_layers, cfg.n_heads)
     key_mask_k = whatif.key_mask_k(n)
     cos_te, sin_te = rope_tables(cfg, np.arange(n))
     hidden = np.empty((cfg.n_layers + 1, n, cfg.d_model), np.float32)
     delta = np.empty((cfg.n_layers, n, cfg.d_model), np.float32)
     ffn = np.empty_like(delta)
+    norms = np.empty((cfg.n_layers, cfg.n_heads, n), np.float32)
     hidden[0] = params.embed_vd[tokens.input_ids_t]
 
     def compute(layer: int) -> LlamaLayer:
@@ -257,28 +277,32 @@ def run_llama(
             scale=whatif.scale,
             temperature=whatif.temperature,
             key_mask_k=key_mask_k,
+            knocked_h=whatif.knocked_in(layer),
         )
 
     cache = _LayerCache(model, compute, cfg.n_layers if keep_layers else lru_layers(cfg, n))
     with np.errstate(over="ignore"):  # SiLU's exp(-x) of a very negative x: inf, giving -0
         for i, lay in enumerate(params.layers):
             attn = cache(i) if keep_layers else compute(i)
+            norms[i] = value_norms_hk(attn.v_gke, params.w_o_lhed[i])
             delta[i] = delta_of(lay, attn.z_hqe)
             resid_td = hidden[i] + delta[i]
             ffn[i] = mlp(lay, cfg, resid_td)
             np.add(resid_td, ffn[i], out=hidden[i + 1])
     hidden[-1] = rms_norm(hidden[-1], params.final_norm_d, cfg.layer_norm_eps)
     top_ids, top_probs = next_top(model, hidden[-1])
-    for array in (hidden, delta, ffn, top_ids, top_probs):
+    for array in (hidden, delta, ffn, norms, top_ids, top_probs):
         array.flags.writeable = False
-    return LlamaTrace(tokens, cfg, whatif, hidden, delta, ffn, top_ids, top_probs, cache)
+    return LlamaTrace(tokens, cfg, whatif, hidden, delta, ffn, norms, top_ids, top_probs, cache)
 
 
 def llama_trace_nbytes(cfg: ModelConfig, n: int) -> int:
     """Bytes a ``LlamaTrace`` of ``n`` tokens holds at most: the residual stream, the next-token
-    top 10, the tokens, and its layer cache full (130 MB at 512 tokens, 50 MB at 128, 5 MB at
-    12)."""
+    top 10, the tokens, its layer cache full and its rollout (161 MB at 512 tokens, 52 MB at
+    128, 5 MB at 12)."""
     d, n_l = cfg.d_model, cfg.n_layers
-    stream = 4 * n * d * (3 * n_l + 1)  # hidden (l+1), delta, ffn_out
+    stream = 4 * n * d * (3 * n_l + 1) + 4 * n_l * cfg.n_heads * n  # hidden, delta, ffn; norms
     tops, rope = n * N_TOP * (8 + 4), 2 * 4 * n * cfg.d_head  # + the cos/sin tables it keeps
-    return stream + tops + rope + n * (8 + 16 + 1) + lru_layers(cfg, n) * layer_nbytes(cfg, n)
+    rollout = 4 * n_l * n * n  # kept once a view asks for it (attention_core.rollout)
+    layers = lru_layers(cfg, n) * layer_nbytes(cfg, n)
+    return stream + tops + rope + n * (8 + 16 + 1) + layers + rollout

@@ -105,8 +105,10 @@ def attention_layer(
     scale: bool = True,
     temperature: float = 1.0,
     key_mask_k: NDArray[np.bool_] | None = None,
+    knocked_h: tuple[int, ...] = (),
 ) -> LlamaLayer:
-    """The attention half of a layer over a whole sequence, causal, every intermediate kept."""
+    """The attention half of a layer over a whole sequence, causal, every intermediate kept;
+    ``knocked_h``: heads whose output z is zeroed (knocked out; their patterns stay)."""
     q_hqe, k_gke, v_gke = project_qkv(lay, cfg, x_td, cos_te, sin_te)
     scores, pattern, z = attend(
         q_hqe,
@@ -117,6 +119,8 @@ def attention_layer(
         causal=True,
         key_mask_k=key_mask_k,
     )
+    if knocked_h:
+        z[list(knocked_h)] = 0.0
     layer = LlamaLayer(q_hqe, k_gke, v_gke, scores, pattern, z)
     for array in (q_hqe, k_gke, v_gke, scores, pattern, z):
         array.flags.writeable = False

@@ -1,5 +1,5 @@
 """The "What did that word do?" page against the engine: every number on it (summary, distance
-chart, table, probe cosines, sentence embedding) equals attention_core.knockout.hide_word's for
+chart, table, probe cosines, sentence embedding) equals attention_core.hide_word.hide_word's for
 the default view and for one chosen by the URL; one case also against transformers run with
 attention_mask 0; URL state; bad input gives a message, never an exception."""
 
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from attention_core import embed_words, tokenize, trace_sentence
-from attention_core.knockout import hide_word, word_pieces
+from attention_core.hide_word import hide_word, word_pieces
 from tests.app.conftest import open_page
 from tests.figdata import array, spec
 from ui.presets import BANK_PROBES, DEFAULT_PROBES
@@ -93,7 +93,7 @@ def test_default_hides_river_and_watches_bank(model):
     assert (flat["hw_word"], flat["hw_token"], flat["hw_base"]) == ("river", "3", "was")
     assert not at.expander[0].proto.expanded  # "For engineers" starts closed
     assert at.expander[0].label == "For engineers"
-    assert "tests/core/test_knockout.py" in at.markdown[-1].value
+    assert "tests/core/test_hide_word.py" in at.markdown[-1].value
 
 
 def test_url_chosen_word_token_and_layer(model):
@@ -138,7 +138,7 @@ def test_a_typed_sentence_gets_its_own_defaults(model):
 
 def test_hidden_pass_equals_transformers_with_attention_mask_zero(model):
     """The default view's distances against transformers' hidden states, run twice: all tokens
-    visible, then attention_mask 0 at "river" (tests/core/test_knockout.py's approach)."""
+    visible, then attention_mask 0 at "river" (tests/core/test_hide_word.py's approach)."""
     torch = pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
     hf = transformers.AutoModel.from_pretrained(str(model.path), attn_implementation="eager")

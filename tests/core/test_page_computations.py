@@ -11,7 +11,7 @@ import pytest
 from attention_core import BlockConfig, make_block_weights, run_block, trace_sentence
 from attention_core.block import block_input, unit_variance, view_block
 from attention_core.demos import padding_demo
-from attention_core.knockout import default_base, default_choice, words_of
+from attention_core.hide_word import default_base, default_choice, words_of
 from attention_core.pack import visible_tokens
 
 RIVER = "The river bank was muddy"

@@ -86,7 +86,8 @@ from attention_core.model import (
 )
 from attention_core.models import MODEL_KEYS, MODELS, ModelSpec, load_config, load_model, model_spec
 from attention_core.models.llama import LlamaModel, LlamaParams
-from attention_core.models.llama_forward import LayerStack, LlamaTrace
+from attention_core.models.llama_cache import LayerStack
+from attention_core.models.llama_forward import LlamaTrace
 from attention_core.models.llama_generate import (
     Generation,
     StepResult,

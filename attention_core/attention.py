@@ -176,8 +176,7 @@ def multi_head_attention(
         key_mask_k=key_mask_k,
         out=out,
     )
-    if knocked_h:
-        z_hqe[list(knocked_h)] = 0.0
+    z_hqe[list(knocked_h)] = 0.0  # knocked-out heads pass nothing on (none: a no-op)
     # Σ_h z_h · W_O,h is one matmul of the heads side by side: [q, h·e] @ [h·e, d]
     z_qx = z_hqe.transpose(1, 0, 2).reshape(n_q, h * e)
     delta_qd = np.matmul(z_qx, layer.w_o_dd, out=out.get("delta"))

@@ -119,8 +119,7 @@ def attention_layer(
         causal=True,
         key_mask_k=key_mask_k,
     )
-    if knocked_h:
-        z[list(knocked_h)] = 0.0
+    z[list(knocked_h)] = 0.0  # knocked-out heads pass nothing on (none: a no-op)
     layer = LlamaLayer(q_hqe, k_gke, v_gke, scores, pattern, z)
     for array in (q_hqe, k_gke, v_gke, scores, pattern, z):
         array.flags.writeable = False

@@ -20,6 +20,10 @@ if TYPE_CHECKING:
 PATH = "/api/attention/block"  # where the browser fetches layer blocks (server/api.py serves it)
 CSS = Path(__file__).parent / "explorer.css"  # the explorer's styles, for both adapters
 VIEW_FIELDS = ("layer", "head", "causal", "scale", "temp", "transpose", "hide_special", "q", "k")
+# The panels a view may show: the pattern's four stages (the default), the pattern times each
+# key's value norm ("weighted", Kobayashi et al. 2020) and the layer's rollout (Abnar & Zuidema).
+DEFAULT_STAGES = ("scores", "scaled", "masked", "pattern")
+STAGES = (*DEFAULT_STAGES, "weighted", "rollout")
 _LAZY = {
     "mount": "explorer.streamlit_adapter",
     "mount_grid": "explorer.streamlit_adapter",
@@ -29,14 +33,29 @@ _LAZY = {
 }
 __all__ = [
     "CSS",
+    "DEFAULT_STAGES",
     "PATH",
+    "STAGES",
     "VIEW_FIELDS",
     "Explorer",
+    "check_stages",
     "mount",
     "mount_grid",
     "mount_scores",
     "mount_step",
 ]
+
+
+def check_stages(stages: object) -> tuple[str, ...]:
+    """``stages`` as a tuple if it names one or more of STAGES, each once, else ValueError."""
+    if isinstance(stages, str) or not isinstance(stages, (list, tuple)):
+        raise ValueError(f"stages must be a list or tuple of names, got {stages!r}")
+    unknown = [s for s in stages if s not in STAGES]
+    if unknown or not stages or len(set(stages)) != len(stages):
+        raise ValueError(
+            f"stages {tuple(stages)!r}: give one or more of {', '.join(STAGES)}, each once"
+        )
+    return tuple(stages)
 
 
 def __getattr__(name: str) -> Any:

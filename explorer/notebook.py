@@ -24,7 +24,7 @@ import traitlets
 from attention_core import MODEL_KEYS, Model, Trace, load_model, trace_sentence
 from attention_core.pack import PARTS, header, layer_block
 from attention_core.tokens import MAX_CHARS
-from explorer import CSS, VIEW_FIELDS
+from explorer import CSS, DEFAULT_STAGES, VIEW_FIELDS, check_stages
 from explorer.bundle import module
 
 if TYPE_CHECKING:
@@ -81,9 +81,11 @@ class Explorer(anywidget.AnyWidget):
     """One sentence's attention, explored as in the app: stages, heads, keys, hover, the cell
     arithmetic, a what-if causal mask, √d_k, temperature.
 
-    ``Explorer(text, model="minilm", *, layer=0, head=0, q=-1, k=-1, causal=None,
-    scale=True, temp=1.0, transpose=False, hide_special=False)``. ``model`` is "minilm"
-    (all-MiniLM-L6-v2, an encoder) or "smollm2" (SmolLM2-135M-Instruct, a decoder).
+    ``Explorer(text, model="minilm", *, stages=DEFAULT_STAGES, layer=0, head=0, q=-1, k=-1,
+    causal=None, scale=True, temp=1.0, transpose=False, hide_special=False)``. ``model`` is
+    "minilm" (all-MiniLM-L6-v2, an encoder) or "smollm2" (SmolLM2-135M-Instruct, a decoder).
+    ``stages`` picks the panels, of explorer.STAGES: the pattern's four stages, "weighted" (the
+    pattern times each key's value norm) and "rollout" (the layer's attention rollout).
     ``q``/``k`` choose a query/key cell (-1: none); ``causal`` None takes the model's own mask
     (on for a decoder, where it cannot be switched off).
 
@@ -110,6 +112,7 @@ class Explorer(anywidget.AnyWidget):
     hide_special = traitlets.Bool(False).tag(sync=True)
     temp = traitlets.Float(1.0).tag(sync=True)
     error = traitlets.Unicode("").tag(sync=True)  # why the last change failed, "" when fine
+    stages = traitlets.List(traitlets.Unicode(), list(DEFAULT_STAGES)).tag(sync=True)  # panels
 
     def __init__(
         self,
@@ -121,12 +124,14 @@ class Explorer(anywidget.AnyWidget):
         q: int = -1,
         k: int = -1,
         causal: bool | None = None,
+        stages: tuple[str, ...] | list[str] = DEFAULT_STAGES,
         **switches: Any,
     ) -> None:
+        shown = list(check_stages(stages))
         self._trace = compute_trace(model, text)  # checks them first
         self._source: Source = (model, text)
         first = header(self._trace)  # type: ignore[arg-type]  # pack reads what both share
-        super().__init__(model_name=model, text=text, header=first)
+        super().__init__(model_name=model, text=text, header=first, stages=shown)
         view = {"layer": layer, "head": head, "q": q, "k": k, **switches}
         view["causal"] = first["causal"] if causal is None else causal
         for name, value in view.items():
@@ -182,6 +187,10 @@ class Explorer(anywidget.AnyWidget):
         if name == "head":
             return _in_range(name, value, 0, shape["n_heads"], "heads")
         return _in_range(name, value, -1, shape["n_tokens"], "tokens, or -1 for none")
+
+    @traitlets.validate("stages")
+    def _valid_stages(self, proposal: Any) -> list[str]:
+        return list(check_stages(proposal.value))
 
     @traitlets.validate("temp")
     def _valid_temp(self, proposal: Any) -> float:

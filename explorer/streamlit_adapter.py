@@ -17,7 +17,7 @@ from numpy.typing import NDArray
 
 from attention_core import Trace
 from attention_core.pack import MAX_TILE, float32_bytes, header
-from explorer import CSS, PATH, VIEW_FIELDS
+from explorer import CSS, PATH, VIEW_FIELDS, check_stages
 from explorer.bundle import module
 
 
@@ -44,7 +44,8 @@ def mount(
     browser mirrors the fields named in ``defaults`` into the URL at once. When the
     visitor changes the view, the browser redraws first and then reports the new view
     (``st.session_state[key]["view"]``), debounced, and ``on_change`` runs before the rerun.
-    ``stages`` picks panels (of scores, scaled, masked, pattern), ``controls`` which of the
+    ``stages`` picks panels (of explorer.STAGES: scores, scaled, masked, pattern, weighted,
+    rollout; default the first four; a bad name is a ValueError), ``controls`` which of the
     VIEW_FIELDS' controls show; default all. ``tell=False``: the browser never reports."""
     data: dict[str, Any] = {
         "api": PATH.lstrip("/"),  # relative: works behind a proxy's path prefix too
@@ -55,12 +56,35 @@ def mount(
         "defaults": dict(defaults),  # the URL keeps these fields, left out at their default
     }
     if stages:
-        data["stages"] = list(stages)
+        data["stages"] = list(check_stages(stages))
     if controls is not None:
         data["controls"] = list(controls)
     if not tell:
         data["tell"] = False
     return _renderer()(data=data, key=key, on_view_change=on_change)
+
+
+def grid_data(
+    trace: Trace,
+    model: str,
+    text: str,
+    rows: list[tuple[int, list[int]]],
+    metrics: dict[str, list[list[float]]],
+    hide_special: bool,
+) -> dict[str, Any]:
+    """What ``mount_grid`` hands the browser (JSON-ready): the header, the heads drawn, their
+    metrics and where the grid fetches its layer blocks."""
+    return {
+        "mode": "grid",
+        "api": PATH.lstrip("/"),
+        "model": model,
+        "text": text,
+        "header": header(trace),
+        "rows": [{"layer": layer, "heads": heads} for layer, heads in rows],
+        "metrics": metrics,
+        "hide_special": hide_special,
+        "max_tile": MAX_TILE,  # thumbnails pooled to this many pixels a side, as the engine does
+    }
 
 
 def mount_grid(
@@ -75,18 +99,9 @@ def mount_grid(
 ) -> Any:
     """Every head in ``rows`` ((layer, heads in order) pairs) as a small pattern, with the
     engine's summary ``metrics`` ([l][h] by label) on hover. A click on a head sets the trigger
-    ``st.session_state[key]["open"]`` = {layer, head} and runs ``on_open``."""
-    data = {
-        "mode": "grid",
-        "api": PATH.lstrip("/"),
-        "model": model,
-        "text": text,
-        "header": header(trace),
-        "rows": [{"layer": layer, "heads": heads} for layer, heads in rows],
-        "metrics": metrics,
-        "hide_special": hide_special,
-        "max_tile": MAX_TILE,  # thumbnails pooled to this many pixels a side, as the engine does
-    }
+    ``st.session_state[key]["open"]`` = {layer, head} and runs ``on_open``. A token pinned in
+    the bar above the grid makes every tile show only its row or column (in the browser)."""
+    data = grid_data(trace, model, text, rows, metrics, hide_special)
     return _renderer()(data=data, key=key, on_open_change=on_open)
 
 

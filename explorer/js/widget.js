@@ -1,6 +1,7 @@
 // The anywidget adapter (explorer/notebook.py's Explorer): the same explorer in a notebook.
 // The view's fields are the widget's traits, synced both ways: a change here sets the changed
 // traits once the view is drawn (model.set, save_changes); a trait set in Python redraws here.
+// The `stages` trait (the panels shown) is set from Python only; a change draws the view anew.
 // Layer blocks come as custom messages with the bytes as a buffer (source.js messageSource).
 // The contract with the Python side: the traits and Explorer.reply in explorer/notebook.py.
 
@@ -30,6 +31,7 @@ function mountView(model, el) {
   const source = messageSource(model, `widget\u0000${name}\u0000${model.get("text")}`);
   const onDrawn = (view) => syncTraits(model, view);
   const options = { header, state, source, model: name, onDrawn, widget: true, pageKeys: false };
+  options.stages = model.get("stages"); // undefined (an older kernel): the four
   const stop = renderView(el, options);
   const follow = FIELDS.map((field) => {
     // Every field, not only this one: a kernel update sets several traits before the first
@@ -60,11 +62,13 @@ function render({ model, el }) {
     error.hidden = !error.textContent;
   };
   model.on("change:header", mount); // a new sentence or model
+  model.on("change:stages", mount);
   model.on("change:error", showError);
   showError();
   mount();
   return () => {
     model.off("change:header", mount);
+    model.off("change:stages", mount);
     model.off("change:error", showError);
     cleanup();
   };

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import nbformat
+import numpy as np
 import pytest
 from nbclient import NotebookClient
 
@@ -21,7 +22,7 @@ EXAMPLE = ROOT / "examples" / "explore.ipynb"
 TEXT = "the river bank was muddy"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 CONTRACT = ("model_name", "text", "header", "layer", "head", "q", "k", "causal", "scale")
-CONTRACT += ("transpose", "hide_special", "temp", "error")
+CONTRACT += ("transpose", "hide_special", "temp", "error", "stages")
 
 
 @pytest.fixture(scope="module", params=["minilm", "smollm2"])
@@ -47,6 +48,44 @@ def test_reply_bytes_are_the_engines_for_every_layer_and_part(pair):
             content, buffers = widget.reply(msg)
             assert content == msg  # the request's id comes back: the view matches replies by it
             assert buffers == [layer_block(trace, layer, part).data], (layer, part)
+
+
+def test_the_new_parts_are_the_engines_value_norms_and_rollout(pair):
+    """ "norms" is the layer's value norms [h, t], and the pattern times them (what the browser
+    computes) is the engine's norm_weighted; "rollout" is the engine's rollout R_l [t, t]."""
+    from attention_core.norm_weighted import norm_weighted_lhqk
+    from attention_core.rollout import rollout_lqk
+
+    widget, trace = pair
+    n, h = trace.n_tokens, trace.config.n_heads
+    weighted = norm_weighted_lhqk(trace)
+    rollout = rollout_lqk(trace.pattern_lhqk)
+    for layer in range(trace.config.n_layers):
+        _, norms = widget.reply({"type": "block", "layer": layer, "part": "norms", "id": 1})
+        norms_hk = np.frombuffer(norms[0], "<f4").reshape(h, n)
+        np.testing.assert_array_equal(norms_hk, trace.value_norm_lhk[layer])
+        pattern = np.asarray(trace.pattern_lhqk[layer])
+        np.testing.assert_allclose(pattern * norms_hk[:, None, :], weighted[layer], rtol=1e-6)
+        _, roll = widget.reply({"type": "block", "layer": layer, "part": "rollout", "id": 2})
+        roll_qk = np.frombuffer(roll[0], "<f4").reshape(n, n)
+        np.testing.assert_array_equal(roll_qk, rollout[layer])
+        np.testing.assert_allclose(roll_qk.sum(axis=1), 1.0, rtol=1e-5)
+
+
+def test_stages_pick_the_panels_and_bad_ones_are_refused():
+    widget = Explorer(TEXT, stages=("pattern", "weighted"))
+    assert widget.get_state()["stages"] == ["pattern", "weighted"]
+    assert Explorer(TEXT).stages == ["scores", "scaled", "masked", "pattern"]
+    widget.stages = ["rollout"]
+    assert widget.stages == ["rollout"]
+    with pytest.raises(ValueError, match="stages must be a list or tuple"):
+        Explorer(TEXT, stages="pattern")
+    for bad in (("pattern", "heat"), (), ("pattern", "pattern")):
+        with pytest.raises(ValueError, match=r"give one or more of scores, .*, rollout, each once"):
+            Explorer(TEXT, stages=bad)
+        with pytest.raises(ValueError, match="stages"):
+            widget.stages = bad
+    assert widget.stages == ["rollout"]  # a refused value leaves the widget as it was
 
 
 def test_a_block_request_is_answered_over_the_comm(pair, monkeypatch):

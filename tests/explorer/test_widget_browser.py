@@ -1,14 +1,12 @@
-"""The notebook widget's module in Debian's Chromium, loaded the way anywidget loads it: the text
-of ``explorer.bundle.module("widget")`` as a Blob, its object URL imported, ``render({model,
-el})`` called. The ``model`` is a small stand-in for anywidget's (get, set, on, off,
-save_changes, send) whose ``send`` is answered by a real ``Explorer.reply`` in this process, so
-every number the page draws is the engine's. Checked: it draws, keys move the head and layer
+"""The notebook widget's module in Debian's Chromium, loaded the way anywidget loads it
+(tests/explorer/widget_page.py: a small stand-in for anywidget's model whose ``send`` is
+answered by a real ``Explorer.reply`` in this process, so every number the page draws is the
+engine's). Checked: it draws, keys move the head and layer
 through set + save_changes, a kernel-side change redraws it, and the cell arithmetic's share
 equals the engine's pattern."""
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 from pathlib import Path
@@ -16,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from explorer import Explorer
-from explorer.bundle import module
 from scripts.live_app import CHROMIUM
+from tests.explorer.widget_page import SYNCED, WAIT_MS, asked, widget_page
 
 pytestmark = [
     pytest.mark.browser,
@@ -28,84 +26,6 @@ pytestmark = [
 ]
 
 TEXT = "the river bank was muddy"
-ORIGIN = "http://widget.test/"  # answered by page.route: no server, no network
-WAIT_MS = 30_000
-SYNCED = ("model_name", "text", "header", "layer", "head", "q", "k", "causal", "scale")
-SYNCED += ("transpose", "hide_special", "temp", "error")
-
-# anywidget's side, small: a model over a plain object (Backbone's events: set fires
-# change:<name> when the value changed), and the loader (Blob -> object URL -> import -> render).
-# Buffers arrive as DataViews that do not start on a multiple of 4, as a comm's may not.
-HARNESS = """<!doctype html><html><head><meta charset="utf-8"></head><body>
-<script type="module">
-function makeModel(state) {
-  const handlers = new Map();
-  const log = { sets: [], saves: [], sent: [] };
-  let pending = {};
-  const emit = (event, ...args) => {
-    for (const cb of [...(handlers.get(event) ?? [])]) cb(...args);
-  };
-  const model = {
-    log,
-    get: (name) => state[name],
-    set(name, value) {
-      const old = state[name];
-      state[name] = value;
-      pending[name] = value;
-      log.sets.push([name, value]);
-      if (JSON.stringify(old) !== JSON.stringify(value)) emit(`change:${name}`, model, value);
-    },
-    on(event, cb) {
-      if (!handlers.has(event)) handlers.set(event, new Set());
-      handlers.get(event).add(cb);
-    },
-    off(event, cb) {
-      if (!event) handlers.clear();
-      else if (!cb) handlers.delete(event);
-      else handlers.get(event)?.delete(cb);
-    },
-    save_changes() {
-      log.saves.push(pending);
-      pending = {};
-    },
-    kernel(changes) {  // the kernel sets traits (all, then the events): no echo in the log
-      Object.assign(state, changes);
-      for (const [name, value] of Object.entries(changes)) emit(`change:${name}`, model, value);
-    },
-    send(content) {
-      log.sent.push(content);
-      window.pyReply(JSON.stringify(content)).then(({ content: answer, data }) => {
-        const raw = atob(data ?? "");
-        const bytes = new Uint8Array(raw.length + 5);
-        for (let i = 0; i < raw.length; i++) bytes[i + 1] = raw.charCodeAt(i);
-        const buffers = data == null ? [] : [new DataView(bytes.buffer, 1, raw.length)];
-        emit("msg:custom", answer, buffers);
-      });
-    },
-  };
-  return model;
-}
-
-window.start = async (esm, css, state) => {
-  const style = document.createElement("style");
-  style.textContent = css;
-  document.head.append(style);
-  const url = URL.createObjectURL(new Blob([esm], { type: "text/javascript" }));
-  const mod = await import(url);
-  URL.revokeObjectURL(url);
-  const widget = typeof mod.default === "function" ? await mod.default() : mod.default;
-  const model = makeModel(state);
-  window.model = model;
-  const el = document.createElement("div");
-  document.body.append(el);
-  await widget.initialize?.({ model });
-  window.cleanup = await widget.render({ model, el });
-};
-
-// The kernel sets traits: the state changes and change:<name> fires, as a comm update does.
-window.pyChange = (changes) => window.model.kernel(changes);
-</script></body></html>"""
-
 PATTERN_MAP = "figure.ax-panel[data-stage=pattern] canvas.ax-map"
 INKED = f"""() => {{
     const c = document.querySelector('{PATTERN_MAP}');
@@ -122,39 +42,11 @@ def widget(request):
     return Explorer(TEXT, model=request.param)
 
 
-def _asked(sent: list[dict], layer: int, part: str) -> bool:
-    """Did the view ask for this block (a block message with its own request id)?"""
-    return any(
-        m.get("type") == "block"
-        and (m.get("layer"), m.get("part")) == (layer, part)
-        and isinstance(m.get("id"), int)
-        for m in sent
-    )
-
-
-def _reply(widget: Explorer, raw: str) -> dict:
-    content, buffers = widget.reply(json.loads(raw))
-    data = base64.b64encode(buffers[0]).decode("ascii") if buffers else None
-    return {"content": content, "data": data}
-
-
 @pytest.fixture
 def view(browser, widget):
     """A page showing ``widget``'s module over the stand-in model, drawn."""
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda err: errors.append(str(err)))
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    page.route(ORIGIN, lambda route: route.fulfill(body=HARNESS, content_type="text/html"))
-    page.expose_function("pyReply", lambda raw: _reply(widget, raw))
-    page.goto(ORIGIN)
-    state = {name: widget.get_state()[name] for name in SYNCED}
-    page.evaluate("(args) => start(...args)", [module("widget"), widget._css, state])
-    page.wait_for_function(INKED, timeout=WAIT_MS)
-    yield page
-    assert errors == []
-    context.close()
+    with widget_page(browser, widget, INKED) as page:
+        yield page
 
 
 def _model(page, name: str):
@@ -181,7 +73,7 @@ def test_it_draws_the_tokens_and_a_pattern(view, widget):
     assert labels == widget.header["tokens"]
     assert _title(page).startswith("layer 0, head 0")
     sent = page.evaluate("window.model.log.sent")
-    assert _asked(sent, 0, "scores")
+    assert asked(sent, 0, "scores")
 
 
 def test_keys_move_the_head_and_layer_through_set_and_save_changes(view, widget):
@@ -199,7 +91,7 @@ def test_keys_move_the_head_and_layer_through_set_and_save_changes(view, widget)
     assert _title(page).startswith("layer 1, head 1")
     page.wait_for_function(INKED, timeout=WAIT_MS)
     sent = page.evaluate("window.model.log.sent")
-    assert _asked(sent, 1, "scores")
+    assert asked(sent, 1, "scores")
 
 
 def test_a_kernel_side_change_redraws_it(view, widget):
@@ -211,7 +103,7 @@ def test_a_kernel_side_change_redraws_it(view, widget):
         timeout=WAIT_MS,
     )
     page.wait_for_function(INKED, timeout=WAIT_MS)
-    assert _asked(page.evaluate("window.model.log.sent"), 3, "scores")
+    assert asked(page.evaluate("window.model.log.sent"), 3, "scores")
     echoed = page.evaluate("window.model.log.saves")[before:]
     assert all(s.items() <= {"layer": 3, "head": 2}.items() for s in echoed), echoed  # no fight
 

@@ -213,14 +213,27 @@ def rollout_lqk(pattern_lhqk: np.ndarray) -> np.ndarray:
     return out
 
 
-def lens_probs_ltv(oracle: Oracle, ref: Reference) -> np.ndarray:
+def lens_top(oracle: Oracle, ref: Reference, k: int) -> tuple[np.ndarray, np.ndarray]:
     """Logit lens from transformers' modules: the final RMSNorm (``model.model.norm``) and the LM
-    head applied to the residual after every block, softmax in float64, [L, t, vocab]."""
+    head applied to the residual after every block, softmax in float64; each position's ``k``
+    likeliest tokens and their probabilities, [L, t, k], likeliest first (a layer at a time: the
+    whole [L, t, vocab] would take a GB at 80 tokens)."""
     model = oracle.model
-    with torch.no_grad():
-        normed = model.model.norm(torch.from_numpy(ref.block_out_ltd))
-        logits = model.lm_head(normed)
-    return torch.softmax(logits.double(), dim=-1).numpy()
+    ids, probs = [], []
+    for block_td in ref.block_out_ltd:
+        with torch.no_grad():
+            logits = model.lm_head(model.model.norm(torch.from_numpy(block_td.copy())))
+        top = torch.topk(torch.softmax(logits.double(), dim=-1), k, dim=-1)
+        ids.append(top.indices.numpy())
+        probs.append(top.values.numpy())
+    return np.stack(ids), np.stack(probs)
+
+
+def settled(sorted_probs_xk: np.ndarray, margin: float = 1e-3) -> np.ndarray:
+    """For probabilities sorted likeliest first, [..., k + 1]: True at rank i (of the first k)
+    when every rank up to i is more than ``margin`` above the next, so its token is certain."""
+    clear = -np.diff(sorted_probs_xk, axis=-1) > margin
+    return np.cumprod(clear, axis=-1).astype(bool)
 
 
 def relative_error_l(ours: np.ndarray, theirs: np.ndarray) -> np.ndarray:

@@ -68,6 +68,13 @@ PAGES: tuple[PageInfo, ...] = (
         "Hide one word from the others and measure what another word's vector loses.",
     ),
     PageInfo(
+        "beyond",
+        "Beyond the weights",
+        ":material/insights:",
+        "What each head really moves, how the layers mix tokens, what the model does without a "
+        "head, and a decoder's guess after every layer.",
+    ),
+    PageInfo(
         "build_head",
         "Build your own head",
         ":material/tune:",

@@ -22,6 +22,7 @@ ORDER: tuple[str, ...] = (
     "masking",
     "values",
     "heads",
+    "weight_effect",
     "block",
     "decoder",
     "cost",

@@ -1,0 +1,39 @@
+"""Beyond the weights: what each head really moves (the norm-weighted view), how the layers mix
+the tokens (rollout), what the model does without some heads (knock-out and the importance
+sweep), and a decoder's guess after every layer (the logit lens), on the sidebar's sentence."""
+
+import streamlit as st
+
+from ui import beyond, beyond_knock, beyond_lens, beyond_sweep, router
+
+shared = router.shared()
+trace = router.require_trace(shared)
+st.title("Beyond the weights")
+st.caption(
+    "Every attention picture shows the weights. They say where a head looks, not what it "
+    "changes. Here, on your sentence: what each head really passes on, how the layers mix the "
+    f"tokens, and what {trace.config.name} does when heads are switched off."
+)
+
+st.subheader("1 · A weight is not an effect")
+beyond.weights(shared, trace)
+
+st.subheader("2 · How the layers mix the tokens: attention rollout")
+beyond.rollout(shared, trace)
+
+st.subheader("3 · Knock out heads")
+st.markdown(
+    "Switch heads off (their output is replaced by zeros) and run the sentence again: what "
+    "changes is what those heads did."
+)
+heads = beyond_knock.choose_heads(shared, trace)
+at = beyond_knock.position(shared, trace)
+beyond_knock.render(shared, trace, heads, at)
+st.markdown("**Which heads matter here?** Knock out each head alone and rank them.")
+beyond_sweep.render(shared, trace, at)
+
+st.subheader("4 · The logit lens: the guess after every layer")
+beyond_lens.render(shared, trace, at)
+
+st.caption(beyond.READ_MORE)
+beyond.engineers(trace)

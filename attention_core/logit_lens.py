@@ -13,9 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from attention_core.functional import softmax
-from attention_core.models.llama_forward import LlamaTrace, logits
-from attention_core.models.llama_layers import rms_norm, top_k_blocked
+from attention_core.models.llama_forward import N_TOP, LlamaTrace, next_top
+from attention_core.models.llama_layers import rms_norm
 
 F32 = NDArray[np.float32]
 
@@ -39,16 +38,20 @@ def _positions(trace: LlamaTrace, positions: Sequence[int] | None) -> NDArray[np
 
 def logit_lens(trace: LlamaTrace, positions: Sequence[int] | None = None, k: int = 5) -> LogitLens:
     """The lens at ``positions`` (default every token): each layer's residual after its block,
-    final-normed, through the output embedding; float32 softmax, as the model's own."""
+    final-normed, through the output embedding; float32 softmax, as the model's own (``k`` ≤
+    10: ``next_top``'s blocks of rows, so 512 positions never hold 512 × 49,152 logits)."""
     if not isinstance(trace, LlamaTrace):
         raise ValueError("the logit lens needs a decoder (a model that predicts the next token)")
     model, cfg = trace.model, trace.config
     chosen = _positions(trace, positions)
+    if not 1 <= k <= N_TOP:
+        raise ValueError(f"k must be in 1..{N_TOP}, got {k}")
     ids = np.empty((cfg.n_layers, chosen.size, k), np.int64)
     probs = np.empty((cfg.n_layers, chosen.size, k), np.float32)
     for layer in range(cfg.n_layers):
         x_pd = trace.hidden_ltd[layer + 1][chosen]
         if layer < cfg.n_layers - 1:  # the last state is already final-normed
             x_pd = rms_norm(x_pd, model.params.final_norm_d, cfg.layer_norm_eps)
-        ids[layer], probs[layer] = top_k_blocked(softmax(logits(model, x_pd)), k)
+        top_ids, top_probs = next_top(model, x_pd)
+        ids[layer], probs[layer] = top_ids[:, :k], top_probs[:, :k]
     return LogitLens(chosen, ids, probs)

@@ -13,6 +13,7 @@ BENCHMARKS = {
     "classroom": "bench.classroom",  # 30 browsers through serve.sh, a heavy visitor, per replica
     "llama": "bench.llama",  # SmolLM2 engine: load, forward vs transformers, step, memory
     "decoder": "bench.decoder",  # SmolLM2 in the app: new prompt, generation step, memory
+    "beyond": "bench.beyond",  # norm-weighted, rollout, knock-out and its sweep, logit lens
 }
 
 

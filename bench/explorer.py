@@ -28,6 +28,7 @@ from itertools import pairwise
 from urllib.parse import quote_plus
 
 from bench.core import THREAD_VARS
+from bench.explorer_stages import bench_stages
 from bench.live import Sample, open_page, script_finished
 from bench.report import fmt_bytes, p50, p95, progress, table
 from scripts.live_app import ROOT, wait_idle
@@ -747,14 +748,16 @@ def print_profile(moves: Sequence[Move], steps: dict[str, list[float]]) -> None:
 
 
 def bench_explorer(browser, url, model, repeats: int) -> dict[int, list[Sample]]:
-    """The explorer section: switches, bytes and CPU at 12/128/512 tokens, a new sentence vs
-    BertViz, and that path's profile. Returns the head switches as Samples (BertViz table)."""
+    """The explorer section: switches, bytes and CPU at 12/128/512 tokens, the new stages'
+    redraws at 128 tokens (bench/explorer_stages.py), a new sentence vs BertViz, and that
+    path's profile. Returns the head switches as Samples (BertViz table)."""
     from bench.sentences import SIZES, sentence
 
     count, layers = min(4 * repeats, 22), min(2 + repeats, N_LAYERS - 1)
     runs = [run_size(browser, url, sentence(model, n), n, count, layers) for n in SIZES]
     fresh = new_sentences(browser, url, model, max(3, min(repeats, 9)))
     print_switches(runs)
+    bench_stages(browser, url, model, repeats)
     steps, steps_512 = in_process_one_thread([sentence(model, 128, 92), sentence(model, 512)])
     print_server_steps(steps_512)
     bertviz = bertviz_seconds(model, max(3, min(repeats, 9))) if fresh else "skipped"

@@ -96,9 +96,11 @@ def _fresh_rollout(trace: Any) -> Any:
 
 def bench_lens(model: Any, repeats: int) -> str:
     trace = run_llama(model, tokenize(model, sentence(model, 128)), WhatIf())
-    window = _median(lambda: logit_lens(trace, positions=range(112, 128)), repeats)
+    last = range(trace.n_tokens - 16, trace.n_tokens)
+    window = _median(lambda: logit_lens(trace, positions=last), repeats)
     every = _median(lambda: logit_lens(trace), max(1, repeats // 2))
-    return f"logit lens, 30 layers: 16 positions {window * 1e3:.0f} ms, all 128 {every:.2f} s"
+    n = trace.n_tokens
+    return f"logit lens, 30 layers: 16 positions {window * 1e3:.0f} ms, all {n} {every:.2f} s"
 
 
 def bench_norms(name: str, model: Any, repeats: int) -> str:

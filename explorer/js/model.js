@@ -25,7 +25,12 @@ export function sharing(header, head) {
   return ` (keys and values shared by heads ${first}–${first + per - 1})`;
 }
 
-// The heading of a view: its own title, or the layer and head.
-export function viewTitle(header, view, title) {
-  return title || `layer ${view.layer}, head ${view.head}${sharing(header, view.head)}`;
+// The heading of a view: its own title, or the layer and head (the layer alone when the view
+// shows only the rollout, where every head is averaged).
+export function viewTitle(header, view, title, stages = []) {
+  if (title) return title;
+  if (stages.length && stages.every((stage) => stage === "rollout")) {
+    return `layer ${view.layer}, every head averaged`;
+  }
+  return `layer ${view.layer}, head ${view.head}${sharing(header, view.head)}`;
 }

@@ -52,7 +52,12 @@ function layerBlocks(ctx, view) {
 function draw(ctx) {
   if (!ctx.alive) return;
   const view = ctx.state.get();
-  ctx.root.querySelector(".ax-title").textContent = viewTitle(ctx.header, view, ctx.title);
+  ctx.root.querySelector(".ax-title").textContent = viewTitle(
+    ctx.header,
+    view,
+    ctx.title,
+    ctx.stages,
+  );
   syncControls(ctx.root, view);
   const blocks = layerBlocks(ctx, view);
   if (!blocks) return;
@@ -79,7 +84,7 @@ function exportSpec(ctx) {
     return { title, values, range, scale, rows, cols, image, canvas: map, bar, n: ctx.n };
   });
   for (const p of panels) Object.assign(p, { transpose: view.transpose, blank: ctx.blank });
-  return { title: viewTitle(ctx.header, view, ctx.title), tokens: ctx.tokens, panels };
+  return { title: viewTitle(ctx.header, view, ctx.title, ctx.stages), tokens: ctx.tokens, panels };
 }
 
 function exportView(ctx, kind) {

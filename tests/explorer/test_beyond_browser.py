@@ -112,6 +112,7 @@ def test_a_rollout_view_asks_for_the_rollout_alone(browser):
         caption = page.locator("figure.ax-panel[data-stage=rollout] .ax-caption").text_content()
         assert "an estimate, not a measurement" in caption
         assert "after layer 4" in caption
+        assert page.locator(".ax-title").text_content() == "layer 4, every head averaged"
 
 
 GRID_PAGE = """<!doctype html><html><head><meta charset="utf-8"></head><body><script>

@@ -19,6 +19,9 @@ test("heads sharing keys and values", () => {
   assert.equal(sharing({ n_heads: 9, n_kv_heads: 3 }, 4), " (keys and values shared by heads 3–5)");
   assert.equal(sharing({ n_heads: 12 }, 4), "");
   assert.equal(viewTitle({ n_heads: 12 }, { layer: 2, head: 5 }), "layer 2, head 5");
+  const view = { layer: 2, head: 5 };
+  assert.equal(viewTitle({}, view, "", ["rollout"]), "layer 2, every head averaged");
+  assert.equal(viewTitle({ n_heads: 12 }, view, "", ["pattern", "rollout"]), "layer 2, head 5");
 });
 
 test("numbers are written with a real minus sign, and −∞", () => {

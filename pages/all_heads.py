@@ -92,6 +92,11 @@ st.caption(
     + shrink
 )
 
+st.caption(
+    "Pin a token (the bar above the grid) and every head shows only its row, what it attends to, "
+    "or its column, who attends to it: scan all the heads for the one that links a word to another."
+)
+
 st.subheader("The heads as numbers")
 layer_n, head_n = list_heads(order, layers, ranking, descending)
 table = {"layer": layer_n, "head": head_n} | {

@@ -169,10 +169,9 @@ def _importance(engine, text: str, position: int):
     calls: list[tuple[int, int]] = []
     trace = trace_sentence(engine, text)
     importance = head_importance(engine, trace, position, lambda *done: calls.append(done))
+    done, total = zip(*calls, strict=True)
+    assert set(total) == {done[-1]} and list(done) == sorted(set(done)), calls
     n_layers = trace.config.n_layers
-    assert calls[-1] == (n_layers, n_layers) and [d for d, _ in calls] == sorted(
-        {d for d, _ in calls}
-    )
     assert importance.effect_lh.shape == (n_layers, trace.config.n_heads)
     ranked = importance.ranked()
     assert len(ranked) == importance.effect_lh.size

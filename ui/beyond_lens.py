@@ -57,7 +57,7 @@ def render(shared: Shared, trace: Trace, at: int) -> None:
         index=rows,
         columns=[f"{p}: {tokens[p]}" for p in positions],
     )
-    st.dataframe(table, key="bey_lens")
+    st.dataframe(table, key="bey_lens", height=35 * (n_layers + 1) + 3)  # every layer at once
     cut = (
         f" Positions {positions[0]} to {positions[-1]} of {trace.n_tokens} are shown, around "
         "the chosen token."

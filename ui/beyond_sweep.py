@@ -53,8 +53,10 @@ def render(shared: Shared, trace: Trace, at: int) -> None:
             "On one core that takes about 10 seconds for SmolLM2 at 17 tokens (and grows with "
             "the length), a few seconds for MiniLM."
         )
-        if not st.button("Rank every head", key="bey_sweep", icon=":material/sort:"):
+        slot = st.empty()
+        if not slot.button("Rank every head", key="bey_sweep", icon=":material/sort:"):
             return
+        slot.empty()  # the sweep runs once: its ranking replaces the button
         bar = st.progress(0.0, text=f"Knocking out each of {total} heads…")
 
         def tell(layers_done: int, layers: int) -> None:

@@ -18,7 +18,7 @@ from attention_core import (  # noqa: E402
     tokenize,
     trace_sentence,
 )
-from attention_core.models.llama import SMOLLM2_FILE, smollm2_path  # noqa: E402
+from tests.core.references import llama_oracle  # noqa: E402
 
 LONG = " ".join(
     f"Line {i}: the río flows past naïve cafés, {i * 7} boats & 3.5 km of dirty quantum plumbing."
@@ -36,14 +36,10 @@ SENTENCES = [
 
 @pytest.fixture(scope="module")
 def oracle():
-    """transformers' LlamaForCausalLM and tokenizer from the same GGUF, loaded once (~17 s)."""
-    torch.set_num_threads(1)
-    folder = str(smollm2_path().parent)
-    tok = transformers.AutoTokenizer.from_pretrained(folder, gguf_file=SMOLLM2_FILE)
-    model = transformers.AutoModelForCausalLM.from_pretrained(
-        folder, gguf_file=SMOLLM2_FILE, attn_implementation="eager", dtype=torch.float32
-    )
-    return tok, model.eval()
+    """transformers' LlamaForCausalLM and tokenizer from the same GGUF, loaded once per process
+    (~17 s) and shared with the other reference tests (tests/core/references.py)."""
+    loaded = llama_oracle()
+    return loaded.tokenizer, loaded.model
 
 
 def _run_oracle(model, ids):

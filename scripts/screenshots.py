@@ -33,6 +33,8 @@ SHOTS: list[Shot] = [
     ("values", "values", {"s": "dirty quantum plumbing", "layer": "0", "head": "3"}, 3, 0),
     ("embedding_shift", "embedding_shift", {"s": "The river bank was muddy", "layer": "5"}, 1, 0),
     ("hide_word", "hide_word", {"s": "The river bank was muddy"}, 1, 0),
+    ("beyond", "beyond", {"s": "The river bank was muddy"}, 0, 2),
+    ("beyond_smollm2", "beyond", {"model": "smollm2", "s": "Jane visits Africa"}, 0, 2),
     ("build_head", "build_head", {"s": "the fluffy blue creature roamed the verdant forest"}, 2, 4),
     ("compare", "compare", {"layer": "4"}, 1, 2),
     (

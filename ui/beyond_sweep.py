@@ -15,6 +15,14 @@ from ui.router import Shared
 
 SWEEP_MAX_TOKENS = 64  # longest run (tokens the sweep reads) it starts; beyond it, a message
 TABLE_KEY = "bey_rank"
+ASKED = "_bey_sweep_asked"  # the sweep asked for: (model, text, token); kept until it is done
+
+
+def _ask(model: str, text: str, at: int) -> None:
+    """The button's callback. A flag, not the button's own value, starts the sweep: a rerun
+    that interrupts it (the explorer reporting a click) would otherwise forget the press, and
+    with the flag the next run starts the sweep again."""
+    st.session_state[ASKED] = (model, text, at)
 
 
 def open_ranked() -> None:
@@ -48,21 +56,24 @@ def render(shared: Shared, trace: Trace, at: int) -> None:
         )
         return
     if done is None:
-        st.caption(
-            f"The sweep runs the model {total} times, once without each head, on {read} tokens. "
-            "On one core that takes about 10 seconds for SmolLM2 at 17 tokens (and grows with "
-            "the length), a few seconds for MiniLM."
-        )
-        slot = st.empty()
-        if not slot.button("Rank every head", key="bey_sweep", icon=":material/sort:"):
+        key = (shared.model, shared.text, at)
+        if st.session_state.get(ASKED) != key:
+            st.caption(
+                f"The sweep runs the model {total} times, once without each head, on {read} "
+                "tokens. On one core that takes about 10 seconds for SmolLM2 at 17 tokens (and "
+                "grows with the length), a few seconds for MiniLM."
+            )
+            st.button(
+                "Rank every head", key="bey_sweep", icon=":material/sort:", on_click=_ask, args=key
+            )
             return
-        slot.empty()  # the sweep runs once: its ranking replaces the button
         bar = st.progress(0.0, text=f"Knocking out each of {total} heads…")
 
         def tell(layers_done: int, layers: int) -> None:
             bar.progress(layers_done / layers, text=f"Layer {layers_done} of {layers} done")
 
         done = importance(shared.model, shared.text, at, tell)
+        st.session_state.pop(ASKED, None)
         bar.empty()
     _ranking(done)
 

@@ -54,18 +54,25 @@ def position(shared: Shared, trace: Trace) -> int:
     )
 
 
+def set_heads(labels: list[str]) -> None:
+    """Choose the heads to knock out ("layer.head" labels), and keep them in the URL ("knock",
+    written by ui.params before the page runs: this runs as a widget's callback)."""
+    st.session_state[HEADS_KEY] = list(labels)
+    st.session_state["knock"] = ",".join(labels)
+
+
 def choose_heads(shared: Shared, trace: Trace) -> Heads:
     """The heads to knock out (any of the model's), kept while they exist in the model shown."""
     cfg = trace.config
     options = [f"{lay}.{h}" for lay in range(cfg.n_layers) for h in range(cfg.n_heads)]
     state = st.session_state
-    state[HEADS_KEY] = [
-        h for h in state.get(HEADS_KEY, [f"{shared.layer}.{shared.head}"]) if h in options
-    ]
+    first = state.get("knock") or f"{shared.layer}.{shared.head}"  # a link's, or the sidebar's
+    state[HEADS_KEY] = [h for h in state.get(HEADS_KEY, first.split(",")) if h in options]
     picked = st.multiselect(
         f"Heads to knock out (any of the {len(options)})",
         options,
         key=HEADS_KEY,
+        on_change=lambda: set_heads(state[HEADS_KEY]),
         format_func=label,
         placeholder="Choose heads",
     )

@@ -9,7 +9,7 @@ import streamlit as st
 from attention_core import Trace
 from attention_core.knockout import Importance
 from ui import safe, show
-from ui.beyond_knock import HEADS_KEY, is_decoder
+from ui.beyond_knock import is_decoder, set_heads
 from ui.cache_beyond import importance, importance_done
 from ui.router import Shared
 
@@ -30,7 +30,7 @@ def open_ranked() -> None:
     rows = st.session_state[TABLE_KEY]["selection"]["rows"]
     ranked = st.session_state.get("_bey_ranked", [])
     if rows and rows[0] < len(ranked):
-        st.session_state[HEADS_KEY] = [ranked[rows[0]]]
+        set_heads([ranked[rows[0]]])
 
 
 def _tokens_read(trace: Trace, at: int) -> int:

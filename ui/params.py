@@ -15,7 +15,7 @@ from typing import Any
 
 import streamlit as st
 
-from attention_core import DEFAULT_MODEL_NAME, ModelConfig
+from attention_core import DEFAULT_MODEL_NAME, ModelConfig, parse_heads
 from attention_core.tokens import MAX_CHARS as MAX_CHARS  # the pages and route read it here
 from server.streamlit_private import widget_values_sent
 from ui.cache import DEFAULT_MODEL, MODELS, model_config
@@ -123,6 +123,18 @@ def _all_or_layer(raw: str) -> str:
     return raw
 
 
+def _heads(raw: str) -> str:
+    """Heads as the CLI's --knock takes them, "3.7,0.1" (layer.head from 0), each one the
+    model's; "" for none chosen. Written back sorted, without repeats."""
+    if not raw:
+        return raw
+    heads = parse_heads(raw)
+    top_layer, top_head = LAST_LAYER(), LAST_HEAD()
+    if any(layer > top_layer or head > top_head for layer, head in heads):
+        raise ValueError(f"must be layer.head pairs within 0.0 to {top_layer}.{top_head}")
+    return ",".join(f"{layer}.{head}" for layer, head in heads)
+
+
 PARAMS: dict[str, Param] = {
     # shared (sidebar)
     "s": Param(DEFAULT_SENTENCE, _text),
@@ -159,6 +171,9 @@ PARAMS: dict[str, Param] = {
     "hw_token": Param(-1, _int_in(-1, LAST_TOKEN), "hide_word"),  # the token watched
     "hw_base": Param("", _text, "hide_word"),  # the word hidden for comparison
     "hw_probes": Param(", ".join(DEFAULT_PROBES), _text, "hide_word"),  # per preset
+    # beyond page ("" and -1: the page's default, the sidebar's head and the last word)
+    "knock": Param("", _heads, "beyond"),  # the heads knocked out
+    "bey_token": Param(-1, _int_in(-1, LAST_TOKEN), "beyond"),  # watched / predicted after
     # build_head page
     "bh_heads": Param(4, _int_in(1, 12), "build_head"),
     "bh_dk": Param(16, _int_in(1, D_MODEL), "build_head"),

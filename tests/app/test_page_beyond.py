@@ -179,3 +179,30 @@ def test_typed_markup_is_shown_as_text():
     at = _open("<b>bold</b> *star* [link](x)")
     for m in at.markdown:
         assert "<b>" not in m.value and "](x)" not in m.value
+
+
+def _param(at, name):
+    value = at.query_params.get(name)
+    return value[0] if isinstance(value, list) else value
+
+
+def test_a_link_opens_its_knocked_heads_and_token_and_the_url_keeps_them(model):
+    at = _open(knock="3.7,0.1", bey_token="2")
+    trace = trace_sentence(model, RIVER)
+    assert at.session_state["bey_heads"] == ["0.1", "3.7"]
+    assert at.session_state["bey_token"] == 2
+    knocked = trace_sentence(model, RIVER, WhatIf(knocked=((0, 1), (3, 7))))
+    change = vector_change(trace, knocked, 2)
+    np.testing.assert_allclose(at.dataframe[0].value["cosine"], change.cosine_l, atol=1e-12)
+    assert _param(at, "knock") == "0.1,3.7" and _param(at, "bey_token") == "2"
+    at.multiselect(key="bey_heads").set_value(["5.11"]).run()
+    assert _param(at, "knock") == "5.11"
+
+
+@pytest.mark.parametrize("raw", ["9.0", "1.12", "x", "1.2.3"])
+def test_a_link_with_heads_the_model_lacks_warns_and_opens_the_sidebar_head(raw):
+    at = open_page("beyond", s=RIVER, knock=raw)
+    assert not at.exception
+    assert any("knock" in w.value for w in at.warning)
+    layer, head = at.session_state["layer"], at.session_state["head"]
+    assert at.session_state["bey_heads"] == [f"{layer}.{head}"]

@@ -24,6 +24,12 @@ def smollm2():
 
 
 @pytest.fixture(scope="session")
+def engines(model, smollm2):
+    """Both packaged models by their keys, for tests run on each."""
+    return {"minilm": model, "smollm2": smollm2}
+
+
+@pytest.fixture(scope="session")
 def browser():
     """Debian's Chromium, one for the whole session: Playwright's sync API runs one event loop per
     process, so the browser and serving tests share this instead of starting their own."""

@@ -34,11 +34,6 @@ CASES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def engines(model, smollm2):
-    return {"minilm": model, "smollm2": smollm2}
-
-
 class Case(NamedTuple):
     key: str
     engine: Any

@@ -18,11 +18,6 @@ from tests.core.references import SENTENCES, cli_npz, reference, sink_shares
 KEYS = ("minilm", "smollm2")
 
 
-@pytest.fixture(scope="module")
-def engines(model, smollm2):
-    return {"minilm": model, "smollm2": smollm2}
-
-
 @pytest.fixture(scope="module", params=[(k, s) for k in KEYS for s in SENTENCES], ids=str)
 def pair(request, engines):
     """(our trace, transformers' hooked reference) for one model and sentence."""

@@ -15,11 +15,6 @@ from tests.core.references import SENTENCES, cli_npz, reference, rollout_lqk
 KEYS = ("minilm", "smollm2")
 
 
-@pytest.fixture(scope="module")
-def engines(model, smollm2):
-    return {"minilm": model, "smollm2": smollm2}
-
-
 @pytest.fixture(scope="module", params=[(k, s) for k in KEYS for s in SENTENCES], ids=str)
 def pair(request, engines):
     """(our trace, the rollout of transformers' attentions) for one model and sentence."""

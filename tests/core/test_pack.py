@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from tokenizers import Tokenizer
 
-from attention_core import trace_sentence
+from attention_core import trace_rollout, trace_sentence
 from attention_core.pack import (
     MAX_TILE,
     block_nbytes,
@@ -103,6 +103,23 @@ def test_qk_block_is_queries_then_keys_bit_for_bit(trace, layer):
     np.testing.assert_array_equal(k, trace.k_lhke[layer])
     assert q.tobytes() == np.ascontiguousarray(trace.q_lhqe[layer], "<f4").tobytes()
     assert k.tobytes() == np.ascontiguousarray(trace.k_lhke[layer], "<f4").tobytes()
+
+
+@pytest.mark.parametrize("key", ["minilm", "smollm2"])
+def test_norms_and_rollout_blocks_are_the_engines_bit_for_bit(engines, key):
+    """The blocks the norm-weighted and rollout stages draw: the trace's value norms [h, t] and
+    its rollout [t, t], as float32 bytes, of the sizes block_nbytes says."""
+    trace = trace_sentence(engines[key], SENTENCE)
+    n, h, e = trace.n_tokens, trace.config.n_heads, trace.config.d_head
+    rollout = trace_rollout(trace)
+    for layer in (0, trace.config.n_layers - 1):
+        norms = layer_block(trace, layer, "norms").data
+        assert len(norms) == block_nbytes(n, h, e, "norms") == 4 * h * n
+        assert norms == np.ascontiguousarray(trace.value_norm_lhk[layer], "<f4").tobytes()
+        flow = layer_block(trace, layer, "rollout").data
+        assert len(flow) == block_nbytes(n, h, e, "rollout") == 4 * n * n
+        assert flow == np.ascontiguousarray(rollout[layer], "<f4").tobytes()
+        np.testing.assert_allclose(decode(flow, (n, n)).sum(axis=1), 1.0, atol=1e-5)
 
 
 def test_block_scores_reproduce_q_dot_k(trace):

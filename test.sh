@@ -5,7 +5,7 @@
 #                        checks and notebook (under 5 minutes on 2 cores)
 #   ./test.sh --all      also the browser, serving and load tiers: Debian's Chromium against
 #                        `streamlit run app.py`, ./serve.sh behind HAProxy, a class of 30 browsers
-#                        (installs chromium and haproxy when missing and run as root)
+#                        (installs chromium, haproxy and espeak-ng when missing and run as root)
 # Other arguments go to pytest, e.g. ./test.sh -q tests/core, ./test.sh --all -m browser.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -18,6 +18,7 @@ if [ "$all" = 1 ]; then
   missing=()
   [ -x /usr/bin/chromium ] || missing+=(chromium)
   command -v haproxy >/dev/null || [ -x /usr/sbin/haproxy ] || missing+=(haproxy)
+  command -v espeak-ng >/dev/null || missing+=(espeak-ng)  # speaks typed text for Whisper
   if [ ${#missing[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}") >/dev/null
   fi

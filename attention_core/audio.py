@@ -158,7 +158,8 @@ def frame_db(samples_n: npt.ArrayLike) -> npt.NDArray[np.float64]:
 def is_silent(samples_n: npt.ArrayLike) -> bool:
     """True when no 20 ms frame is louder than SILENCE_DB (-60 dB full scale), or there is none.
 
-    Whisper's transcript of such input is empty (or guessed), so a page should say so.
+    Whisper has nothing to hear in such input and guesses (tiny.en hears " you" in 2 s of
+    digital silence), so a page should say that the recording is silent.
     """
     db = frame_db(samples_n)
     return db.size == 0 or float(db.max()) < SILENCE_DB

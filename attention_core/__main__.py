@@ -2,12 +2,19 @@
 
 ``--model`` takes "minilm" (the default), "smollm2" (the decoder), a BERT folder or a .gguf file.
 ``--causal`` is a what-if for the encoder; a decoder's own mask is always causal (a no-op).
-``--knock 3.7,0.1`` knocks out heads (layer.head from 0, as the app numbers them)."""
+``--knock 3.7,0.1`` knocks out heads (layer.head from 0, as the app numbers them).
+
+``python -m attention_core listen AUDIO --out FILE.npz``: Whisper tiny.en transcribes a WAV,
+FLAC, OGG or MP3 file (its first 30 s) and writes text, token_ids, prompt_ids, encoder_hidden,
+cross_pattern, self_pattern, log_mel and notices."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
+
+import numpy as np
 
 from attention_core.export import save_npz
 from attention_core.forward import WhatIf, trace_sentence
@@ -41,11 +48,40 @@ def _parser() -> argparse.ArgumentParser:
         help="knock out these heads (layer.head, numbered from 0 as the app shows them): "
         "their outputs are zeroed before W_O, and the whole knocked run is written",
     )
+    listen = sub.add_parser("listen", help="transcribe a clip with Whisper tiny.en, save attention")
+    listen.add_argument("audio", help="a WAV, FLAC, OGG or MP3 file (its first 30 s are heard)")
+    listen.add_argument("--out", required=True, help="where to write the .npz")
     return parser
+
+
+def _listen(audio: str, out: str) -> int:
+    """Transcribe ``audio`` and write the listen keys to ``out``."""
+    from attention_core.audio import is_silent, load_audio
+    from attention_core.mel import log_mel
+    from attention_core.models.whisper import load_whisper
+    from attention_core.models.whisper_generate import listen_arrays, transcribe
+
+    try:
+        clip = load_audio(audio)
+        trace = transcribe(load_whisper(), log_mel(clip.samples_n))
+    except (ModelLoadError, ValueError) as err:  # AudioError is a ValueError
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    path = Path(out)
+    np.savez(path, **listen_arrays(trace, clip.notices))  # type: ignore[arg-type]  # numpy stub
+    for notice in clip.notices:
+        print(f"note: {notice}", file=sys.stderr)
+    if is_silent(clip.samples_n):
+        print("note: the recording is silent; any text below is Whisper's guess", file=sys.stderr)
+    heard = trace.text or "(nothing: no speech heard)"
+    print(f"{len(trace.text_ids)} tokens: {heard} -> {path}")
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command == "listen":
+        return _listen(args.audio, args.out)
     try:
         model = load_model(args.model)
         knocked = parse_heads(args.knock) if args.knock else ()

@@ -12,6 +12,7 @@ after ``<|notimestamps|>``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -124,3 +125,19 @@ def transcribe(model: WhisperModel, mel_ft: F32, max_length: int = MAX_LENGTH) -
         model.config.alignment_heads,
         model,
     )
+
+
+def listen_arrays(trace: WhisperTrace, notices: tuple[str, ...] = ()) -> dict[str, NDArray[Any]]:
+    """The ``listen`` command's .npz: text, token_ids (the text tokens), prompt_ids,
+    encoder_hidden [1500, d] (after the final LayerNorm), cross_pattern [4, 6, T, 1500],
+    self_pattern [4, 6, T, T] (T = prompt + text tokens), log_mel [80, 3000], notices."""
+    return {
+        "text": np.asarray(trace.text, dtype=str),
+        "token_ids": np.asarray(trace.text_ids, dtype=np.int64),
+        "prompt_ids": np.asarray(trace.prompt_ids, dtype=np.int64),
+        "encoder_hidden": trace.encoder_hidden_ltd[-1],
+        "cross_pattern": trace.cross_pattern_lhqk,
+        "self_pattern": trace.self_pattern_lhqk,
+        "log_mel": trace.mel_ft,
+        "notices": np.asarray(notices, dtype=str),
+    }

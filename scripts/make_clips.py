@@ -65,7 +65,9 @@ def transcribe(path: Path) -> str:
     samples, _ = sf.read(path, dtype="float32")
     extractor = WhisperFeatureExtractor(feature_size=80)  # type: ignore[no-untyped-call]
     features = extractor(samples, sampling_rate=RATE, return_tensors="np").input_features
-    result = model.generate(ctranslate2.StorageView.from_array(features), [[50257, 50362]])
+    result = model.generate(
+        ctranslate2.StorageView.from_array(features), [[50257, 50362]], beam_size=1
+    )
     return str(tokenizer.decode(result[0].sequences_ids[0]))
 
 

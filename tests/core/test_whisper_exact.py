@@ -57,6 +57,17 @@ def test_greedy_tokens_equal_ctranslate2(clips, traces, name):
     assert trace.text == refs.engine().decode(want).strip()
 
 
+@pytest.mark.parametrize("max_length", [6, 13])
+def test_a_short_max_length_cuts_as_ctranslate2_does(clips, max_length):
+    """CTranslate2 generates at most max_length // 2 tokens (6 -> 3, 13 -> 6)."""
+    from attention_core.models.whisper_generate import transcribe
+
+    mel = clips["fluffy.wav"]
+    want = refs.ct2_tokens(mel, max_length)
+    assert len(want) == max_length // 2
+    assert list(transcribe(refs.engine(), mel, max_length).text_ids) == want
+
+
 @pytest.mark.parametrize("name", CLIP_IDS)
 def test_every_attention_equals_transformers(clips, traces, name):
     trace = _get(traces, name)

@@ -48,12 +48,12 @@ def ct2_encode(mel_ft: np.ndarray) -> np.ndarray:
     return np.array(out)[0]
 
 
-def ct2_tokens(mel_ft: np.ndarray) -> list[int]:
+def ct2_tokens(mel_ft: np.ndarray, max_length: int = 448) -> list[int]:
     """CTranslate2's greedy text tokens from <|startoftranscript|><|notimestamps|>."""
     import ctranslate2
 
     features = ctranslate2.StorageView.from_array(np.ascontiguousarray(mel_ft[None]))
-    result = ct2_model().generate(features, [[50257, 50362]], beam_size=1)
+    result = ct2_model().generate(features, [[50257, 50362]], beam_size=1, max_length=max_length)
     return [int(i) for i in result[0].sequences_ids[0]]
 
 

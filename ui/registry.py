@@ -100,6 +100,13 @@ PAGES: tuple[PageInfo, ...] = (
         "Step SmolLM2 through writing text: each new token's attention and the model's top "
         "guesses for the next.",
     ),
+    PageInfo(
+        "listen",
+        "Listen: cross-attention",
+        ":material/graphic_eq:",
+        "Whisper writes down speech (yours, a clip or typed text): each written word shows the "
+        "moment of the audio it listened to.",
+    ),
 )
 
 

@@ -1,0 +1,49 @@
+"""Listen: cross-attention. Whisper tiny.en transcribes a clip (an example, the microphone, an
+upload or typed text spoken by espeak-ng), and each written token shows where in the audio it
+listened. Independent of the sidebar's model."""
+
+import streamlit as st
+
+from attention_core.audio import is_silent, speech_frames
+from ui import listen, listen_views, router
+from ui.cache_listen import digest, heard, whisper_error
+
+router.shared()  # frames the run (sidebar, URL); this page always uses Whisper tiny.en
+st.title("Listen: cross-attention")
+st.markdown(
+    "Whisper tiny.en writes down speech. Its decoder's **queries come from the words** it has "
+    "written so far; the **keys and values come from the audio**, encoded into 20 ms frames. "
+    "So every written word attends to moments of the sound. This is the descendant of the "
+    "attention first used for translation (Bahdanau et al., 2015)."
+)
+st.caption("This page always runs Whisper tiny.en, whatever model the sidebar shows.")
+if error := whisper_error():
+    st.error(f"Whisper could not be loaded. {error}")
+    st.stop()
+audio = listen.choose()
+if audio is None:
+    st.stop()
+listen.notices(audio)
+if is_silent(audio.samples_n):
+    st.warning(listen.NO_SPEECH)
+    st.stop()
+key = digest(audio.samples_n)
+clip = heard(key, audio.samples_n, speech_frames(audio.samples_n))
+if len(clip.token_ids) == clip.n_prompt:
+    st.info("Whisper heard no words in this recording. Try speaking more clearly or closer.")
+    st.stop()
+listen_views.transcript(clip)
+st.subheader("Where each word listened")
+layer, head = listen_views.pick_head(clip)
+listen_views.cross(clip, layer, head)
+listen_views.scores(clip)
+st.subheader("One token, over the sound")
+listen_views.token_view(clip, audio, layer, head)
+st.subheader("Self-attention, in the decoder and the encoder")
+st.markdown(
+    "The decoder's tokens also attend to each other, each only to the ones before it (masked). "
+    "The encoder's frames attend to each other, shown here over the speech alone."
+)
+listen_views.decoder_self(clip, layer, head)
+listen_views.encoder_self(clip, key, head)
+listen_views.engineers()

@@ -1,0 +1,97 @@
+"""The cached computations of the Listen page: Whisper loaded once per server, and each heard
+clip's transcript and attentions kept by the hash of its 16 kHz samples (a few clips).
+
+A cached value is a ``Heard``, not the engine's WhisperTrace: st.cache_data pickles what it
+keeps, and a trace holds the model (75 MB of weights). The encoder's self-attention is computed
+for the one layer shown and cut to the speech span before it is kept."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+import numpy as np
+import streamlit as st
+from numpy.typing import NDArray
+
+from attention_core import WhisperModel, load_whisper, log_mel, transcribe
+from attention_core.alignment import Alignment, head_alignment
+from attention_core.audio import Audio, speak
+from attention_core.model import ModelLoadError
+from attention_core.models.whisper_forward import encoder_pattern
+
+F32 = NDArray[np.float32]
+N_HEARD = 6  # clips kept: each about 15 MB (the encoder's stream 11.5 MB, the rest small)
+
+
+@dataclass(frozen=True)
+class Heard:
+    """What the page shows of one transcribed clip."""
+
+    text: str  # the transcript
+    token_ids: tuple[int, ...]  # prompt + text tokens
+    tokens: tuple[str, ...]  # each token as the vocabulary writes it
+    n_prompt: int  # the prompt's tokens come first
+    mel_ft: F32  # [80, 3000] the log-mel input
+    cross_pattern_lhqk: F32  # [4, 6, T, 1500]
+    self_pattern_lhqk: F32  # [4, 6, T, T]
+    encoder_hidden_ltd: F32  # [5, 1500, d]: what enters each encoder layer (and the last)
+    alignment_heads: tuple[tuple[int, int], ...]
+    alignment: Alignment  # every head scored on the text tokens over the speech span
+
+
+def digest(samples_n: F32) -> str:
+    """The key of a clip: SHA-256 of its float32 samples."""
+    return hashlib.sha256(np.ascontiguousarray(samples_n, dtype=np.float32).tobytes()).hexdigest()
+
+
+# One entry: the model (75 MB of float16 read as about 150 MB of float32).
+@st.cache_resource(max_entries=1, show_spinner="Loading Whisper tiny.en…")
+def get_whisper() -> WhisperModel:
+    """Whisper tiny.en, loaded once per server."""
+    return load_whisper()
+
+
+def whisper_error() -> str | None:
+    """Why Whisper cannot be loaded (with the install command), or None when it loads."""
+    try:
+        get_whisper()
+    except ModelLoadError as err:
+        return str(err)
+    return None
+
+
+# Worst case N_HEARD × ~15 MB.
+@st.cache_data(max_entries=N_HEARD, show_spinner="Whisper is listening…")
+def heard(key: str, _samples_n: F32, span: tuple[int, int]) -> Heard:
+    """The clip whose samples hash to ``key`` transcribed; every head scored over ``span``."""
+    model = get_whisper()
+    trace = transcribe(model, log_mel(_samples_n))
+    n_prompt = len(trace.prompt_ids)
+    return Heard(
+        trace.text,
+        trace.token_ids,
+        tuple(trace.tokens),
+        n_prompt,
+        trace.mel_ft,
+        trace.cross_pattern_lhqk,
+        trace.self_pattern_lhqk,
+        trace.encoder_hidden_ltd,
+        trace.alignment_heads,
+        head_alignment(trace.cross_pattern_lhqk, (n_prompt, len(trace.token_ids)), span),
+    )
+
+
+# Worst case 8 × 6 heads × span² floats (a 5 s clip: 250² × 6 × 4 B = 1.5 MB; 30 s: 54 MB).
+@st.cache_data(max_entries=8, show_spinner="Computing the encoder's self-attention…")
+def encoder_span(key: str, _heard: Heard, layer: int, span: tuple[int, int]) -> F32:
+    """Encoder layer ``layer``'s self-attention [6, frames, frames] over ``span`` alone."""
+    full = encoder_pattern(get_whisper(), _heard.encoder_hidden_ltd, layer)
+    return np.ascontiguousarray(full[:, span[0] : span[1], span[0] : span[1]])
+
+
+# Worst case 16 × ~1 MB (20 s of 16 kHz float32 each, at most 300 characters).
+@st.cache_data(max_entries=16, show_spinner="espeak-ng is speaking…")
+def spoken(text: str) -> Audio:
+    """``text`` spoken by espeak-ng (AudioError, not cached, when it cannot be)."""
+    return speak(text)

@@ -1,0 +1,95 @@
+"""The Listen page's input: an example clip, the microphone, an uploaded file or typed text
+spoken by espeak-ng, read into 16 kHz mono samples by attention_core.audio. Every problem with
+the audio becomes a message on the page; the page stops there and keeps working."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import streamlit as st
+
+from attention_core.audio import ESPEAK_INSTALL, MAX_BYTES, Audio, AudioError, load_audio
+from ui import safe
+from ui.cache_listen import spoken
+
+CLIPS = Path(__file__).resolve().parents[1] / "examples" / "clips"
+MAX_UPLOAD_MB = MAX_BYTES // (1024 * 1024)  # the uploader's own limit, in MB (25)
+SOURCES = ("An example clip", "Your microphone", "Upload a file", "Type a sentence")
+NO_SPEECH = (
+    "No speech heard: the recording is silent (every 20 ms of it is quieter than -60 dB). "
+    "Whisper would guess words in silence, so nothing is transcribed. Record again closer to "
+    "the microphone, or pick another clip."
+)
+MIC_HELP = (
+    "Press the microphone button, say a sentence (a few seconds; the first 30 s are heard), "
+    "then press it again to stop. If the browser asked for the microphone and it was refused, "
+    "allow it in the site's settings (the icon left of the address) and reload, or upload a "
+    "file instead."
+)
+
+
+def clip_names() -> list[str]:
+    """The shipped example clips (file stems), in order."""
+    return sorted(p.stem for p in CLIPS.glob("*.wav"))
+
+
+def choose() -> Audio | None:
+    """The audio the visitor chose, or None (with a message saying what to do) when there is
+    none yet or it cannot be used."""
+    source = st.radio("Audio", SOURCES, horizontal=True, key="lis_source")
+    try:
+        if source == SOURCES[0]:
+            name = st.selectbox("Example clip", clip_names(), key="lis_clip")
+            return load_audio(CLIPS / f"{name}.wav")
+        if source == SOURCES[1]:
+            return _microphone()
+        if source == SOURCES[2]:
+            return _upload()
+        return _typed()
+    except AudioError as err:
+        st.error(safe.md(str(err)))
+        return None
+
+
+def _microphone() -> Audio | None:
+    recording = st.audio_input("Say a sentence", key="lis_mic", sample_rate=16000)
+    if recording is None:
+        st.info(MIC_HELP)
+        return None
+    return load_audio(recording.getvalue(), MAX_BYTES)
+
+
+def _upload() -> Audio | None:
+    upload = st.file_uploader(
+        f"A WAV, FLAC, OGG or MP3 file (at most {MAX_UPLOAD_MB} MB; the first 30 s are heard)",
+        type=["wav", "flac", "ogg", "mp3"],
+        key="lis_file",
+        max_upload_size=MAX_UPLOAD_MB,
+    )
+    if upload is None:
+        st.info("Upload a recording of speech to see where each written word listened.")
+        return None
+    return load_audio(upload.getvalue(), MAX_BYTES)
+
+
+def _typed() -> Audio | None:
+    if shutil.which("espeak-ng") is None:
+        st.info(
+            "Typed text is spoken by espeak-ng, which is not installed here. Install it with "
+            f"`{ESPEAK_INSTALL}` and reload, or pick a clip, record or upload instead."
+        )
+        return None
+    text = st.text_input("A sentence for espeak-ng to speak", key="lis_text", max_chars=300)
+    if not text.strip():
+        st.info("Type a sentence (a few words) and espeak-ng will say it to Whisper.")
+        return None
+    return spoken(text)
+
+
+def notices(audio: Audio) -> None:
+    """What was done to the audio (stereo mixed, resampled, cut to 30 s, clipping), and the
+    clip itself to play."""
+    for notice in audio.notices:
+        st.info(safe.md(notice))
+    st.audio(audio.samples_n, sample_rate=16000)

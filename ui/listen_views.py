@@ -1,0 +1,155 @@
+"""The Listen page's views of one heard clip: the transcript as tokens, cross-attention tokens ×
+time for a chosen head, every head's alignment score, a token's row over the spectrogram with
+the moment it listened to played back, and the decoder's and encoder's self-attention."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from attention_core.audio import SAMPLE_RATE, Audio
+from attention_core.models.llama_tokenizer import show_piece
+from ui import safe
+from ui.cache_listen import Heard, encoder_span
+from viz import spectrogram
+
+OPENING_HEAD = (2, 5)  # one of tiny.en's alignment_heads; it follows time on every shipped clip
+PLAY_S = 1.0  # how much audio a token's moment plays
+FRAME_S = spectrogram.FRAME_S
+NAMED = "named by the model's makers"
+
+
+def shown(heard: Heard) -> list[str]:
+    """Every token (prompt + text) as written, spaces as "▁"."""
+    return [show_piece(t) for t in heard.tokens]
+
+
+def text_tokens(heard: Heard) -> list[str]:
+    """The transcript's tokens as written (the prompt left out)."""
+    return shown(heard)[heard.n_prompt :]
+
+
+def transcript(heard: Heard) -> None:
+    """The transcript, then its tokens."""
+    st.markdown(f"**Whisper heard:** {safe.md(heard.text)}")
+    st.caption("As tokens: " + " · ".join(safe.token(t) for t in text_tokens(heard)))
+
+
+def pick_head(heard: Heard) -> tuple[int, int]:
+    """Layer and head selectors (4 × 6), opening on one of the model's alignment heads."""
+    n_layers, n_heads = heard.cross_pattern_lhqk.shape[:2]
+    opening = OPENING_HEAD if OPENING_HEAD in heard.alignment_heads else heard.alignment_heads[0]
+    left, right = st.columns(2)
+    layer = left.selectbox("Decoder layer", range(n_layers), index=opening[0], key="lis_layer")
+    head = right.selectbox("Head", range(n_heads), index=opening[1], key="lis_head")
+    return int(layer), int(head)
+
+
+def cross(heard: Heard, layer: int, head: int) -> None:
+    """Cross-attention tokens × time over the speech span, for the chosen head."""
+    lo, hi = heard.alignment.span
+    rows = heard.cross_pattern_lhqk[layer, head, heard.n_prompt :, lo:hi]
+    title = f"Cross-attention, layer {layer}, head {head}"
+    if (layer, head) in heard.alignment_heads:
+        title += f" (a head {NAMED} as aligning)"
+    fig = spectrogram.cross_attention(rows, text_tokens(heard), (lo, hi), title)
+    st.plotly_chart(fig, key="lis_cross", width="stretch")
+    st.caption(
+        "Each row is a written token, each column 20 ms of the audio. A head that follows the "
+        "speech draws a bright diagonal: each word listens where it was said."
+    )
+
+
+def scores_table(heard: Heard) -> pd.DataFrame:
+    """Every head's alignment scores, the model's own alignment heads marked."""
+    al = heard.alignment
+    rows = [
+        {
+            "layer": layer,
+            "head": head,
+            "monotone": float(al.monotone_lh[layer, head]),
+            "concentrated": float(al.concentrated_lh[layer, head]),
+            NAMED: (layer, head) in heard.alignment_heads,
+        }
+        for layer in range(al.monotone_lh.shape[0])
+        for head in range(al.monotone_lh.shape[1])
+    ]
+    return pd.DataFrame(rows)
+
+
+def scores(heard: Heard) -> None:
+    """The alignment table with how to read it."""
+    st.markdown(
+        "**Which heads follow time?** *monotone*: does the moment each token listens to most "
+        "move forward with the words (Spearman's ρ: 1 always forward, 0 no order)? "
+        "*concentrated*: does it listen to a few moments or everywhere (1 − normalised "
+        "entropy over the speech)? The last column marks the heads the model's makers list as "
+        "aligning (`alignment_heads` in its config.json)."
+    )
+    st.dataframe(
+        scores_table(heard).style.format({"monotone": "{:.2f}", "concentrated": "{:.2f}"}),
+        hide_index=True,
+        key="lis_scores",
+    )
+
+
+def moment(heard: Heard, layer: int, head: int, token: int) -> tuple[float, float]:
+    """Start and end (s) of the audio to play for text token ``token``: from the frame it
+    attends to most (in the speech span), PLAY_S long."""
+    frame = int(heard.alignment.peak_lhq[layer, head, token])
+    start = round(frame * FRAME_S, 2)
+    return start, round(start + PLAY_S, 2)
+
+
+def token_view(heard: Heard, audio: Audio, layer: int, head: int) -> None:
+    """A token's cross-attention row over the spectrogram, and its moment played back."""
+    words = text_tokens(heard)
+    token = st.selectbox(
+        "A token", range(len(words)), format_func=lambda i: f"{i}: {words[i]}", key="lis_token"
+    )
+    lo, hi = heard.alignment.span
+    row = heard.cross_pattern_lhqk[layer, head, heard.n_prompt + token, lo:hi]
+    fig = spectrogram.spectrogram(heard.mel_ft, (lo, hi), row, words[token])
+    st.plotly_chart(fig, key="lis_spectrogram", width="stretch")
+    start, end = moment(heard, layer, head, token)
+    end = min(end, audio.seconds)
+    st.markdown(
+        f"{safe.token(words[token])} listens most to the moment at **{start:.2f} s**; "
+        f"play from there ({start:.2f}–{end:.2f} s):"
+    )
+    st.audio(audio.samples_n, sample_rate=SAMPLE_RATE, start_time=start, end_time=end)
+
+
+def decoder_self(heard: Heard, layer: int, head: int) -> None:
+    """The decoder's masked self-attention (every token, the prompt's included)."""
+    title = f"Decoder self-attention, layer {layer}, head {head}"
+    fig = spectrogram.token_pattern(heard.self_pattern_lhqk[layer, head], shown(heard), title)
+    st.plotly_chart(fig, key="lis_decoder", width="stretch")
+
+
+def encoder_self(heard: Heard, key: str, head: int) -> None:
+    """The encoder's self-attention over the speech span, for a chosen encoder layer."""
+    n_layers = heard.encoder_hidden_ltd.shape[0] - 1
+    layer = int(st.selectbox("Encoder layer", range(n_layers), index=0, key="lis_enc_layer"))
+    span = heard.alignment.span
+    pattern = encoder_span(key, heard, layer, span)[head]
+    title = f"Encoder self-attention over the speech, layer {layer}, head {head}"
+    st.plotly_chart(spectrogram.frame_pattern(pattern, span, title), key="lis_encoder")
+
+
+def engineers() -> None:
+    """Where the numbers come from, by code name (closed)."""
+    with st.expander("For engineers"):
+        st.markdown(
+            "- Audio: `attention_core.audio.load_audio` (soundfile, mono, soxr to 16 kHz, first "
+            "30 s) or `speak` (espeak-ng); the span shown is `speech_frames`, silence is "
+            "`is_silent`.\n"
+            "- Model: `load_whisper()` (CTranslate2 `model.bin` read in NumPy), "
+            "`transcribe(model, log_mel(samples))` → `WhisperTrace`: `cross_pattern_lhqk` "
+            "[4, 6, T, 1500], `self_pattern_lhqk` [4, 6, T, T], `alignment_heads`.\n"
+            "- Scores: `attention_core.alignment.head_alignment` (per head: Spearman's ρ of "
+            "`peak_lhq` against token order; mean 1 − entropy / log(frames) over the span).\n"
+            "- The encoder's self-attention: `encoder_pattern(model, encoder_hidden_ltd, layer)` "
+            "for the layer shown only (54 MB at 1500 frames), cut to the span and cached.\n"
+            "- Cached (`ui/cache_listen.py`) by the SHA-256 of the 16 kHz samples."
+        )

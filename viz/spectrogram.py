@@ -1,0 +1,132 @@
+"""The Listen page's figures, all on one time axis in seconds: the log-mel spectrogram (10 ms
+columns), cross-attention tokens × time (20 ms encoder frames), a token's row drawn over the
+spectrogram, the decoder's masked self-attention and the encoder's over the speech span.
+
+Spans are half-open ranges of encoder frames (20 ms each, 1500 in Whisper's 30 s window)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from numpy.typing import ArrayLike
+
+from viz.common import ORANGE, PATTERN_SCALE, category_ticks, figure, token_categories
+
+FRAME_S = 0.02  # one encoder frame
+MEL_S = 0.01  # one log-mel column (two per encoder frame)
+
+
+def frame_seconds(span: tuple[int, int]) -> list[float]:
+    """The start time of each encoder frame in ``span``, in seconds."""
+    return [round(f * FRAME_S, 3) for f in range(span[0], span[1])]
+
+
+def _time_axis() -> dict[str, object]:
+    return {"title": {"text": "time (s)"}, "ticksuffix": " s"}
+
+
+def spectrogram(
+    mel_ft: ArrayLike,
+    span: tuple[int, int],
+    row_k: ArrayLike | None = None,
+    token: str = "",
+) -> go.Figure:
+    """The log-mel input over ``span`` (bins × time); with ``row_k`` (one token's weights over
+    the span's frames) that row drawn on a second axis over it."""
+    mel = np.asarray(mel_ft, dtype=np.float32)[:, 2 * span[0] : 2 * span[1]]
+    times = [round((2 * span[0] + i) * MEL_S, 3) for i in range(mel.shape[1])]
+    data: list[object] = [
+        go.Heatmap(
+            z=mel,
+            x=times,
+            colorscale="Magma",
+            colorbar={"title": {"text": "log-mel"}, "x": 1.08},
+            hovertemplate="%{x:.2f} s, mel bin %{y}: %{z:.2f}<extra></extra>",
+        )
+    ]
+    layout: dict[str, object] = {
+        "xaxis": _time_axis(),
+        "yaxis": {"title": {"text": "mel bin (low → high pitch)"}},
+    }
+    if row_k is not None:
+        data.append(
+            go.Scatter(
+                x=frame_seconds(span),
+                y=np.asarray(row_k, dtype=np.float32),
+                yaxis="y2",
+                mode="lines",
+                line={"color": ORANGE, "width": 2},
+                name=f"weight of {token}",
+                hovertemplate="%{x:.2f} s: weight %{y:.4f}<extra></extra>",
+            )
+        )
+        layout["yaxis2"] = {
+            "title": {"text": "attention weight"},
+            "overlaying": "y",
+            "side": "right",
+            "rangemode": "tozero",
+            "showgrid": False,
+        }
+        layout["showlegend"] = False
+    return figure(data, layout, 300)
+
+
+def cross_attention(
+    rows_qk: ArrayLike, tokens: Sequence[str], span: tuple[int, int], title: str
+) -> go.Figure:
+    """Cross-attention tokens × time: each token's weights over the span's frames."""
+    cats = token_categories(tokens)
+    heat = go.Heatmap(
+        z=np.asarray(rows_qk, dtype=np.float32),
+        x=frame_seconds(span),
+        y=cats,
+        colorscale=PATTERN_SCALE,
+        zmin=0.0,
+        colorbar={"title": {"text": "weight"}},
+        hovertemplate="%{y} at %{x:.2f} s: %{z:.4f}<extra></extra>",
+    )
+    layout = {
+        "xaxis": _time_axis(),
+        "yaxis": {"autorange": "reversed", **category_ticks(tokens)},
+    }
+    return figure([heat], layout, 120 + 22 * len(tokens), title)
+
+
+def token_pattern(pattern_qk: ArrayLike, tokens: Sequence[str], title: str) -> go.Figure:
+    """The decoder's masked self-attention: rows (queries) and columns (keys) are tokens."""
+    cats = token_categories(tokens)
+    heat = go.Heatmap(
+        z=np.asarray(pattern_qk, dtype=np.float32),
+        x=cats,
+        y=cats,
+        colorscale=PATTERN_SCALE,
+        zmin=0.0,
+        zmax=1.0,
+        hovertemplate="%{y} → %{x}: %{z:.4f}<extra></extra>",
+    )
+    layout = {
+        "xaxis": {"title": {"text": "key (earlier token)"}, **category_ticks(tokens)},
+        "yaxis": {"autorange": "reversed", **category_ticks(tokens)},
+    }
+    return figure([heat], layout, 160 + 22 * len(tokens), title)
+
+
+def frame_pattern(pattern_kk: ArrayLike, span: tuple[int, int], title: str) -> go.Figure:
+    """The encoder's self-attention over ``span``: frames × frames, both in seconds."""
+    times = frame_seconds(span)
+    heat = go.Heatmap(
+        z=np.asarray(pattern_kk, dtype=np.float32),
+        x=times,
+        y=times,
+        colorscale=PATTERN_SCALE,
+        zmin=0.0,
+        colorbar={"title": {"text": "weight"}},
+        hovertemplate="%{y:.2f} s → %{x:.2f} s: %{z:.4f}<extra></extra>",
+    )
+    layout = {
+        "xaxis": {**_time_axis(), "title": {"text": "key frame (s)"}},
+        "yaxis": {"autorange": "reversed", "title": {"text": "query frame (s)"}},
+    }
+    return figure([heat], layout, 460, title)

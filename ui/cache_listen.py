@@ -21,7 +21,7 @@ from attention_core.model import ModelLoadError
 from attention_core.models.whisper_forward import encoder_pattern
 
 F32 = NDArray[np.float32]
-N_HEARD = 6  # clips kept: each about 15 MB (the encoder's stream 11.5 MB, the rest small)
+N_HEARD = 4  # clips kept: each about 15 MB (the encoder's stream 11.5 MB, the rest small)
 
 
 @dataclass(frozen=True)
@@ -82,12 +82,13 @@ def heard(key: str, _samples_n: F32, span: tuple[int, int]) -> Heard:
     )
 
 
-# Worst case 8 × 6 heads × span² floats (a 5 s clip: 250² × 6 × 4 B = 1.5 MB; 30 s: 54 MB).
-@st.cache_data(max_entries=8, show_spinner="Computing the encoder's self-attention…")
-def encoder_span(key: str, _heard: Heard, layer: int, span: tuple[int, int]) -> F32:
-    """Encoder layer ``layer``'s self-attention [6, frames, frames] over ``span`` alone."""
+# Worst case 4 × 6 heads × span² float16 (a 5 s clip: 250² × 6 × 2 B = 0.75 MB; 30 s: 27 MB).
+@st.cache_data(max_entries=4, show_spinner="Computing the encoder's self-attention…")
+def encoder_span(key: str, _heard: Heard, layer: int, span: tuple[int, int]) -> NDArray[np.float16]:
+    """Encoder layer ``layer``'s self-attention [6, frames, frames] over ``span`` alone, kept
+    as float16 (weights in [0, 1]: about 3 significant digits)."""
     full = encoder_pattern(get_whisper(), _heard.encoder_hidden_ltd, layer)
-    return np.ascontiguousarray(full[:, span[0] : span[1], span[0] : span[1]])
+    return full[:, span[0] : span[1], span[0] : span[1]].astype(np.float16)
 
 
 # Worst case 16 × ~1 MB (20 s of 16 kHz float32 each, at most 300 characters).

@@ -13,7 +13,7 @@ from ui import safe
 from ui.cache_listen import Heard, encoder_span
 from viz import spectrogram
 
-OPENING_HEAD = (2, 5)  # one of tiny.en's alignment_heads; it follows time on every shipped clip
+OPENING_HEAD = (3, 0)  # an alignment head of tiny.en: Spearman ≥ 0.99 on every shipped clip
 PLAY_S = 1.0  # how much audio a token's moment plays
 FRAME_S = spectrogram.FRAME_S
 NAMED = "named by the model's makers"

@@ -132,7 +132,11 @@ def _hf_encoder() -> Callable[[np.ndarray], Any]:
 
 
 def _alternate(fns: list[Callable[[], Any]], repeats: int) -> list[float]:
-    """Each function once to warm up, then ``repeats`` rounds in turn; medians in ms."""
+    """Each function once to warm up, then ``repeats`` rounds in turn; medians in ms. Every
+    thread pool loaded by now (OpenBLAS, the oracles' OpenMP) is held to one thread."""
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(1)
     for fn in fns:
         fn()
     times: list[list[float]] = [[] for _ in fns]
@@ -224,9 +228,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=7, help="timed runs per figure (>= 3)")
     args = parser.parse_args(argv)
     repeats = max(3, args.repeats)
-    from threadpoolctl import threadpool_limits
-
-    threadpool_limits(1)
     print(f"## Whisper tiny.en in the NumPy engine\n\n{_header()}\n")
     model, ct2 = load_whisper(), _ct2()
     print("\n".join(bench_encoder(model, ct2, repeats)) + "\n")

@@ -4,12 +4,23 @@ the audio becomes a message on the page; the page stops there and keeps working.
 
 from __future__ import annotations
 
+import io
 import shutil
 from pathlib import Path
 
+import numpy as np
+import soundfile as sf
 import streamlit as st
+from numpy.typing import NDArray
 
-from attention_core.audio import ESPEAK_INSTALL, MAX_BYTES, Audio, AudioError, load_audio
+from attention_core.audio import (
+    ESPEAK_INSTALL,
+    MAX_BYTES,
+    SAMPLE_RATE,
+    Audio,
+    AudioError,
+    load_audio,
+)
 from ui import safe
 from ui.cache_listen import spoken
 
@@ -92,4 +103,12 @@ def notices(audio: Audio) -> None:
     clip itself to play."""
     for notice in audio.notices:
         st.info(safe.md(notice))
-    st.audio(audio.samples_n, sample_rate=16000)
+    st.audio(wav_bytes(audio.samples_n), format="audio/wav")
+
+
+def wav_bytes(samples_n: NDArray[np.float32]) -> bytes:
+    """16 kHz mono 16-bit WAV of the samples as they are (st.audio would scale a NumPy array to
+    full loudness, and divide by zero on silence)."""
+    buf = io.BytesIO()
+    sf.write(buf, samples_n, SAMPLE_RATE, format="WAV", subtype="PCM_16")
+    return buf.getvalue()

@@ -4,13 +4,16 @@ the moment it listened to played back, and the decoder's and encoder's self-atte
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import streamlit as st
+from numpy.typing import NDArray
 
 from attention_core.audio import SAMPLE_RATE, Audio
 from attention_core.models.llama_tokenizer import show_piece
 from ui import safe
 from ui.cache_listen import Heard, encoder_span
+from ui.listen import wav_bytes
 from viz import spectrogram
 
 OPENING_HEAD = (3, 0)  # an alignment head of tiny.en: Spearman ≥ 0.99 on every shipped clip
@@ -101,6 +104,12 @@ def moment(heard: Heard, layer: int, head: int, token: int) -> tuple[float, floa
     return start, round(start + PLAY_S, 2)
 
 
+def excerpt(audio: Audio, start: float, end: float) -> NDArray[np.float32]:
+    """The samples from ``start`` to ``end`` seconds. (st.audio's own start_time and end_time
+    are whole seconds, too coarse for a 20 ms frame, so the moment is cut out instead.)"""
+    return audio.samples_n[round(start * SAMPLE_RATE) : round(end * SAMPLE_RATE)]
+
+
 def token_view(heard: Heard, audio: Audio, layer: int, head: int) -> None:
     """A token's cross-attention row over the spectrogram, and its moment played back."""
     words = text_tokens(heard)
@@ -117,7 +126,7 @@ def token_view(heard: Heard, audio: Audio, layer: int, head: int) -> None:
         f"{safe.token(words[token])} listens most to the moment at **{start:.2f} s**; "
         f"play from there ({start:.2f}–{end:.2f} s):"
     )
-    st.audio(audio.samples_n, sample_rate=SAMPLE_RATE, start_time=start, end_time=end)
+    st.audio(wav_bytes(excerpt(audio, start, end)), format="audio/wav")
 
 
 def decoder_self(heard: Heard, layer: int, head: int) -> None:

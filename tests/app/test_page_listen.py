@@ -1,0 +1,197 @@
+"""The Listen page against the engine: on a shipped clip the transcript, the cross-attention
+heatmap, the alignment table, the token's row and moment, the decoder's and the encoder's
+self-attention are the engine's numbers; the microphone, uploads and typed text; bad audio
+(empty, corrupt, too big, silent, stereo 48 kHz) gives a message and the page keeps working."""
+
+from __future__ import annotations
+
+import io
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+import soxr
+
+import ui.listen
+from attention_core import load_whisper, log_mel, transcribe
+from attention_core.alignment import head_alignment
+from attention_core.audio import load_audio, speak, speech_frames
+from attention_core.models.llama_tokenizer import show_piece
+from attention_core.models.whisper_forward import encoder_pattern
+from tests.app.conftest import open_page
+from tests.figdata import array, spec
+from ui import listen_views, safe
+
+CLIPS = Path(__file__).resolve().parents[2] / "examples" / "clips"
+SOURCES = ui.listen.SOURCES
+
+
+@pytest.fixture(scope="module")
+def whisper():
+    return load_whisper()
+
+
+def _engine(whisper, audio):
+    trace = transcribe(whisper, log_mel(audio.samples_n))
+    span = speech_frames(audio.samples_n)
+    rows = (len(trace.prompt_ids), len(trace.token_ids))
+    return trace, span, head_alignment(trace.cross_pattern_lhqk, rows, span)
+
+
+def _chart(at, name):
+    return spec(next(c for c in at.get("plotly_chart") if c.proto.id.endswith(f"-{name}")))
+
+
+def _ok(at):
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    return at
+
+
+def _words(at):
+    return " ".join(m.value for m in at.markdown)
+
+
+def _choose(at, source):
+    at.radio(key="lis_source").set_value(source).run()
+    return at
+
+
+def _wav(samples, rate=16000, channels=1):
+    buf = io.BytesIO()
+    data = np.repeat(samples[:, None], channels, axis=1) if channels > 1 else samples
+    sf.write(buf, data, rate, format="WAV", subtype="PCM_16")
+    return buf.getvalue()
+
+
+def test_every_number_on_the_default_clip_is_the_engines(whisper):
+    at = _ok(open_page("listen"))
+    name = at.selectbox(key="lis_clip").value
+    audio = load_audio(CLIPS / f"{name}.wav")
+    trace, (lo, hi), al = _engine(whisper, audio)
+    assert f"**Whisper heard:** {safe.md(trace.text)}" in _words(at)
+    n = len(trace.prompt_ids)
+    words = [show_piece(t) for t in trace.tokens]
+    layer, head = at.selectbox(key="lis_layer").value, at.selectbox(key="lis_head").value
+    assert (layer, head) == (3, 0) and (layer, head) in trace.alignment_heads
+    cross = _chart(at, "lis_cross")["data"][0]
+    np.testing.assert_allclose(array(cross["z"]), trace.cross_pattern_lhqk[layer, head, n:, lo:hi])
+    np.testing.assert_allclose(array(cross["x"]), np.arange(lo, hi) * 0.02, atol=1e-9)
+    table = at.dataframe[0].value
+    np.testing.assert_allclose(table["monotone"], al.monotone_lh.reshape(-1))
+    np.testing.assert_allclose(table["concentrated"], al.concentrated_lh.reshape(-1))
+    named = {(r.layer, r.head) for r in table.itertuples() if r[5]}
+    assert named == set(trace.alignment_heads)
+    # the token picker opens on the first text token: its row over the spectrogram, its moment
+    row = _chart(at, "lis_spectrogram")["data"][1]
+    np.testing.assert_allclose(array(row["y"]), trace.cross_pattern_lhqk[layer, head, n, lo:hi])
+    start = (int(np.argmax(trace.cross_pattern_lhqk[layer, head, n, lo:hi])) + lo) * 0.02
+    assert f"{safe.token(words[n])} listens most to the moment at **{start:.2f} s**" in _words(at)
+    played = listen_views.excerpt(audio, round(start, 2), round(start, 2) + 1.0)
+    first = round(round(start, 2) * 16000)
+    np.testing.assert_array_equal(played, audio.samples_n[first : first + 16000])
+    assert len(at.get("audio")) == 2  # the clip, and the token's moment
+    mel = array(_chart(at, "lis_spectrogram")["data"][0]["z"])
+    np.testing.assert_allclose(mel, trace.mel_ft[:, 2 * lo : 2 * hi])
+    decoder = array(_chart(at, "lis_decoder")["data"][0]["z"])
+    np.testing.assert_allclose(decoder, trace.self_pattern_lhqk[layer, head])
+    encoder = array(_chart(at, "lis_encoder")["data"][0]["z"])
+    full = encoder_pattern(whisper, trace.encoder_hidden_ltd, 0)[head, lo:hi, lo:hi]
+    np.testing.assert_allclose(encoder, full, atol=1e-3)  # kept as float16
+
+
+def test_another_clip_head_and_token(whisper):
+    at = _ok(open_page("listen"))
+    at.selectbox(key="lis_clip").set_value("river")
+    at.selectbox(key="lis_layer").set_value(2)
+    at.selectbox(key="lis_head").set_value(5)
+    at.selectbox(key="lis_token").set_value(3)
+    at.selectbox(key="lis_enc_layer").set_value(2)
+    _ok(at.run())
+    trace, (lo, hi), al = _engine(whisper, load_audio(CLIPS / "river.wav"))
+    assert trace.text == "The river bank was muddy after the rain."
+    n = len(trace.prompt_ids)
+    cross = array(_chart(at, "lis_cross")["data"][0]["z"])
+    np.testing.assert_allclose(cross, trace.cross_pattern_lhqk[2, 5, n:, lo:hi])
+    row = array(_chart(at, "lis_spectrogram")["data"][1]["y"])
+    np.testing.assert_allclose(row, trace.cross_pattern_lhqk[2, 5, n + 3, lo:hi])
+    start = al.peak_lhq[2, 5, 3] * 0.02
+    assert f"listens most to the moment at **{start:.2f} s**" in _words(at)
+    encoder = array(_chart(at, "lis_encoder")["data"][0]["z"])
+    full = encoder_pattern(whisper, trace.encoder_hidden_ltd, 2)[5, lo:hi, lo:hi]
+    np.testing.assert_allclose(encoder, full, atol=1e-3)
+
+
+def test_the_microphone_path_and_nothing_recorded(whisper):
+    at = _ok(_choose(open_page("listen"), SOURCES[1]))
+    assert ui.listen.MIC_HELP in [i.value for i in at.info]  # nothing yet, or a refused mic
+    assert not at.get("plotly_chart")
+    data = (CLIPS / "fluffy.wav").read_bytes()
+    at.audio_input(key="lis_mic").set_value(("rec.wav", data, "audio/wav"))
+    _ok(at.run())
+    trace, _, _ = _engine(whisper, load_audio(data))
+    assert f"**Whisper heard:** {safe.md(trace.text)}" in _words(at)
+
+
+def _upload(data, name="clip.wav"):
+    at = _choose(open_page("listen"), SOURCES[2])
+    at.file_uploader(key="lis_file").set_value((name, data, "audio/wav"))
+    return at.run()
+
+
+@pytest.mark.parametrize(
+    ("data", "said"),
+    [
+        (b"", "empty"),
+        (b"RIFF\x00\x00not a wave file at all", "could not be read as audio"),
+        (_wav(np.zeros(0, dtype=np.float32)), "empty (0 seconds)"),
+    ],
+)
+def test_bad_uploads_give_a_message(data, said):
+    at = _upload(data)
+    assert not at.exception
+    assert said in " ".join(e.value for e in at.error).replace("\\", "")
+    assert not at.get("plotly_chart")
+    _ok(_choose(at, SOURCES[0]))  # the page still works
+    assert at.get("plotly_chart")
+
+
+def test_an_upload_over_the_limit_is_refused(monkeypatch):
+    monkeypatch.setattr(ui.listen, "MAX_BYTES", 10_000)
+    at = _upload((CLIPS / "river.wav").read_bytes())
+    assert "the limit is" in " ".join(e.value for e in at.error)
+    assert "25 MB" in at.file_uploader(key="lis_file").label
+
+
+def test_silence_says_no_speech_heard():
+    at = _ok(_upload(_wav(np.zeros(32000, dtype=np.float32))))
+    assert ui.listen.NO_SPEECH in [w.value for w in at.warning]
+    assert "Whisper heard" not in _words(at) and not at.get("plotly_chart")
+
+
+def test_stereo_48k_is_mixed_resampled_and_said(whisper):
+    audio = load_audio(CLIPS / "river.wav")
+    up = soxr.resample(audio.samples_n, 16000, 48000).astype(np.float32)
+    at = _ok(_upload(_wav(up, 48000, channels=2)))
+    infos = " ".join(i.value for i in at.info).replace("\\", "")
+    assert "Stereo mixed to mono." in infos and "Resampled from 48000 Hz." in infos
+    trace, _, _ = _engine(whisper, load_audio(_wav(up, 48000, channels=2)))
+    assert f"**Whisper heard:** {safe.md(trace.text)}" in _words(at)
+
+
+@pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="espeak-ng is not installed")
+def test_typed_text_is_spoken_and_transcribed(whisper):
+    at = _choose(open_page("listen"), SOURCES[3])
+    at.text_input(key="lis_text").set_value("The river bank was muddy.")
+    _ok(at.run())
+    trace, _, _ = _engine(whisper, speak("The river bank was muddy."))
+    assert f"**Whisper heard:** {safe.md(trace.text)}" in _words(at)
+    assert "river" in trace.text.lower()
+
+
+def test_without_espeak_ng_the_page_says_how_to_install_it(monkeypatch):
+    monkeypatch.setattr(ui.listen.shutil, "which", lambda name: None)
+    at = _ok(_choose(open_page("listen"), SOURCES[3]))
+    assert "sudo apt-get install espeak-ng" in " ".join(i.value for i in at.info)

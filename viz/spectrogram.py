@@ -23,6 +23,10 @@ def frame_seconds(span: tuple[int, int]) -> list[float]:
     return [round(f * FRAME_S, 3) for f in range(span[0], span[1])]
 
 
+# The same plot area left and right on the time-axis figures, so their seconds line up on the page.
+TIME_MARGIN = {"l": 120, "r": 150, "b": 10}
+
+
 def _time_axis() -> dict[str, object]:
     return {"title": {"text": "time (s)"}, "ticksuffix": " s"}
 
@@ -48,7 +52,8 @@ def spectrogram(
     ]
     layout: dict[str, object] = {
         "xaxis": _time_axis(),
-        "yaxis": {"title": {"text": "mel bin (low → high pitch)"}},
+        "yaxis": {"title": {"text": "mel bin (pitch)"}, "automargin": False},
+        "margin": {**TIME_MARGIN, "t": 10},
     }
     if row_k is not None:
         data.append(
@@ -89,7 +94,8 @@ def cross_attention(
     )
     layout = {
         "xaxis": _time_axis(),
-        "yaxis": {"autorange": "reversed", **category_ticks(tokens)},
+        "yaxis": {"autorange": "reversed", "automargin": False, **category_ticks(tokens)},
+        "margin": {**TIME_MARGIN, "t": 40},
     }
     return figure([heat], layout, 120 + 22 * len(tokens), title)
 

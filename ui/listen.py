@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import io
 import shutil
-from pathlib import Path
 
 import numpy as np
 import soundfile as sf
@@ -23,8 +22,8 @@ from attention_core.audio import (
 )
 from ui import safe
 from ui.cache_listen import spoken
+from ui.presets import CLIPS, clip_names
 
-CLIPS = Path(__file__).resolve().parents[1] / "examples" / "clips"
 MAX_UPLOAD_MB = MAX_BYTES // (1024 * 1024)  # the uploader's own limit, in MB (25)
 SOURCES = ("An example clip", "Your microphone", "Upload a file", "Type a sentence")
 NO_SPEECH = (
@@ -38,11 +37,6 @@ MIC_HELP = (
     "allow it in the site's settings (the icon left of the address) and reload, or upload a "
     "file instead."
 )
-
-
-def clip_names() -> list[str]:
-    """The shipped example clips (file stems), in order."""
-    return sorted(p.stem for p in CLIPS.glob("*.wav"))
 
 
 def choose() -> Audio | None:

@@ -19,7 +19,7 @@ from attention_core import DEFAULT_MODEL_NAME, ModelConfig, parse_heads
 from attention_core.tokens import MAX_CHARS as MAX_CHARS  # the pages and route read it here
 from server.streamlit_private import widget_values_sent
 from ui.cache import DEFAULT_MODEL, MODELS, model_config
-from ui.presets import DEFAULT_PROBES, DEFAULT_SENTENCE, MONEY_BANK, RIVER_BANK
+from ui.presets import DEFAULT_PROBES, DEFAULT_SENTENCE, MONEY_BANK, RIVER_BANK, clip_names
 from ui.tour import N_STEPS
 
 
@@ -174,6 +174,8 @@ PARAMS: dict[str, Param] = {
     # beyond page ("" and -1: the page's default, the sidebar's head and the last word)
     "knock": Param("", _heads, "beyond"),  # the heads knocked out
     "bey_token": Param(-1, _int_in(-1, LAST_TOKEN), "beyond"),  # watched / predicted after
+    # listen page
+    "lis_clip": Param(clip_names()[0], _choice(*clip_names()), "listen"),  # the example clip
     # build_head page
     "bh_heads": Param(4, _int_in(1, 12), "build_head"),
     "bh_dk": Param(16, _int_in(1, D_MODEL), "build_head"),

@@ -11,6 +11,7 @@ No streamlit here, so the core tests can import it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 BANK_PROBES = ("shore", "stream", "money", "finance")  # two of each sense of "bank"
 RIVER_BANK = "The river bank was muddy"  # the default sentence; "bank" the river's side
@@ -110,3 +111,11 @@ def curated(sentence: str, model: str = "minilm") -> Preset | None:
     if model != "minilm":
         return None
     return next((preset for preset in CURATED if preset.sentence == sentence), None)
+
+
+CLIPS = Path(__file__).resolve().parents[1] / "examples" / "clips"  # the Listen page's examples
+
+
+def clip_names() -> list[str]:
+    """The shipped example clips (file stems), in order."""
+    return sorted(p.stem for p in CLIPS.glob("*.wav"))

@@ -15,7 +15,6 @@ from attention_core import (
     cosine,
     output_bias,
     row_entropy_bits,
-    run_decoder,
     tokenize,
     trace_sentence,
 )
@@ -386,34 +385,6 @@ def test_step_block_each_labelled_stage_and_the_drift(model, trace):
     active = int((trace.ffn_hidden_ltf[LAYER, TOKEN] > 0).sum())
     assert f"{active} \\text{{ of }} 1536" in _words(at)
     assert "Why stack blocks?" in _words(at)
-
-
-def test_step_decoder_custom_source_and_target_illustrative(model):
-    src, tgt = "Jane visits Africa", "she travels to a far continent"
-    at = _open(STEP["decoder"], learn_src=src, learn_tgt=tgt)
-    dec = run_decoder(model, tokenize(model, src), tokenize(model, tgt), LAYER)
-    self_p, cross_p = _z(at, 0), _z(at, 1)
-    m, n = len(dec.target), len(dec.source)
-    assert cross_p.shape == (m, n) and m != n
-    np.testing.assert_allclose(cross_p, dec.cross.pattern_hqk[HEAD], atol=1e-6)
-    np.testing.assert_allclose(self_p, dec.self_attn.pattern_hqk[HEAD], atol=1e-6)
-    assert np.all(self_p[np.triu_indices(m, 1)] == 0)
-    assert _metric(at, "largest self-attention weight above") == "0.0000"
-    assert _metric(at, "cross-attention row sums, smallest") == "1.000000"
-    table = at.dataframe[0].value
-    assert list(table["target token"]) == [f"{i}: {t}" for i, t in enumerate(dec.target.tokens)]
-    assert "looks most at (source, illustrative)" in table.columns
-    for key in ("learn_dec_self", "learn_dec_cross"):  # the charts are tagged
-        assert "(illustrative)" in spec(_chart(at, key))["layout"]["title"]["text"]
-    info = at.info[0].value
-    assert "encoder only" in info and f"reuses one encoder layer's weights (layer {LAYER}" in info
-    assert "both the masked self-attention and the cross-attention" in info
-    link = at.get("page_link")[0].proto
-    assert link.page == "build_head" and "causal mask" in link.label
-    at.text_input(key="learn_tgt").input("a river").run()
-    assert not at.exception
-    assert _z(at, 1).shape == (len(tokenize(model, "a river")), n)
-    assert at.query_params["learn_tgt"] in (["a river"], "a river")
 
 
 def test_step_cost_split_crossover_and_memory(model, trace):

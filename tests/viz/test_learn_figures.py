@@ -6,10 +6,9 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from attention_core import run_decoder, sinusoidal_positions, square_law, tokenize, trace_sentence
+from attention_core import sinusoidal_positions, square_law, trace_sentence
 from tests.figdata import array
 from viz.learn_cost import make_cost_curve
-from viz.learn_cross import make_cross_pattern
 from viz.learn_matrix import make_small_matrix
 from viz.learn_positions import make_positions
 from viz.learn_split import make_cost_split
@@ -81,23 +80,6 @@ def test_small_matrix_prints_values_and_labels_columns(trace):
     assert "token %{y}" in hm.hovertemplate
     with pytest.raises(ValueError, match="does not match"):
         make_small_matrix(q, trace.tokens.tokens, ["e0"])
-
-
-def test_cross_pattern_is_rectangular_target_by_source(model):
-    src, tgt = tokenize(model, "The river bank was muddy"), tokenize(model, "a <wet> shore, cold")
-    dec = run_decoder(model, src, tgt, 1)
-    pattern = dec.cross.pattern_hqk[3]
-    fig = make_cross_pattern(pattern, tgt.tokens, src.tokens)
-    hm = _heatmap(fig)
-    z = array(hm.z)
-    assert z.shape == (len(tgt), len(src)) and z.shape[0] != z.shape[1]
-    np.testing.assert_allclose(z.sum(axis=1), 1.0, atol=1e-6)
-    assert fig.layout.xaxis.ticktext == src.tokens
-    assert "&lt;" in "".join(fig.layout.yaxis.ticktext)
-    assert (hm.zmin, hm.zmax) == (0.0, 1.0)
-    assert "target (query)" in hm.hovertemplate and "source (key)" in hm.hovertemplate
-    with pytest.raises(ValueError, match="does not match"):
-        make_cross_pattern(pattern.T, tgt.tokens, src.tokens)
 
 
 def test_cost_curve_shows_measurements_next_to_n_squared():

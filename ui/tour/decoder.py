@@ -1,122 +1,172 @@
-"""Step: decoder and cross-attention, shown with one borrowed encoder layer (illustrative)."""
+"""Step: decoder and cross-attention, each on a real model trained for it: masked
+self-attention on SmolLM2 (a decoder) over the tour's sentence, cross-attention on Whisper
+tiny.en (an encoder-decoder) over a shipped clip of speech."""
 
 from __future__ import annotations
 
 import numpy as np
 import streamlit as st
+from numpy.typing import NDArray
 
-from attention_core import DecoderTrace, ModelConfig, Trace
-from ui import cache
+from attention_core import Trace
+from attention_core.audio import load_audio, speech_frames
+from attention_core.head_order import METRICS
+from ui import cache, safe
+from ui.cache_listen import Heard, digest, heard, whisper_error
+from ui.decoder_view import MODEL as DECODER
+from ui.listen import CLIPS, clip_names, wav_bytes
+from ui.listen_views import OPENING_HEAD, text_tokens
 from ui.router import Shared
-from ui.show import NUM
 from ui.tour.common import chart, engineers
-from viz.learn_cross import make_cross_pattern
+from viz import spectrogram
 from viz.pattern_heatmap import make_pattern_heatmap
 
 TITLE = "Decoder and cross-attention"
-PAGE = "build_head"  # the page that explores this step further (ui.registry)
-HINT = "switch on its causal mask"  # what to do there
-TAG = "illustrative"
+PAGE = "listen"  # the page that explores this step further (ui.registry)
+HINT = "record your own voice"  # what to do there
+CLIP = "river"  # the clip the step opens on (examples/clips/river.wav)
+PREVIOUS = METRICS["previous"][0]  # the head summary the masked head is chosen by
+THREE = st.column_config.NumberColumn(format="%.3f")  # weights for learners: three decimals
+SECONDS = st.column_config.NumberColumn(format="%.2f")
 
-
-def text(cfg: ModelConfig, layer: int) -> str:
-    return (
-        "MiniLM is an encoder only: it reads a whole sentence and was never trained to write "
-        "one. A translation model pairs an encoder with a decoder, whose layers have two kinds "
-        "of attention with weights of their own. MiniLM has no such weights, so this "
-        f"demonstration reuses one encoder layer's weights (layer {layer}, the sidebar's) for "
-        "both the masked self-attention and the cross-attention. The arithmetic is real; the "
-        f"patterns are {TAG}: no model was trained to attend this way."
-    )
-
-
-STEPS = (
-    "1. **Masked self-attention** on the target sentence: each target token looks only at "
-    "itself and the tokens before it.  \n"
-    "2. **Cross-attention**: queries come from the target tokens, keys and values from the "
-    "source sentence as the encoder (all of MiniLM's layers) left it."
+INTRO = (
+    "So far the tour has walked through an encoder (MiniLM), which reads a whole sentence at "
+    "once. A model that writes text uses a **decoder**, and its attention differs in two ways. "
+    "Both are shown here on real models trained that way."
+)
+TRANSLATION = (
+    "The notes' example of cross-attention is translation (“Jane visits Africa” into another "
+    "language): the words being written look at the words of the sentence being translated. "
+    "No translation model ships with this app (it works offline), so the cross-attention shown "
+    "here is speech to text: the written words look at the audio instead of at a sentence. The "
+    "arithmetic is the same."
 )
 
 
 def render(shared: Shared, trace: Trace) -> None:
-    layer, head, e = shared.layer, shared.head, trace.config.d_head
-    st.info(text(trace.config, layer), icon=":material/info:")
-    c1, c2 = st.columns(2)
-    source = c1.text_input("Source sentence (read by the encoder)", key="learn_src")
-    target = c2.text_input("Target sentence (read by the decoder)", key="learn_tgt")
-    if not source.strip() or not target.strip():
-        st.info("Type both a source and a target sentence to run the demonstration.")
+    st.markdown(INTRO)
+    st.caption(
+        "The sidebar's layer and head are MiniLM's; this step picks its own head on each model, "
+        "by the rule it states."
+    )
+    st.subheader("1. Masked self-attention (SmolLM2, a decoder)")
+    masked(shared.text)
+    st.subheader("2. Cross-attention (Whisper tiny.en, an encoder-decoder)")
+    cross()
+    _engineers()
+
+
+def previous_head(text: str) -> tuple[int, int, float]:
+    """SmolLM2's head (layer, head) that puts the most weight, on average over the tokens of
+    ``text``, on the token just before each one, and that share."""
+    share_lh = cache.head_figures(DECODER, text)[PREVIOUS]
+    layer, head = np.unravel_index(int(np.argmax(share_lh)), share_lh.shape)
+    return int(layer), int(head), float(share_lh[layer, head])
+
+
+def masked(text: str) -> None:
+    """One SmolLM2 head over the tour's sentence: the upper triangle is 0."""
+    if error := cache.model_error(DECODER):
+        st.warning(f"SmolLM2 could not be loaded, so this part is not shown. {error}")
         return
-    dec = cache.decoder(shared.model, source, target, layer)
-    for name, toks in (("source", dec.source), ("target", dec.target)):
-        if toks.n_cut:
-            st.warning(f"The {name} was cut to {len(toks)} tokens for this demonstration.")
-    st.markdown(STEPS)
-    _charts(dec, head)
-    _numbers(dec, head, e)
-    with engineers():
-        st.markdown(
-            f"`attention_core.run_decoder(model, source, target, {layer})`: "
-            f"`multi_head_attention(weights, target, causal=True)`, then "
-            "`multi_head_attention(weights, mid, memory)` with `memory` the source's "
-            f"`hidden_ltd[-1]` and `weights = model.params.layer({layer})`: the encoder's own "
-            "attention function, one layer's weights and LayerNorm for both."
-        )
-
-
-def _charts(dec: DecoderTrace, head: int) -> None:
-    """The masked self-attention and the cross-attention of one head, both tagged."""
-    tgt, src, layer = dec.target.tokens, dec.source.tokens, dec.layer
-    self_p, cross_p = dec.self_attn.pattern_hqk[head], dec.cross.pattern_hqk[head]
-    where = f"layer {layer}'s weights, head {head} ({TAG})"
-    c1, c2 = st.columns(2)
+    trace = cache.get_trace(DECODER, text)
+    layer, head, share = previous_head(text)
+    pattern = np.asarray(trace.pattern_lhqk[layer][head])
+    tokens = list(trace.tokens.tokens)
+    n_layers, n_heads = trace.config.n_layers, trace.config.n_heads
+    st.markdown(
+        "SmolLM2 was trained to predict the next token from the ones before it, so a token may "
+        "never look ahead at the words it is meant to guess: every weight above the diagonal is "
+        "exactly 0 (those scores are set to −∞ before softmax). Shown is the head, of its "
+        f"{n_layers * n_heads}, that looks most at the token just before: **layer {layer}, "
+        f"head {head}**, which puts **{share:.3f}** of each token's weight there on average."
+    )
     chart(
-        make_pattern_heatmap(self_p, tgt, title=f"masked self-attention, {where}"),
+        make_pattern_heatmap(pattern, tokens, title=f"SmolLM2, layer {layer}, head {head}"),
         "learn_dec_self",
-        f"How to read this ({TAG}): the target sentence attending to itself under the causal "
-        "mask: the upper triangle is 0.",
-        c1,
+        "How to read this: each row is a token (the query), its weights over the tokens it may "
+        "look at (the keys) sum to 1; the cells right of the diagonal are the future, masked.",
     )
+    above = pattern[np.triu_indices(len(tokens), 1)]
+    c = st.columns(2)
+    c[0].metric("largest weight above the diagonal", f"{above.max(initial=0.0):.3f}")
+    c[1].metric("share on the token just before", f"{share:.3f}")
+
+
+def cross_head(clip: Heard) -> tuple[int, int]:
+    """The head shown: one the model's makers list as aligning text with speech (the Listen
+    page's opening head when it is listed)."""
+    return OPENING_HEAD if OPENING_HEAD in clip.alignment_heads else clip.alignment_heads[0]
+
+
+def cross() -> None:
+    """Whisper's cross-attention on a shipped clip, tokens × seconds over the speech."""
+    if error := whisper_error():
+        st.warning(f"Whisper could not be loaded, so this part is not shown. {error}")
+        return
+    names = clip_names()
+    name = st.selectbox("Example clip", names, index=names.index(CLIP), key="learn_clip")
+    audio = load_audio(CLIPS / f"{name}.wav")
+    clip = heard(digest(audio.samples_n), audio.samples_n, speech_frames(audio.samples_n))
+    st.audio(wav_bytes(audio.samples_n), format="audio/wav")
+    st.markdown(f"**Whisper heard:** {safe.md(clip.text)}")
+    layer, head = cross_head(clip)
+    lo, hi = clip.alignment.span
+    rows_qk = clip.cross_pattern_lhqk[layer, head, clip.n_prompt :, lo:hi]
+    title = f"Whisper, cross-attention of layer {layer}, head {head} (an aligning head)"
+    fig = spectrogram.cross_attention(rows_qk, text_tokens(clip), (lo, hi), title)
     chart(
-        make_cross_pattern(cross_p, tgt, src, title=f"cross-attention, {where}"),
+        fig,
         "learn_dec_cross",
-        f"How to read this ({TAG}): each row is a target token; its weights over the source "
-        "tokens sum to 1. The rows and columns are different sentences, so the matrix need not "
-        "be square.",
-        c2,
+        "How to read this: each row is a written token, each column 20 ms of the audio (the "
+        "speech only, silence before and after cut off); a bright diagonal means the words "
+        "look at the audio in the order they were said.",
     )
+    rho = float(clip.alignment.monotone_lh[layer, head])
+    st.markdown(
+        "In cross-attention the **queries come from the written words**, the **keys and values "
+        "from the audio**, as the encoder made it (one vector per 20 ms). So each word looks "
+        "near the moment it was said: the moment each token looks at most moves forward "
+        f"through the audio as the words do (rank correlation **{rho:.3f}**, 1 = always "
+        "forward). Each row is the decoder reading a token while it works out the next one, "
+        "so a row may look a little ahead, at the word still to be written."
+    )
+    _moments(clip, layer, head)
+    st.info(TRANSLATION, icon=":material/translate:")
 
 
-def _numbers(dec: DecoderTrace, head: int, e: int) -> None:
-    """Shapes, the causal mask's zeros, row sums and what each target token looks at most."""
-    tgt, src, layer = dec.target.tokens, dec.source.tokens, dec.layer
-    self_p, cross_p = dec.self_attn.pattern_hqk[head], dec.cross.pattern_hqk[head]
-    m, n = len(tgt), len(src)
-    st.latex(
-        rf"\mathrm{{softmax}}\!\left(\frac{{Q_{{\text{{tgt}}}} K_{{\text{{src}}}}^{{\top}}}}"
-        rf"{{\sqrt{{{e}}}}}\right) V_{{\text{{src}}}}:\quad [{m} \times {e}] \cdot [{e} \times "
-        rf"{n}] \to [{m} \times {n}] \to [{m} \times {n}] \cdot [{n} \times {e}] = [{m} \times {e}]"
-    )
-    c = st.columns(3)
-    c[0].metric(
-        "largest self-attention weight above the diagonal",
-        f"{self_p[np.triu_indices(m, 1)].max(initial=0.0):.4f}",
-    )
-    sums = cross_p.sum(axis=1, dtype=np.float64)
-    c[1].metric("cross-attention row sums, smallest", f"{sums.min():.6f}")
-    c[2].metric("cross-attention row sums, largest", f"{sums.max():.6f}")
-    best = cross_p.argmax(axis=1)
+def moments(clip: Heard, layer: int, head: int) -> tuple[list[float], NDArray[np.float32]]:
+    """For each written token: the second it looks at most and the weight there."""
+    peaks_q = clip.alignment.peak_lhq[layer, head]
+    rows_qk = clip.cross_pattern_lhqk[layer, head, clip.n_prompt :]
+    seconds = [round(int(f) * spectrogram.FRAME_S, 2) for f in peaks_q]
+    return seconds, rows_qk[np.arange(len(peaks_q)), peaks_q]
+
+
+def _moments(clip: Heard, layer: int, head: int) -> None:
+    seconds, weights = moments(clip, layer, head)
     st.dataframe(
         {
-            "target token": [f"{q}: {t}" for q, t in enumerate(tgt)],
-            f"looks most at (source, {TAG})": [f"{k}: {src[k]}" for k in best],
-            "weight": cross_p[np.arange(m), best],
+            "written token": text_tokens(clip),
+            "looks most at (s)": seconds,
+            "weight": weights,
         },
         key="learn_cross_table",
         hide_index=True,
-        column_config={"weight": NUM},
+        column_config={"weight": THREE, "looks most at (s)": SECONDS},
     )
-    st.caption(
-        f"Illustrative: borrowed weights, not a trained decoder's. Layer {layer}'s W_Q, W_K, "
-        "W_V and W_O serve both kinds of attention."
-    )
+
+
+def _engineers() -> None:
+    with engineers():
+        st.markdown(
+            f"- Masked self-attention: `ui.cache.get_trace({DECODER!r}, text).pattern_lhqk"
+            "[layer][head]` [T, T] (SmolLM2-135M, 30 layers × 9 heads, causal); the head is "
+            f"the argmax of `head_figures({DECODER!r}, text)[{PREVIOUS!r}]` "
+            "(`summarize_heads(...).previous_share_lh`).\n"
+            "- Cross-attention: `ui.cache_listen.heard(...)` = `transcribe(load_whisper(), "
+            "log_mel(samples))`: `cross_pattern_lhqk` [4, 6, prompt + text tokens, 1500], cut to "
+            "the text rows and the frames of `speech_frames(samples)`; the head is listed in "
+            "`alignment_heads` of the model's config.json. Queries: the decoder stream "
+            "[T, 384] × W_Q; keys and values: `encoder_hidden_ltd[-1]` [1500, 384] × W_K, W_V."
+        )

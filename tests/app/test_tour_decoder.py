@@ -1,0 +1,106 @@
+"""The tour's "Decoder and cross-attention" step against the engines: SmolLM2's masked
+self-attention on the tour's sentence (the previous-token head), Whisper tiny.en's
+cross-attention on a shipped clip (an alignment head), and nothing borrowed or illustrative."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from attention_core import load_whisper, log_mel, trace_sentence, transcribe
+from attention_core.alignment import head_alignment
+from attention_core.audio import load_audio, speech_frames
+from attention_core.explain import summarize_heads
+from attention_core.head_order import sink_t
+from attention_core.models.llama_tokenizer import show_piece
+from tests.app.conftest import open_page
+from tests.figdata import array, spec
+from ui import tour
+from ui.listen import CLIPS
+
+STEP = tour.ORDER.index("decoder") + 1
+SENTENCE = "the cat saw the dog near the bank"
+
+
+@pytest.fixture(scope="module")
+def whisper():
+    return load_whisper()
+
+
+def _open(clip: str | None = None, s: str = SENTENCE):
+    at = open_page("learn", s=s, step=str(STEP))
+    assert not at.exception, [e.value for e in at.exception]
+    if clip is not None:
+        at.selectbox(key="learn_clip").select(clip).run()
+        assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _chart(at, key: str):
+    [chart] = [c for c in at.get("plotly_chart") if c.proto.id.endswith(key)]
+    return spec(chart)
+
+
+def _words(at) -> str:
+    """Every text on the step, the closed expander's included."""
+    parts = [m.value for m in (*at.markdown, *at.caption, *at.info, *at.warning)]
+    parts += [m.label for m in at.metric] + [at.header[0].value]
+    return " ".join(parts)
+
+
+def test_the_step_links_to_the_listen_page():
+    assert tour.step(STEP).TITLE == "Decoder and cross-attention"
+    at = _open()
+    links = [link.proto for link in at.get("page_link")]
+    assert any(link.page == "listen" and "record your own voice" in link.label for link in links)
+
+
+@pytest.mark.parametrize("text", [SENTENCE, "The river bank was muddy"])
+def test_masked_self_attention_is_smollm2s_previous_token_head(smollm2, text):
+    at = _open(s=text)
+    trace = trace_sentence(smollm2, text)
+    share_lh = summarize_heads(trace.pattern_lhqk, sink_t(trace.tokens.special_t, True))
+    share_lh = share_lh.previous_share_lh
+    layer, head = np.unravel_index(int(np.argmax(share_lh)), share_lh.shape)
+    fig = _chart(at, "learn_dec_self")
+    assert fig["layout"]["title"]["text"] == f"SmolLM2, layer {layer}, head {head}"
+    z = array(fig["data"][0]["z"])
+    expected = np.asarray(trace.pattern_lhqk[layer][head])
+    np.testing.assert_allclose(z, expected, atol=1e-6)
+    assert np.all(z[np.triu_indices(len(z), 1)] == 0)
+    assert [m.value for m in at.metric] == ["0.000", f"{share_lh[layer, head]:.3f}"]
+    assert f"**layer {layer}, head {head}**" in _words(at) and "270" in _words(at)
+
+
+@pytest.mark.parametrize("clip", [None, "fluffy"])
+def test_cross_attention_is_whispers_on_the_clip(whisper, clip):
+    at = _open(clip)
+    audio = load_audio(CLIPS / f"{clip or 'river'}.wav")
+    trace = transcribe(whisper, log_mel(audio.samples_n))
+    lo, hi = speech_frames(audio.samples_n)
+    n_prompt = len(trace.prompt_ids)
+    assert (3, 0) in trace.alignment_heads  # the head shown is one the makers name
+    fig = _chart(at, "learn_dec_cross")
+    assert fig["layout"]["title"]["text"].startswith("Whisper, cross-attention of layer 3, head 0")
+    z = array(fig["data"][0]["z"])
+    np.testing.assert_allclose(z, trace.cross_pattern_lhqk[3, 0, n_prompt:, lo:hi], atol=1e-6)
+    assert fig["data"][0]["x"][0] == round(lo * 0.02, 3) and len(fig["data"][0]["x"]) == hi - lo
+    words = [show_piece(t) for t in trace.tokens[n_prompt:]]
+    table = at.dataframe[0].value
+    assert list(table["written token"]) == words
+    peaks = head_alignment(trace.cross_pattern_lhqk, (n_prompt, len(trace.token_ids)), (lo, hi))
+    peak_q = peaks.peak_lhq[3, 0]
+    np.testing.assert_allclose(table["looks most at (s)"], np.round(peak_q * 0.02, 2))
+    rows = trace.cross_pattern_lhqk[3, 0, n_prompt:]
+    np.testing.assert_allclose(table["weight"], rows[np.arange(len(peak_q)), peak_q], atol=1e-6)
+    text = _words(at)
+    assert trace.text.rstrip(".") in text.replace("\\", "")
+    assert f"rank correlation **{peaks.monotone_lh[3, 0]:.3f}**" in text
+
+
+def test_nothing_is_borrowed_and_the_translation_note_is_plain():
+    text = _words(_open()).lower()
+    assert "illustrative" not in text and "borrow" not in text and "demonstration" not in text
+    assert "jane visits africa" in text and "no translation model ships" in text
+    assert "queries come from the written words" in text
+    assert "keys and values from the audio" in text

@@ -2,7 +2,7 @@
 head, mask, √d_k, temperature, layout, zoom, the cell arithmetic) redrawn there without a round
 trip. One JavaScript core (``js/``: small ES modules, assembled into one module by
 ``bundle.py``), two adapters: the Streamlit app's (``streamlit_adapter``: ``mount``,
-``mount_grid``, ``mount_scores``, ``mount_step``) and the notebook's (``notebook``:
+``mount_grid``, ``mount_scores``, ``mount_step``, ``mount_cross``) and the notebook's (``notebook``:
 ``Explorer``, an anywidget). This package imports neither Streamlit nor anywidget itself: each
 name is loaded on first use, so a notebook never needs Streamlit.
 """
@@ -15,7 +15,13 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from explorer.notebook import Explorer
-    from explorer.streamlit_adapter import mount, mount_grid, mount_scores, mount_step
+    from explorer.streamlit_adapter import (
+        mount,
+        mount_cross,
+        mount_grid,
+        mount_scores,
+        mount_step,
+    )
 
 PATH = "/api/attention/block"  # where the browser fetches layer blocks (server/api.py serves it)
 CSS = Path(__file__).parent / "explorer.css"  # the explorer's styles, for both adapters
@@ -29,6 +35,7 @@ _LAZY = {
     "mount_grid": "explorer.streamlit_adapter",
     "mount_scores": "explorer.streamlit_adapter",
     "mount_step": "explorer.streamlit_adapter",
+    "mount_cross": "explorer.streamlit_adapter",
     "Explorer": "explorer.notebook",
 }
 __all__ = [
@@ -40,6 +47,7 @@ __all__ = [
     "Explorer",
     "check_stages",
     "mount",
+    "mount_cross",
     "mount_grid",
     "mount_scores",
     "mount_step",

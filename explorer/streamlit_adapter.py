@@ -170,3 +170,54 @@ def mount_step(
         "layer": layer,
     }
     return _renderer()(data=data, key=key)
+
+
+def cross_data(
+    pattern_lhqf: NDArray[np.float32],
+    tokens: Sequence[str],
+    first: int,
+    view: dict[str, int],
+    clip: str,
+    named: Sequence[tuple[int, int]] = (),
+    caption: str = "",
+) -> dict[str, Any]:
+    """What ``mount_cross`` hands the browser (JSON-ready): every layer's and head's
+    cross-attention [layer, head, token, frame] over the speech span as float32 base64, the
+    tokens, the span's first frame in the clip (20 ms frames), the view {layer, head, token}."""
+    n_layers, n_heads, n_tokens, n_frames = pattern_lhqf.shape
+    if n_tokens != len(tokens) or n_tokens == 0 or n_frames == 0:
+        raise ValueError(f"pattern shape {pattern_lhqf.shape} does not match {len(tokens)} tokens")
+    return {
+        "mode": "cross",
+        "pattern": base64.b64encode(float32_bytes(pattern_lhqf)).decode("ascii"),
+        "tokens": list(tokens),
+        "n_layers": n_layers,
+        "n_heads": n_heads,
+        "n_frames": n_frames,
+        "first": int(first),
+        "view": {name: int(view[name]) for name in ("layer", "head", "token")},
+        "clip": clip,
+        "named": [[int(layer), int(head)] for layer, head in named],
+        "caption": caption,
+    }
+
+
+def mount_cross(
+    pattern_lhqf: NDArray[np.float32],
+    tokens: Sequence[str],
+    first: int,
+    view: dict[str, int],
+    on_change: Callable[[], None],
+    key: str,
+    clip: str,
+    named: Sequence[tuple[int, int]] = (),
+    caption: str = "",
+) -> Any:
+    """Cross-attention, tokens × time, drawn in the browser for any layer and head (all sent
+    with the view, so switching redraws with no round trip). ``pattern_lhqf`` is already cut to
+    the speech span, whose first frame in the clip is ``first``; ``clip`` names the clip (the
+    browser keeps the visitor's view while it stays). After the visitor switches the head or
+    clicks a cell, the browser reports {layer, head, token} (``st.session_state[key]["view"]``),
+    debounced, and ``on_change`` runs before the rerun."""
+    data = cross_data(pattern_lhqf, tokens, first, view, clip, named, caption)
+    return _renderer()(data=data, key=key, on_view_change=on_change)

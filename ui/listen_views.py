@@ -4,18 +4,23 @@ the moment it listened to played back, and the decoder's and encoder's self-atte
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pandas as pd
 import streamlit as st
 from numpy.typing import NDArray
 
+import explorer
 from attention_core.audio import SAMPLE_RATE, Audio
 from attention_core.models.llama_tokenizer import show_piece
 from ui import safe
 from ui.cache_listen import Heard, encoder_span
+from ui.explore import _given
 from ui.listen import wav_bytes
 from viz import spectrogram
 
+CROSS_KEY = "lis_cross"
 OPENING_HEAD = (3, 0)  # an alignment head of tiny.en: Spearman ≥ 0.99 on every shipped clip
 PLAY_S = 1.0  # how much audio a token's moment plays
 FRAME_S = spectrogram.FRAME_S
@@ -48,18 +53,50 @@ def pick_head(heard: Heard) -> tuple[int, int]:
     return int(layer), int(head)
 
 
+def cross_view(heard: Heard, layer: int, head: int) -> dict[str, int]:
+    """The view the cross-attention explorer opens on: the page's layer, head and token."""
+    n_text = len(heard.token_ids) - heard.n_prompt
+    token = min(max(int(st.session_state.get("lis_token", 0)), 0), n_text - 1)
+    return {"layer": layer, "head": head, "token": token}
+
+
+def _cross_told(heard: Heard) -> Callable[[], None]:
+    """The callback taking the explorer's report {layer, head, token}: the page's pickers
+    follow it (a value out of their range is left out)."""
+    n_layers, n_heads, n_tokens = heard.cross_pattern_lhqk.shape[:3]
+    limits = {"layer": n_layers, "head": n_heads, "token": n_tokens - heard.n_prompt}
+
+    def take() -> None:
+        reported = st.session_state[CROSS_KEY].get("view") or {}
+        for field, top in limits.items():
+            value = reported.get(field)
+            if isinstance(value, int) and 0 <= value < top:
+                st.session_state[f"lis_{field}"] = value
+        st.session_state[f"_{CROSS_KEY}_told"] = reported
+
+    return take
+
+
 def cross(heard: Heard, layer: int, head: int) -> None:
-    """Cross-attention tokens × time over the speech span, for the chosen head."""
+    """Cross-attention tokens × time over the speech span, every layer and head drawn in the
+    browser (the explorer), opening on the chosen head; a click there moves the page's pickers."""
     lo, hi = heard.alignment.span
-    rows = heard.cross_pattern_lhqk[layer, head, heard.n_prompt :, lo:hi]
-    title = f"Cross-attention, layer {layer}, head {head}"
-    if (layer, head) in heard.alignment_heads:
-        title += f" (a head {NAMED} as aligning)"
-    fig = spectrogram.cross_attention(rows, text_tokens(heard), (lo, hi), title)
-    st.plotly_chart(fig, key="lis_cross", width="stretch")
-    st.caption(
-        "Each row is a written token, each column 20 ms of the audio. A head that follows the "
-        "speech draws a bright diagonal: each word listens where it was said."
+    pattern = heard.cross_pattern_lhqk[:, :, heard.n_prompt :, lo:hi]
+    clip = f"{lo}-{hi}:" + ",".join(map(str, heard.token_ids))
+    explorer.mount_cross(
+        pattern,
+        text_tokens(heard),
+        lo,
+        _given(CROSS_KEY, cross_view(heard, layer, head)),
+        _cross_told(heard),
+        key=CROSS_KEY,
+        clip=clip,
+        named=heard.alignment_heads,
+        caption=(
+            "Each row is a written token, each column 20 ms of the audio. A head that follows "
+            "the speech draws a bright diagonal: each word listens where it was said. Click a "
+            "cell: the token below follows. ← → change the head, ↑ ↓ the layer."
+        ),
     )
 
 

@@ -30,16 +30,23 @@ export function layout(spec) {
   const panels = spec.panels.map((p, i) => {
     const x = (i % across) * w + LEFT;
     const y = TOP + Math.floor(i / across) * h + HEAD;
-    const label = (list) => {
+    const label = (list, names = spec.tokens) => {
       const step = labelStep(list.length, SIZE);
       const cell = SIZE / list.length;
       const out = [];
       for (let at = 0; at < list.length; at += step) {
-        out.push({ at: (at + 0.5) * cell, text: spec.tokens[list[at]] });
+        out.push({ at: (at + 0.5) * cell, text: names[list[at]] });
       }
       return out;
     };
-    return { ...p, x, y, rowLabels: label(p.rows), colLabels: label(p.cols) };
+    // A panel may name its own rows and columns (cross-attention: tokens × seconds).
+    return {
+      ...p,
+      x,
+      y,
+      rowLabels: label(p.rows, p.rowNames),
+      colLabels: label(p.cols, p.colNames),
+    };
   });
   return { width: across * w, height: TOP + Math.ceil(panels.length / across) * h, panels };
 }

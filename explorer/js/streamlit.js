@@ -1,7 +1,7 @@
 // The Streamlit components-v2 adapter (explorer/streamlit_adapter.py mounts it): one default
 // export that Streamlit runs on every mount and whenever the mount's data changes. data.mode
-// picks the drawing: the explorer (default), "grid" (every head, a token may be pinned) or
-// "step" (a decoder's step).
+// picks the drawing: the explorer (default), "grid" (every head, a token may be pinned),
+// "step" (a decoder's step) or "cross" (cross-attention, tokens × time).
 // The explorer tells the server its view after drawing it (setStateValue, debounced) and keeps
 // the view's fields named in data.defaults in the page's URL. The server hands the same data
 // back after hearing of a view (ui/explore.py), so Streamlit does not run this again for it.
@@ -10,6 +10,7 @@ import { NO_PIN, renderGrid } from "./grid.js";
 import { httpSource } from "./source.js";
 import { keptState } from "./state.js";
 import { renderStep } from "./step.js";
+import { renderCross } from "./cross.js";
 import { renderView } from "./view.js";
 import { decodeFloat32 } from "./protocol.js";
 
@@ -69,11 +70,39 @@ function mountStep({ data, parentElement, key }) {
   return renderStep(parentElement, data, state);
 }
 
+// Cross-attention, tokens × time (cross.js): the view {layer, head, token} is told to the server
+// after drawing, debounced, as the explorer tells its view; data.clip names the clip.
+function mountCross({ data, parentElement, setStateValue, key }) {
+  const limits = {
+    layer: data.n_layers - 1,
+    head: data.n_heads - 1,
+    token: data.tokens.length - 1,
+  };
+  const state = keptState(key, data.clip, data.view, limits);
+  let timer = 0;
+  let told = JSON.stringify(data.view);
+  const onDrawn = (view) => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      const wire = JSON.stringify(view);
+      if (wire === told) return;
+      told = wire;
+      setStateValue("view", { ...view });
+    }, TELL_AFTER_MS);
+  };
+  const cleanup = renderCross(parentElement, data, state, onDrawn);
+  return () => {
+    clearTimeout(timer);
+    cleanup();
+  };
+}
+
 // Streamlit runs this again when a mount's data changes but calls the returned cleanup only on
 // unmount: run the previous run's cleanup first, or listeners pile up run after run.
 export default function (args) {
   CLEANUPS.get(args.parentElement)?.();
-  const mount = { grid: mountGrid, step: mountStep }[args.data.mode] || mountView;
+  const mount =
+    { grid: mountGrid, step: mountStep, cross: mountCross }[args.data.mode] || mountView;
   const cleanup = mount(args);
   const remove = () => {
     if (CLEANUPS.get(args.parentElement) === remove) CLEANUPS.delete(args.parentElement);

@@ -5,7 +5,9 @@ self-attention are the engine's numbers; the microphone, uploads and typed text;
 
 from __future__ import annotations
 
+import base64
 import io
+import json
 import shutil
 from pathlib import Path
 
@@ -50,6 +52,18 @@ def _ok(at):
     return at
 
 
+def _cross(at):
+    """The cross-attention explorer's data: its view and the pattern [layer, head, token, frame]
+    it draws in the browser, decoded."""
+    [element] = [c for c in at.get("bidi_component") if c.proto.id.endswith("-lis_cross")]
+    assert element.proto.component_name == "attention_explorer"
+    data = json.loads(element.proto.json)
+    assert data["mode"] == "cross"
+    raw = np.frombuffer(base64.b64decode(data["pattern"]), dtype="<f4")
+    shape = (data["n_layers"], data["n_heads"], len(data["tokens"]), data["n_frames"])
+    return data, raw.reshape(shape)
+
+
 def _words(at):
     return " ".join(m.value for m in at.markdown)
 
@@ -76,9 +90,11 @@ def test_every_number_on_the_default_clip_is_the_engines(whisper):
     words = [show_piece(t) for t in trace.tokens]
     layer, head = at.selectbox(key="lis_layer").value, at.selectbox(key="lis_head").value
     assert (layer, head) == (3, 0) and (layer, head) in trace.alignment_heads
-    cross = _chart(at, "lis_cross")["data"][0]
-    np.testing.assert_allclose(array(cross["z"]), trace.cross_pattern_lhqk[layer, head, n:, lo:hi])
-    np.testing.assert_allclose(array(cross["x"]), np.arange(lo, hi) * 0.02, atol=1e-9)
+    data, cross = _cross(at)  # every layer and head, over the speech span, as the engine's
+    np.testing.assert_array_equal(cross, trace.cross_pattern_lhqk[:, :, n:, lo:hi])
+    assert data["first"] == lo and data["tokens"] == words[n:]
+    assert data["view"] == {"layer": layer, "head": head, "token": 0}
+    assert {tuple(p) for p in data["named"]} == set(trace.alignment_heads)
     table = at.dataframe[0].value
     np.testing.assert_allclose(table["monotone"], al.monotone_lh.reshape(-1))
     np.testing.assert_allclose(table["concentrated"], al.concentrated_lh.reshape(-1))
@@ -113,8 +129,9 @@ def test_another_clip_head_and_token(whisper):
     trace, (lo, hi), al = _engine(whisper, load_audio(CLIPS / "river.wav"))
     assert trace.text == "The river bank was muddy after the rain."
     n = len(trace.prompt_ids)
-    cross = array(_chart(at, "lis_cross")["data"][0]["z"])
-    np.testing.assert_allclose(cross, trace.cross_pattern_lhqk[2, 5, n:, lo:hi])
+    data, cross = _cross(at)
+    np.testing.assert_array_equal(cross[2, 5], trace.cross_pattern_lhqk[2, 5, n:, lo:hi])
+    assert data["view"] == {"layer": 2, "head": 5, "token": 3} and data["first"] == lo
     row = array(_chart(at, "lis_spectrogram")["data"][1]["y"])
     np.testing.assert_allclose(row, trace.cross_pattern_lhqk[2, 5, n + 3, lo:hi])
     start = al.peak_lhq[2, 5, 3] * 0.02

@@ -1,0 +1,225 @@
+// Cross-attention, tokens × time: one row per written token, one column per 20 ms of the
+// audio over the speech span, for any decoder layer and head. Every layer's and head's pattern
+// comes with the view (float32, the engine's softmaxed weights), so the layer and head switch
+// here with no server round trip: the selects, − +, ↑ ↓ on the focused view (layer) and ← →
+// anywhere on the page (head), as in the explorer. Hover a cell for its weight; click it for
+// the readout, and the page hears {layer, head, token}.
+
+import { holderIn, labelAxis, paint, paintColourBar, SCALES, themeRgb } from "./draw.js";
+import { fileName, save } from "./export.js";
+import { placeTip, wireKeys } from "./pointer.js";
+import { decodeFloat32 } from "./protocol.js";
+import {
+  checkCross,
+  crossReadout,
+  crossRows,
+  crossSeconds,
+  crossTicks,
+  crossTip,
+  secondsText,
+} from "./crossdata.js";
+
+const CROSS_SKELETON = `
+<div class="ax ax-cross" tabindex="0" aria-label="Cross-attention, tokens × time">
+  <div class="ax-top"><h3 class="ax-title"></h3></div>
+  <div class="ax-controls">
+    <label>Layer <button data-by="-1" data-field="layer" aria-label="previous layer">−</button>
+      <select data-name="layer"></select>
+      <button data-by="1" data-field="layer" aria-label="next layer">+</button></label>
+    <label>Head <button data-by="-1" data-field="head" aria-label="previous head">−</button>
+      <select data-name="head"></select>
+      <button data-by="1" data-field="head" aria-label="next head">+</button></label>
+    <span class="ax-export">Save <button data-export="png">PNG</button>
+      <button data-export="svg">SVG</button></span>
+  </div>
+  <div class="ax-plot"><div class="ax-rows"></div><canvas class="ax-map"></canvas>
+    <div class="ax-bar"><canvas></canvas><span class="ax-hi">1</span><span class="ax-lo">0</span>
+    </div><div class="ax-cols ax-time"></div><div class="ax-box" hidden></div></div>
+  <p class="ax-caption"></p>
+  <div class="ax-cell" aria-live="polite"></div>
+  <div class="ax-tip" role="tooltip" hidden></div>
+</div>`;
+
+function drawCross(ctx) {
+  const t0 = performance.now();
+  const { root, map, shape, tokens, first } = ctx;
+  const view = ctx.state.get();
+  ctx.rows = crossRows(ctx.pattern, shape, view.layer, view.head);
+  const width = Math.max(320, Math.min(1200, (root.clientWidth || 760) - 150));
+  const height = Math.min(560, Math.max(60, 18 * shape.nTokens));
+  map.style.width = `${width}px`;
+  map.style.height = `${height}px`;
+  const order = [...Array(shape.nTokens).keys()];
+  const frames = [...Array(shape.nFrames).keys()];
+  paint(map, ctx.rows, shape.nFrames, order, frames, false, [0, 1], SCALES.weights, ctx.blank);
+  labelAxis(root.querySelector(".ax-rows"), order, tokens, height, true);
+  root.querySelector(".ax-rows").style.height = `${height}px`;
+  root.querySelector(".ax-bar").style.height = `${height}px`;
+  drawTicks(root.querySelector(".ax-time"), crossTicks(first, shape.nFrames, width), ctx, width);
+  for (const name of ["layer", "head"]) {
+    root.querySelector(`[data-name="${name}"]`).value = String(view[name]);
+  }
+  const named = ctx.named.has(`${view.layer},${view.head}`) ? " (an alignment head)" : "";
+  root.querySelector(".ax-title").textContent = `Layer ${view.layer}, head ${view.head}${named}`;
+  showCell(ctx);
+  root.dataset.view = JSON.stringify(view);
+  root.dataset.drawMs = String(performance.now() - t0);
+  root.dataset.drawn = String(Number(root.dataset.drawn || 0) + 1);
+  ctx.onDrawn(view);
+}
+
+function drawTicks(holder, ticks, ctx, width) {
+  holder.replaceChildren();
+  for (const tick of ticks) {
+    const span = document.createElement("span");
+    span.textContent = tick.text;
+    span.style.left = `${(tick.at / ctx.shape.nFrames) * width}px`;
+    holder.appendChild(span);
+  }
+}
+
+// The picked cell's readout and its box on the map (the token's peak when no frame is picked).
+function showCell(ctx) {
+  const { root, map, shape } = ctx;
+  const view = ctx.state.get();
+  const box = root.querySelector(".ax-cell");
+  const { cell, lines } = crossReadout(
+    ctx.tokens,
+    ctx.first,
+    view,
+    ctx.rows,
+    shape.nFrames,
+    ctx.frame,
+  );
+  box.replaceChildren(
+    ...lines.map((line) => Object.assign(document.createElement("p"), { textContent: line })),
+  );
+  box.dataset.cell = JSON.stringify(cell);
+  const mark = root.querySelector(".ax-box");
+  const w = map.clientWidth / shape.nFrames;
+  const h = map.clientHeight / shape.nTokens;
+  mark.style.left = `${map.offsetLeft + map.clientLeft + (cell.frame - ctx.first) * w - 2}px`;
+  mark.style.top = `${map.offsetTop + map.clientTop + view.token * h}px`;
+  mark.style.width = `${w + 4}px`;
+  mark.style.height = `${h}px`;
+  mark.hidden = false;
+}
+
+// The cell under the pointer: {token, frame} (frame of the span), or null.
+function crossCellAt(ctx, event) {
+  const { map, shape } = ctx;
+  const rect = map.getBoundingClientRect();
+  const x = event.clientX - rect.left - map.clientLeft;
+  const y = event.clientY - rect.top - map.clientTop;
+  const frame = Math.floor((x / map.clientWidth) * shape.nFrames);
+  const token = Math.floor((y / map.clientHeight) * shape.nTokens);
+  if (token < 0 || frame < 0 || token >= shape.nTokens || frame >= shape.nFrames) return null;
+  return { token, frame };
+}
+
+function wireCrossPointer(ctx) {
+  const { map, tip } = ctx;
+  map.addEventListener("mousemove", (e) => {
+    const at = crossCellAt(ctx, e);
+    if (!at) {
+      tip.hidden = true;
+      return;
+    }
+    const value = ctx.rows[at.token * ctx.shape.nFrames + at.frame];
+    tip.textContent = crossTip(ctx.tokens, ctx.first, at.token, at.frame, value);
+    tip.dataset.value = String(value);
+    placeTip(tip, ctx.root, e);
+  });
+  map.addEventListener("mouseleave", () => {
+    tip.hidden = true;
+  });
+  map.addEventListener("click", (e) => {
+    const at = crossCellAt(ctx, e);
+    if (!at) return;
+    ctx.frame = at.frame;
+    ctx.clicked = true;
+    const changed = ctx.state.set({ token: at.token });
+    ctx.clicked = false;
+    if (!changed.length) drawCross(ctx);
+  });
+}
+
+function crossExportSpec(ctx) {
+  const view = ctx.state.get();
+  const { nTokens, nFrames } = ctx.shape;
+  const frameNames = [...Array(nFrames).keys()].map((f) => secondsText(crossSeconds(ctx.first, f)));
+  const panel = {
+    title: `cross-attention, tokens × time`,
+    values: ctx.rows,
+    n: nFrames,
+    rows: [...Array(nTokens).keys()],
+    cols: [...Array(nFrames).keys()],
+    rowNames: ctx.tokens,
+    colNames: frameNames,
+    transpose: false,
+    range: [0, 1],
+    scale: SCALES.weights,
+    blank: ctx.blank,
+    image: ctx.map.toDataURL("image/png"),
+    canvas: ctx.map,
+    bar: ctx.root.querySelector(".ax-bar canvas"),
+  };
+  const title = `Whisper, layer ${view.layer}, head ${view.head}`;
+  return { title, tokens: ctx.tokens, panels: [panel] };
+}
+
+function wireCrossControls(ctx) {
+  const { root, state } = ctx;
+  for (const name of ["layer", "head"]) {
+    const select = root.querySelector(`[data-name="${name}"]`);
+    const count = name === "layer" ? ctx.shape.nLayers : ctx.shape.nHeads;
+    for (let i = 0; i < count; i++) select.add(new Option(String(i), String(i)));
+    select.addEventListener("change", () => state.set({ [name]: Number(select.value) }));
+  }
+  root.querySelector(".ax-controls").addEventListener("click", (e) => {
+    const step = e.target.closest && e.target.closest("[data-by]");
+    if (step)
+      state.set({
+        [step.dataset.field]: state.get()[step.dataset.field] + Number(step.dataset.by),
+      });
+    const kind = e.target.closest && e.target.closest("[data-export]")?.dataset.export;
+    if (kind)
+      save(crossExportSpec(ctx), kind, fileName("whisper-cross", state.get(), kind), root.ownerDocument);
+  });
+}
+
+// Draw the cross-attention `data` (pattern: base64 float32 [layer, head, token, frame];
+// tokens, first (the span's first frame in the clip), n_layers, n_heads, named ([layer, head]
+// pairs the model names as aligning), caption) into `parent`. `state` holds {layer, head,
+// token} (state.js); `onDrawn(view)` runs after every drawing. Returns the cleanup.
+export function renderCross(parent, data, state, onDrawn) {
+  const holder = holderIn(parent);
+  holder.innerHTML = CROSS_SKELETON; // fixed markup; tokens only ever go in as textContent
+  const root = holder.querySelector(".ax");
+  const shape = {
+    nLayers: data.n_layers,
+    nHeads: data.n_heads,
+    nTokens: data.tokens.length,
+    nFrames: data.n_frames,
+  };
+  const pattern = decodeFloat32(data.pattern);
+  checkCross(pattern, shape);
+  const ctx = { root, state, shape, pattern, onDrawn, frame: -1, tokens: data.tokens };
+  Object.assign(ctx, { first: data.first, named: new Set(data.named.map((p) => p.join(","))) });
+  Object.assign(ctx, { map: root.querySelector(".ax-map"), tip: root.querySelector(".ax-tip") });
+  ctx.blank = themeRgb(root, "--st-background-color", "#ffffff");
+  root.querySelector(".ax-caption").textContent = data.caption || "";
+  paintColourBar(root.querySelector(".ax-bar canvas"), SCALES.weights);
+  wireCrossControls(ctx);
+  wireCrossPointer(ctx);
+  const unkey = wireKeys(ctx, () => true, true);
+  const unsubscribe = state.subscribe((view, changed) => {
+    if (changed.includes("token") && !ctx.clicked) ctx.frame = -1; // the page picked a token
+    drawCross(ctx);
+  });
+  drawCross(ctx);
+  return () => {
+    unsubscribe();
+    unkey();
+  };
+}

@@ -184,7 +184,12 @@ function wireCrossControls(ctx) {
       });
     const kind = e.target.closest && e.target.closest("[data-export]")?.dataset.export;
     if (kind)
-      save(crossExportSpec(ctx), kind, fileName("whisper-cross", state.get(), kind), root.ownerDocument);
+      save(
+        crossExportSpec(ctx),
+        kind,
+        fileName("whisper-cross", state.get(), kind),
+        root.ownerDocument,
+      );
   });
 }
 

@@ -104,3 +104,9 @@ def test_nothing_is_borrowed_and_the_translation_note_is_plain():
     assert "jane visits africa" in text and "no translation model ships" in text
     assert "queries come from the written words" in text
     assert "keys and values from the audio" in text
+
+
+def test_both_formulas_carry_the_models_head_size():
+    latex = [x.value for x in _open().latex]
+    assert len(latex) == 2 and all(r"\sqrt{64}" in x for x in latex)  # 576 / 9 and 384 / 6
+    assert r"-\infty" in latex[0] and r"K_{\text{audio}}" in latex[1]

@@ -14,8 +14,9 @@ from attention_core.head_order import METRICS
 from ui import cache, safe
 from ui.cache_listen import Heard, digest, heard, whisper_error
 from ui.decoder_view import MODEL as DECODER
-from ui.listen import CLIPS, clip_names, wav_bytes
+from ui.listen import wav_bytes
 from ui.listen_views import OPENING_HEAD, text_tokens
+from ui.presets import CLIPS, clip_names
 from ui.router import Shared
 from ui.tour.common import chart, engineers
 from viz import spectrogram
@@ -87,6 +88,10 @@ def masked(text: str) -> None:
         "How to read this: each row is a token (the query), its weights over the tokens it may "
         "look at (the keys) sum to 1; the cells right of the diagonal are the future, masked.",
     )
+    st.latex(
+        rf"\mathrm{{softmax}}\!\left(\frac{{QK^{{\top}}}}{{\sqrt{{{trace.config.d_head}}}}} + M"
+        r"\right)V,\qquad M_{ij} = -\infty \text{ for a key } j \text{ after the query } i"
+    )
     above = pattern[np.triu_indices(len(tokens), 1)]
     c = st.columns(2)
     c[0].metric("largest weight above the diagonal", f"{above.max(initial=0.0):.3f}")
@@ -121,6 +126,12 @@ def cross() -> None:
         "How to read this: each row is a written token, each column 20 ms of the audio (the "
         "speech only, silence before and after cut off); a bright diagonal means the words "
         "look at the audio in the order they were said.",
+    )
+    n_heads = clip.cross_pattern_lhqk.shape[1]
+    d_head = clip.encoder_hidden_ltd.shape[-1] // n_heads
+    st.latex(
+        rf"\mathrm{{softmax}}\!\left(\frac{{Q_{{\text{{words}}}} K_{{\text{{audio}}}}^{{\top}}}}"
+        rf"{{\sqrt{{{d_head}}}}}\right) V_{{\text{{audio}}}}"
     )
     rho = float(clip.alignment.monotone_lh[layer, head])
     st.markdown(

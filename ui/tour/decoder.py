@@ -80,7 +80,8 @@ def masked(text: str) -> None:
         "never look ahead at the words it is meant to guess: every weight above the diagonal is "
         "exactly 0 (those scores are set to −∞ before softmax). Shown is the head, of its "
         f"{n_layers * n_heads}, that looks most at the token just before: **layer {layer}, "
-        f"head {head}**, which puts **{share:.3f}** of each token's weight there on average."
+        f"head {head}**: each token after the first puts on average **{share:.3f}** of its "
+        "weight on the token just before it."
     )
     chart(
         make_pattern_heatmap(pattern, tokens, title=f"SmolLM2, layer {layer}, head {head}"),
@@ -163,6 +164,7 @@ def _moments(clip: Heard, layer: int, head: int) -> None:
             "weight": weights,
         },
         key="learn_cross_table",
+        width="stretch",
         hide_index=True,
         column_config={"weight": THREE, "looks most at (s)": SECONDS},
     )

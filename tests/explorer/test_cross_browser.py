@@ -1,0 +1,115 @@
+"""Cross-attention, tokens × time, on the Listen page in Debian's Chromium against `streamlit run
+app.py`: the explorer opens on the page's head, switches head with the keyboard and layer with
+its select (redrawn in the browser, the time printed), and a clicked cell's readout and
+hovered tooltip are the engine's ``cross_pattern_lhqk`` (1e-6 relative); the page hears the
+click and its layer, head and token pickers follow."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from attention_core import load_whisper, log_mel, transcribe
+from attention_core.audio import load_audio, speech_frames
+from attention_core.models.llama_tokenizer import show_piece
+from scripts.live_app import CHROMIUM, streamlit_server, wait_idle
+from ui.listen import CLIPS, clip_names
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(
+        not Path(CHROMIUM).exists() and not os.environ.get("CI"),
+        reason=f"{CHROMIUM} not installed (./test.sh installs it)",
+    ),
+]
+WAIT_MS = 60_000
+
+
+@pytest.fixture(scope="module")
+def app_url():
+    with streamlit_server() as url:
+        yield url
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    yield context.new_page()
+    context.close()
+
+
+def _view(page) -> dict:
+    return json.loads(page.locator(".ax-cross").get_attribute("data-view") or "{}")
+
+
+def _wait_view(page, layer: int, head: int) -> None:
+    """Wait until the explorer has drawn layer, head (it lives in the component's shadow root,
+    which Playwright's locators pierce)."""
+    want = json.dumps({"layer": layer, "head": head}, separators=(",", ":"))
+    page.locator(f".ax-cross[data-view^='{want[:-1]}']").wait_for(timeout=WAIT_MS)
+
+
+def _picker(page, label: str):
+    """A Streamlit selectbox's input (its value is the option shown)."""
+    return page.locator("[data-testid=stSelectbox]", has_text=label).locator("input")
+
+
+def _click(page, token: int, frame: int, n_tokens: int, n_frames: int) -> dict:
+    """Click the cell (token, frame of the span) and read its readout."""
+    box = page.locator(".ax-cross canvas.ax-map").bounding_box()
+    x = box["x"] + 1 + (frame + 0.5) * (box["width"] - 2) / n_frames
+    y = box["y"] + 1 + (token + 0.5) * (box["height"] - 2) / n_tokens
+    page.mouse.move(x, y)
+    tip = float(page.locator(".ax-cross .ax-tip").get_attribute("data-value") or "nan")
+    page.mouse.click(x, y)
+    cell = json.loads(page.locator(".ax-cross .ax-cell").get_attribute("data-cell") or "{}")
+    return cell | {"tip": tip}
+
+
+def test_cross_attention_switches_in_the_browser_and_reads_the_engines_cells(app_url, page):
+    name = clip_names()[0]  # the page opens on the first example clip
+    audio = load_audio(CLIPS / f"{name}.wav")
+    trace = transcribe(load_whisper(), log_mel(audio.samples_n))
+    lo, hi = speech_frames(audio.samples_n)
+    n = len(trace.prompt_ids)
+    words = [show_piece(t) for t in trace.tokens][n:]
+    page.goto(f"{app_url}/listen")
+    page.locator(".ax-cross[data-drawn]").wait_for(timeout=WAIT_MS)
+    wait_idle(page, WAIT_MS)
+    assert _view(page) == {"layer": 3, "head": 0, "token": 0}
+    rows = page.locator(".ax-cross .ax-rows span").all_text_contents()
+    assert rows == words[: len(rows)] and rows[0] == words[0]  # text, thinned when many
+
+    page.locator(".ax-cross").focus()
+    page.keyboard.press("ArrowRight")  # ← → the head, as in the explorer
+    _wait_view(page, 3, 1)
+    page.locator(".ax-cross select[data-name=layer]").select_option("2")
+    _wait_view(page, 2, 1)
+    ms = float(page.locator(".ax-cross").get_attribute("data-draw-ms") or "nan")
+    print(f"\ncross-attention redraw: {ms:.1f} ms ({len(words)} tokens × {hi - lo} frames)")
+
+    token, frame = len(words) // 2, (hi - lo) // 2
+    cell = _click(page, token, frame, len(words), hi - lo)
+    want = float(trace.cross_pattern_lhqk[2, 1, n + token, lo + frame])
+    assert (cell["layer"], cell["head"], cell["token"], cell["frame"]) == (2, 1, token, lo + frame)
+    np.testing.assert_allclose([cell["value"], cell["tip"]], want, rtol=1e-6)
+    assert cell["seconds"] == pytest.approx((lo + frame) * 0.02)
+
+    # the page hears {layer, head, token}: its pickers follow, the explorer keeps its view
+    token_picker = _picker(page, "A token")
+    page.wait_for_function(
+        "([el, want]) => el.value === want",
+        arg=[token_picker.element_handle(), f"{token}: {words[token]}"],
+        timeout=WAIT_MS,
+    )
+    wait_idle(page, WAIT_MS)
+    assert (_picker(page, "Decoder layer").input_value(), _picker(page, "Head").input_value()) == (
+        "2",
+        "1",
+    )
+    assert _view(page) == {"layer": 2, "head": 1, "token": token}
+    page.screenshot(path="/tmp/cross_in_browser.png", full_page=True)

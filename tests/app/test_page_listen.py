@@ -254,3 +254,37 @@ def test_without_whisper_the_page_says_how_to_install_it(monkeypatch):
         assert not at.get("plotly_chart")
     finally:
         ui.cache_listen.get_whisper.clear()
+
+
+def _report(at, view):
+    """What the browser sends when the visitor clicks a cross-attention cell or switches head:
+    the explorer's state value "view" (AppTest cannot click inside a component)."""
+    [element] = [c for c in at.get("bidi_component") if c.proto.id.endswith("-lis_cross")]
+    states = at._tree.get_widget_states()
+    state = next((w for w in states.widgets if w.id == element.proto.id), None)
+    if state is None:
+        state = states.widgets.add()
+        state.id = element.proto.id
+    state.json_value = json.dumps({"view": view})
+    at._run(states)
+    return _ok(at)
+
+
+def test_a_click_in_the_cross_attention_moves_the_pages_pickers(whisper):
+    at = _ok(open_page("listen"))
+    at.selectbox(key="lis_clip").set_value("river").run()
+    given, _ = _cross(at)
+    _report(at, {"layer": 1, "head": 4, "token": 2})
+    assert (at.session_state["lis_layer"], at.session_state["lis_head"]) == (1, 4)
+    assert at.session_state["lis_token"] == 2
+    trace, (lo, hi), _ = _engine(whisper, load_audio(CLIPS / "river.wav"))
+    row = array(_chart(at, "lis_spectrogram")["data"][1]["y"])  # the token view follows
+    np.testing.assert_allclose(
+        row, trace.cross_pattern_lhqk[1, 4, len(trace.prompt_ids) + 2, lo:hi]
+    )
+    data, _ = _cross(at)  # an echo: the explorer is handed what it was handed before
+    assert data["view"] == given["view"]
+    _report(at, {"layer": 9, "head": -1, "token": 2})  # out of range: left out
+    assert (at.session_state["lis_layer"], at.session_state["lis_head"]) == (1, 4)
+    at.selectbox(key="lis_head").set_value(0).run()  # news from the page: handed over
+    assert _cross(at)[0]["view"] == {"layer": 1, "head": 0, "token": 2}

@@ -77,5 +77,9 @@ def test_a_head_switch_at_40_tokens_by_1500_frames_redraws_in_the_browser(browse
         times.append(float(page.locator(".ax-cross").get_attribute("data-draw-ms") or "nan"))
     view = json.loads(page.locator(".ax-cross").get_attribute("data-view") or "{}")
     assert view == {"layer": 3, "head": 5, "token": 2}
+    with page.expect_download() as saved:  # the SVG: tokens and seconds as text
+        page.locator(".ax-cross [data-export=svg]").click()
+    svg = Path(saved.value.path()).read_text()
+    assert svg.startswith("<svg") and ">t0</text>" in svg and ">0.00 s</text>" in svg
     print(f"\ncross-attention redraw at 40 × 1500: {', '.join(f'{t:.1f}' for t in times)} ms")
     page.close()

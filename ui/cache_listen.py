@@ -15,7 +15,7 @@ import streamlit as st
 from numpy.typing import NDArray
 
 from attention_core import WhisperModel, load_whisper, log_mel, transcribe
-from attention_core.alignment import Alignment, head_alignment
+from attention_core.alignment import Alignment, head_alignment, writing_rows
 from attention_core.audio import Audio, speak
 from attention_core.model import ModelLoadError
 from attention_core.models.whisper_forward import encoder_pattern
@@ -37,7 +37,13 @@ class Heard:
     self_pattern_lhqk: F32  # [4, 6, T, T]
     encoder_hidden_ltd: F32  # [5, 1500, d]: what enters each encoder layer (and the last)
     alignment_heads: tuple[tuple[int, int], ...]
-    alignment: Alignment  # every head scored on the text tokens over the speech span
+    alignment: Alignment  # every head scored on the rows that wrote the text, over the speech
+
+    @property
+    def rows(self) -> slice:
+        """The cross-attention rows that wrote the text tokens, in order (row r reads token r
+        and writes token r + 1: ``attention_core.alignment.writing_rows``)."""
+        return slice(*writing_rows(self.n_prompt, len(self.token_ids)))
 
 
 def digest(samples_n: F32) -> str:
@@ -78,7 +84,7 @@ def heard(key: str, _samples_n: F32, span: tuple[int, int]) -> Heard:
         trace.self_pattern_lhqk,
         trace.encoder_hidden_ltd,
         trace.alignment_heads,
-        head_alignment(trace.cross_pattern_lhqk, (n_prompt, len(trace.token_ids)), span),
+        head_alignment(trace.cross_pattern_lhqk, trace.writing_rows, span),
     )
 
 

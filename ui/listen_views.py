@@ -91,7 +91,7 @@ def cross(heard: Heard, layer: int, head: int) -> None:
     """Cross-attention tokens × time over the speech span, every layer and head drawn in the
     browser (the explorer), opening on the chosen head; a click there moves the page's pickers."""
     lo, hi = heard.alignment.span
-    pattern = heard.cross_pattern_lhqk[:, :, heard.n_prompt :, lo:hi]
+    pattern = heard.cross_pattern_lhqk[:, :, heard.rows, lo:hi]
     clip = f"{lo}-{hi}:" + ",".join(map(str, heard.token_ids))
     explorer.mount_cross(
         pattern,
@@ -103,9 +103,10 @@ def cross(heard: Heard, layer: int, head: int) -> None:
         clip=clip,
         named=heard.alignment_heads,
         caption=(
-            "Each row is a written token, each column 20 ms of the audio. A head that follows "
-            "the speech draws a bright diagonal: each word listens where it was said. Click a "
-            "cell: the token below follows. ← → change the head, ↑ ↓ the layer."
+            "Each row is the decoder writing that token (it reads the words before it and "
+            "listens to the audio to choose it), each column 20 ms of the audio. A head that "
+            "follows the speech draws a bright diagonal: each word listens near where it was "
+            "said. Click a cell: the token below follows. ← → change the head, ↑ ↓ the layer."
         ),
     )
 
@@ -164,7 +165,7 @@ def token_view(heard: Heard, audio: Audio, layer: int, head: int) -> None:
         "A token", range(len(words)), format_func=lambda i: f"{i}: {words[i]}", key="lis_token"
     )
     lo, hi = heard.alignment.span
-    row = heard.cross_pattern_lhqk[layer, head, heard.n_prompt + token, lo:hi]
+    row = heard.cross_pattern_lhqk[layer, head, heard.rows.start + token, lo:hi]
     fig = spectrogram.spectrogram(heard.mel_ft, (lo, hi), row, words[token])
     st.plotly_chart(fig, key="lis_spectrogram", width="stretch")
     start, end = moment(heard, layer, head, token)

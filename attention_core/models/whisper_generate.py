@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from attention_core.alignment import writing_rows
 from attention_core.models.whisper import WhisperModel
 from attention_core.models.whisper_forward import (
     KV,
@@ -50,6 +51,11 @@ class WhisperTrace:
     @property
     def prompt_ids(self) -> tuple[int, ...]:
         return self.token_ids[: len(self.token_ids) - len(self.text_ids)]
+
+    @property
+    def writing_rows(self) -> tuple[int, int]:
+        """The cross-attention rows that wrote the text tokens (``alignment.writing_rows``)."""
+        return writing_rows(len(self.prompt_ids), len(self.token_ids))
 
     @property
     def tokens(self) -> list[str]:

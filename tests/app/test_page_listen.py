@@ -38,7 +38,7 @@ def whisper():
 def _engine(whisper, audio):
     trace = transcribe(whisper, log_mel(audio.samples_n))
     span = speech_frames(audio.samples_n)
-    rows = (len(trace.prompt_ids), len(trace.token_ids))
+    rows = (len(trace.prompt_ids) - 1, len(trace.token_ids) - 1)  # the rows that wrote the text
     return trace, span, head_alignment(trace.cross_pattern_lhqk, rows, span)
 
 
@@ -91,7 +91,7 @@ def test_every_number_on_the_default_clip_is_the_engines(whisper):
     layer, head = at.selectbox(key="lis_layer").value, at.selectbox(key="lis_head").value
     assert (layer, head) == (3, 0) and (layer, head) in trace.alignment_heads
     data, cross = _cross(at)  # every layer and head, over the speech span, as the engine's
-    np.testing.assert_array_equal(cross, trace.cross_pattern_lhqk[:, :, n:, lo:hi])
+    np.testing.assert_array_equal(cross, trace.cross_pattern_lhqk[:, :, n - 1 : -1, lo:hi])
     assert data["first"] == lo and data["tokens"] == words[n:]
     assert data["view"] == {"layer": layer, "head": head, "token": 0}
     assert {tuple(p) for p in data["named"]} == set(trace.alignment_heads)
@@ -102,8 +102,9 @@ def test_every_number_on_the_default_clip_is_the_engines(whisper):
     assert named == set(trace.alignment_heads)
     # the token picker opens on the first text token: its row over the spectrogram, its moment
     row = _chart(at, "lis_spectrogram")["data"][1]
-    np.testing.assert_allclose(array(row["y"]), trace.cross_pattern_lhqk[layer, head, n, lo:hi])
-    start = (int(np.argmax(trace.cross_pattern_lhqk[layer, head, n, lo:hi])) + lo) * 0.02
+    wrote = n - 1  # the row that wrote the first text token (it read the prompt's last)
+    np.testing.assert_allclose(array(row["y"]), trace.cross_pattern_lhqk[layer, head, wrote, lo:hi])
+    start = (int(np.argmax(trace.cross_pattern_lhqk[layer, head, wrote, lo:hi])) + lo) * 0.02
     assert f"{safe.token(words[n])} listens most to the moment at **{start:.2f} s**" in _words(at)
     played = listen_views.excerpt(audio, round(start, 2), round(start, 2) + 1.0)
     first = round(round(start, 2) * 16000)
@@ -130,10 +131,10 @@ def test_another_clip_head_and_token(whisper):
     assert trace.text == "The river bank was muddy after the rain."
     n = len(trace.prompt_ids)
     data, cross = _cross(at)
-    np.testing.assert_array_equal(cross[2, 5], trace.cross_pattern_lhqk[2, 5, n:, lo:hi])
+    np.testing.assert_array_equal(cross[2, 5], trace.cross_pattern_lhqk[2, 5, n - 1 : -1, lo:hi])
     assert data["view"] == {"layer": 2, "head": 5, "token": 3} and data["first"] == lo
     row = array(_chart(at, "lis_spectrogram")["data"][1]["y"])
-    np.testing.assert_allclose(row, trace.cross_pattern_lhqk[2, 5, n + 3, lo:hi])
+    np.testing.assert_allclose(row, trace.cross_pattern_lhqk[2, 5, n - 1 + 3, lo:hi])
     start = al.peak_lhq[2, 5, 3] * 0.02
     assert f"listens most to the moment at **{start:.2f} s**" in _words(at)
     encoder = array(_chart(at, "lis_encoder")["data"][0]["z"])
@@ -280,7 +281,7 @@ def test_a_click_in_the_cross_attention_moves_the_pages_pickers(whisper):
     trace, (lo, hi), _ = _engine(whisper, load_audio(CLIPS / "river.wav"))
     row = array(_chart(at, "lis_spectrogram")["data"][1]["y"])  # the token view follows
     np.testing.assert_allclose(
-        row, trace.cross_pattern_lhqk[1, 4, len(trace.prompt_ids) + 2, lo:hi]
+        row, trace.cross_pattern_lhqk[1, 4, len(trace.prompt_ids) - 1 + 2, lo:hi]
     )
     data, _ = _cross(at)  # an echo: the explorer is handed what it was handed before
     assert data["view"] == given["view"]

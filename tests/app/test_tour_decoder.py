@@ -83,16 +83,18 @@ def test_cross_attention_is_whispers_on_the_clip(whisper, clip):
     fig = _chart(at, "learn_dec_cross")
     assert fig["layout"]["title"]["text"].startswith("Whisper, cross-attention of layer 3, head 0")
     z = array(fig["data"][0]["z"])
-    np.testing.assert_allclose(z, trace.cross_pattern_lhqk[3, 0, n_prompt:, lo:hi], atol=1e-6)
+    written_by = slice(n_prompt - 1, len(trace.token_ids) - 1)  # row r reads r, writes r + 1
+    np.testing.assert_allclose(z, trace.cross_pattern_lhqk[3, 0, written_by, lo:hi], atol=1e-6)
     assert fig["data"][0]["x"][0] == round(lo * 0.02, 3) and len(fig["data"][0]["x"]) == hi - lo
     words = [show_piece(t) for t in trace.tokens[n_prompt:]]
     table = at.dataframe[0].value
     assert list(table["written token"]) == words
-    peaks = head_alignment(trace.cross_pattern_lhqk, (n_prompt, len(trace.token_ids)), (lo, hi))
+    rows = (written_by.start, written_by.stop)
+    peaks = head_alignment(trace.cross_pattern_lhqk, rows, (lo, hi))
     peak_q = peaks.peak_lhq[3, 0]
     np.testing.assert_allclose(table["looks most at (s)"], np.round(peak_q * 0.02, 2))
-    rows = trace.cross_pattern_lhqk[3, 0, n_prompt:]
-    np.testing.assert_allclose(table["weight"], rows[np.arange(len(peak_q)), peak_q], atol=1e-6)
+    rows_qk = trace.cross_pattern_lhqk[3, 0, written_by]
+    np.testing.assert_allclose(table["weight"], rows_qk[np.arange(len(peak_q)), peak_q], atol=1e-6)
     text = _words(at)
     assert trace.text.rstrip(".") in text.replace("\\", "")
     assert f"rank correlation **{peaks.monotone_lh[3, 0]:.3f}**" in text

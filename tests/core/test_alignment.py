@@ -71,7 +71,8 @@ def whisper():
 def test_on_the_clips_an_alignment_head_follows_the_speech(whisper, clip):
     audio = load_audio(CLIPS / f"{clip}.wav")
     trace = transcribe(whisper, log_mel(audio.samples_n))
-    rows, span = (len(trace.prompt_ids), len(trace.token_ids)), speech_frames(audio.samples_n)
+    rows = (len(trace.prompt_ids) - 1, len(trace.token_ids) - 1)  # the rows that wrote the text
+    span = speech_frames(audio.samples_n)
     al = head_alignment(trace.cross_pattern_lhqk, rows, span)
     assert al.monotone_lh.shape == al.concentrated_lh.shape == (4, 6)
     assert (3, 0) in trace.alignment_heads  # the head the Listen page opens on
@@ -79,5 +80,5 @@ def test_on_the_clips_an_alignment_head_follows_the_speech(whisper, clip):
     named = np.mean([al.monotone_lh[h] for h in trace.alignment_heads])
     assert named > np.mean(al.monotone_lh[0])  # the named heads follow time; layer 0 hardly
     for layer, head in [(0, 0), (2, 5), (3, 4)]:  # the peaks are the rows' argmax in the span
-        part = trace.cross_pattern_lhqk[layer, head, rows[0] :, span[0] : span[1]]
+        part = trace.cross_pattern_lhqk[layer, head, rows[0] : rows[1], span[0] : span[1]]
         np.testing.assert_array_equal(al.peak_lhq[layer, head], part.argmax(-1) + span[0])

@@ -94,7 +94,7 @@ def test_cross_attention_switches_in_the_browser_and_reads_the_engines_cells(app
 
     token, frame = len(words) // 2, (hi - lo) // 2
     cell = _click(page, token, frame, len(words), hi - lo)
-    want = float(trace.cross_pattern_lhqk[2, 1, n + token, lo + frame])
+    want = float(trace.cross_pattern_lhqk[2, 1, n - 1 + token, lo + frame])  # the row that wrote it
     assert (cell["layer"], cell["head"], cell["token"], cell["frame"]) == (2, 1, token, lo + frame)
     np.testing.assert_allclose([cell["value"], cell["tip"]], want, rtol=1e-6)
     assert cell["seconds"] == pytest.approx((lo + frame) * 0.02)

@@ -118,13 +118,14 @@ def cross() -> None:
     st.markdown(f"**Whisper heard:** {safe.md(clip.text)}")
     layer, head = cross_head(clip)
     lo, hi = clip.alignment.span
-    rows_qk = clip.cross_pattern_lhqk[layer, head, clip.n_prompt :, lo:hi]
+    rows_qk = clip.cross_pattern_lhqk[layer, head, clip.rows, lo:hi]
     title = f"Whisper, cross-attention of layer {layer}, head {head} (an aligning head)"
     fig = spectrogram.cross_attention(rows_qk, text_tokens(clip), (lo, hi), title)
     chart(
         fig,
         "learn_dec_cross",
-        "How to read this: each row is a written token, each column 20 ms of the audio (the "
+        "How to read this: each row is the decoder writing that token, each column 20 ms of "
+        "the audio (the "
         "speech only, silence before and after cut off); a bright diagonal means the words "
         "look at the audio in the order they were said.",
     )
@@ -140,8 +141,8 @@ def cross() -> None:
         "from the audio**, as the encoder made it (one vector per 20 ms). So each word looks "
         "near the moment it was said: the moment each token looks at most moves forward "
         f"through the audio as the words do (rank correlation **{rho:.3f}**, 1 = always "
-        "forward). Each row is the decoder reading a token while it works out the next one, "
-        "so a row may look a little ahead, at the word still to be written."
+        "forward). Each row is the step that wrote the word: the decoder reads the words "
+        "before it and listens to the audio to choose it."
     )
     _moments(clip, layer, head)
     st.info(TRANSLATION, icon=":material/translate:")
@@ -150,7 +151,7 @@ def cross() -> None:
 def moments(clip: Heard, layer: int, head: int) -> tuple[list[float], NDArray[np.float32]]:
     """For each written token: the second it looks at most and the weight there."""
     peaks_q = clip.alignment.peak_lhq[layer, head]
-    rows_qk = clip.cross_pattern_lhqk[layer, head, clip.n_prompt :]
+    rows_qk = clip.cross_pattern_lhqk[layer, head, clip.rows]
     seconds = [round(int(f) * spectrogram.FRAME_S, 2) for f in peaks_q]
     return seconds, rows_qk[np.arange(len(peaks_q)), peaks_q]
 

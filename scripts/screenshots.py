@@ -54,7 +54,7 @@ SHOTS: list[Shot] = [
     ("all_heads_smollm2", "all_heads", {"model": "smollm2", "s": "The river bank was muddy"}, 0, 1),
     ("decoder", "decoder", {"s": "dirty quantum plumbing"}, 4, 0),
     ("generate", "generate", {}, 1, 1),
-    ("listen", "listen", {"lis_clip": "river"}, 3, 0),
+    ("listen", "listen", {"lis_clip": "river"}, 3, 1),
 ]
 DARK = ("pattern_dark", "pattern", {"s": "The river bank was muddy", "layer": "1", "head": "9"})
 

@@ -65,7 +65,8 @@ print(json.dumps({l.split(":")[0]: int(l.split()[1]) / 1024 for l in rss}))
 """
 
 
-def _fresh(script: str) -> dict[str, float]:
+def fresh_process(script: str) -> dict[str, float]:
+    """Run ``script`` in a new interpreter (one BLAS thread); its last line of stdout as JSON."""
     env = {**os.environ, **ONE_THREAD, "PYTHONPATH": str(ROOT)}
     done = subprocess.run(
         [sys.executable, "-c", script],
@@ -175,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
     threadpool_limits(1)
     model = load_model("smollm2")
     print(f"## SmolLM2 in the NumPy engine\n\n{_header()}\n")
-    loads = [_fresh(LOAD_SCRIPT) for _ in range(3)]
+    loads = [fresh_process(LOAD_SCRIPT) for _ in range(3)]
     cold = statistics.median(x["cold"] for x in loads)
     warm = statistics.median(x["warm"] for x in loads)
     verdict = "ok" if max(cold, warm) <= 3 else "MISS"
@@ -186,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
     print("\n".join(bench_forward(model, max(3, args.repeats))) + "\n")
     print(bench_step(model, max(3, args.repeats) * 4))
     print(bench_trace(model))
-    rss = _fresh(RSS_SCRIPT)
+    rss = fresh_process(RSS_SCRIPT)
     print(
         f"RSS with both models loaded and a trace each: {rss['VmRSS']:.0f} MB (peak "
         f"{rss['VmHWM']:.0f} MB) — target <= 1200 MB: {'ok' if rss['VmHWM'] <= 1200 else 'MISS'}"

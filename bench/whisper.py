@@ -21,10 +21,8 @@ after.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -43,6 +41,7 @@ from attention_core.mel import log_mel
 from attention_core.models.whisper import WhisperModel, load_whisper
 from attention_core.models.whisper_forward import encode
 from attention_core.models.whisper_generate import WhisperTrace, transcribe
+from bench.llama import fresh_process
 
 ROOT = Path(__file__).resolve().parents[1]
 CLIPS = ROOT / "examples" / "clips"
@@ -226,16 +225,7 @@ def bench_trace(model: WhisperModel) -> str:
 
 
 def _rss() -> dict[str, float]:
-    env = {**os.environ, **ONE_THREAD, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run(
-        [sys.executable, "-c", RSS_SCRIPT],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=True,
-    )
-    return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+    return fresh_process(RSS_SCRIPT)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -106,7 +106,8 @@ def cross(heard: Heard, layer: int, head: int) -> None:
             "Each row is the decoder writing that token (it reads the words before it and "
             "listens to the audio to choose it), each column 20 ms of the audio. A head that "
             "follows the speech draws a bright diagonal: each word listens near where it was "
-            "said. Click a cell: the token below follows. ← → change the head, ↑ ↓ the layer."
+            "said. Colours run from 0 to this head's largest weight (the number on the bar). "
+            "Click a cell: the token below follows. ← → change the head, ↑ ↓ the layer."
         ),
     )
 

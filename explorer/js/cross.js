@@ -11,6 +11,7 @@ import { placeTip, wireKeys } from "./pointer.js";
 import { decodeFloat32 } from "./protocol.js";
 import {
   checkCross,
+  crossRange,
   crossReadout,
   crossRows,
   crossSeconds,
@@ -51,7 +52,9 @@ function drawCross(ctx) {
   map.style.height = `${height}px`;
   const order = [...Array(shape.nTokens).keys()];
   const frames = [...Array(shape.nFrames).keys()];
-  paint(map, ctx.rows, shape.nFrames, order, frames, false, [0, 1], SCALES.weights, ctx.blank);
+  ctx.range = crossRange(ctx.rows);
+  paint(map, ctx.rows, shape.nFrames, order, frames, false, ctx.range, SCALES.weights, ctx.blank);
+  root.querySelector(".ax-hi").textContent = ctx.range[1].toFixed(2);
   labelAxis(root.querySelector(".ax-rows"), order, tokens, height, true);
   root.querySelector(".ax-rows").style.height = `${height}px`;
   root.querySelector(".ax-bar").style.height = `${height}px`;
@@ -157,7 +160,7 @@ function crossExportSpec(ctx) {
     rowNames: ctx.tokens,
     colNames: frameNames,
     transpose: false,
-    range: [0, 1],
+    range: ctx.range,
     scale: SCALES.weights,
     blank: ctx.blank,
     image: ctx.map.toDataURL("image/png"),

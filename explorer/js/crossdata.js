@@ -22,6 +22,14 @@ export function crossRows(pattern, shape, layer, head) {
 }
 
 // When frame `f` of the span starts, in seconds (the clip's frame first + f), to 10 µs.
+// The colour range of one head's rows: 0 to its largest weight (1 when all are 0). A head's
+// weights over 1500 frames peak near 0.1-0.2, which a fixed 0..1 scale would draw almost black.
+export function crossRange(rows) {
+  let top = 0;
+  for (const v of rows) if (v > top) top = v;
+  return [0, top || 1];
+}
+
 export function crossSeconds(first, f) {
   return Math.round((first + f) * CROSS_FRAME_S * 1e5) / 1e5;
 }

@@ -7,6 +7,7 @@ import { layout } from "../../explorer/js/export.js";
 import {
   checkCross,
   crossPeak,
+  crossRange,
   crossReadout,
   crossRows,
   crossSeconds,
@@ -103,4 +104,9 @@ test("an export panel may name its own rows and columns", () => {
     p.colLabels.map((l) => l.text),
     ["0 s", "1 s", "2 s"],
   );
+});
+
+test("a head is coloured from 0 to its own largest weight (1 when every weight is 0)", () => {
+  assert.deepEqual(crossRange(Float32Array.of(0.02, 0.19, 0.05)), [0, Math.fround(0.19)]);
+  assert.deepEqual(crossRange(new Float32Array(4)), [0, 1]);
 });

@@ -156,7 +156,8 @@ def bench_trace(model: Any) -> str:
     )
 
 
-def _header() -> str:
+def header() -> str:
+    """The load average, the thread pools (BLAS architecture, threads) and the CPU count."""
     from threadpoolctl import threadpool_info
 
     blas = [
@@ -175,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
 
     threadpool_limits(1)
     model = load_model("smollm2")
-    print(f"## SmolLM2 in the NumPy engine\n\n{_header()}\n")
+    print(f"## SmolLM2 in the NumPy engine\n\n{header()}\n")
     loads = [fresh_process(LOAD_SCRIPT) for _ in range(3)]
     cold = statistics.median(x["cold"] for x in loads)
     warm = statistics.median(x["warm"] for x in loads)
@@ -192,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
         f"RSS with both models loaded and a trace each: {rss['VmRSS']:.0f} MB (peak "
         f"{rss['VmHWM']:.0f} MB) — target <= 1200 MB: {'ok' if rss['VmHWM'] <= 1200 else 'MISS'}"
     )
-    print(f"\n{_header()} (at the end)")
+    print(f"\n{header()} (at the end)")
     return 0
 
 

@@ -41,7 +41,7 @@ from attention_core.mel import log_mel
 from attention_core.models.whisper import WhisperModel, load_whisper
 from attention_core.models.whisper_forward import encode
 from attention_core.models.whisper_generate import WhisperTrace, transcribe
-from bench.llama import fresh_process
+from bench.llama import fresh_process, header
 
 ROOT = Path(__file__).resolve().parents[1]
 CLIPS = ROOT / "examples" / "clips"
@@ -64,19 +64,6 @@ attention_core.transcribe(w, log_mel(clip.samples_n))
 rss = [l for l in open("/proc/self/status") if l.startswith(("VmRSS", "VmHWM"))]
 print(json.dumps({{l.split(":")[0]: int(l.split()[1]) / 1024 for l in rss}}))
 """
-
-
-def _header() -> str:
-    from threadpoolctl import threadpool_info
-
-    pools = [
-        (i.get("internal_api"), i.get("architecture"), i.get("num_threads"))
-        for i in threadpool_info()
-    ]
-    coretype = {k: os.environ.get(k) for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")}
-    return (
-        f"load average {os.getloadavg()}; thread pools {pools}; {coretype}; cpus {os.cpu_count()}"
-    )
 
 
 def _time(fn: Callable[[], Any]) -> float:
@@ -224,10 +211,6 @@ def bench_trace(model: WhisperModel) -> str:
     )
 
 
-def _rss() -> dict[str, float]:
-    return fresh_process(RSS_SCRIPT)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m bench whisper",
@@ -237,18 +220,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=7, help="timed runs per figure (>= 3)")
     args = parser.parse_args(argv)
     repeats = max(3, args.repeats)
-    print(f"## Whisper tiny.en in the NumPy engine\n\n{_header()}\n")
+    print(f"## Whisper tiny.en in the NumPy engine\n\n{header()}\n")
     model, ct2 = load_whisper(), _ct2()
     print("\n".join(bench_encoder(model, ct2, repeats)) + "\n")
     print("\n".join(bench_clip(model, ct2, repeats)))
     print(bench_trace(model))
-    rss = _rss()
+    rss = fresh_process(RSS_SCRIPT)
     print(
         f"RSS with MiniLM, SmolLM2 and Whisper loaded and a trace each: {rss['VmRSS']:.0f} MB "
         f"(peak {rss['VmHWM']:.0f} MB) — target <= 1400 MB: "
         f"{'ok' if rss['VmHWM'] <= 1400 else 'MISS'}"
     )
-    print(f"\n{_header()} (at the end)")
+    print(f"\n{header()} (at the end)")
     return 0
 
 

@@ -32,15 +32,15 @@ def _take(key: str, fields: Sequence[str]) -> Callable[[], None]:
     return take
 
 
-def _given(key: str, view: dict[str, Any]) -> dict[str, Any]:
+def given(key: str, view: dict[str, Any]) -> dict[str, Any]:
     """The view to hand the browser: after the browser reported ``view`` itself, the view it was
     last handed, so the explorer's data (and the message carrying it, its script included) stays
     the same and nothing is sent again or redrawn; otherwise ``view``, remembered. This is the
     one place that tells an echo from news: the browser (explorer/js/state.js) takes every view
     it is handed that differs from the last one, and Streamlit runs it only when data changes."""
-    given = st.session_state.get(f"_{key}_given")
-    if given is not None and st.session_state.get(f"_{key}_told") == view:
-        return dict(given)
+    last = st.session_state.get(f"_{key}_given")
+    if last is not None and st.session_state.get(f"_{key}_told") == view:
+        return dict(last)
     st.session_state[f"_{key}_given"] = view
     return view
 
@@ -48,7 +48,7 @@ def _given(key: str, view: dict[str, Any]) -> dict[str, Any]:
 def full(trace: Trace, model: str, text: str, key: str) -> Any:
     """The explorer with every control, its whole view kept in the session and the URL."""
     fields = explorer.VIEW_FIELDS
-    view = _given(key, {name: st.session_state[name] for name in fields})
+    view = given(key, {name: st.session_state[name] for name in fields})
     defaults = {name: params.PARAMS[name].default for name in fields}
     return explorer.mount(trace, model, text, view, defaults, _take(key, fields), key=key)
 
@@ -67,7 +67,7 @@ def shared_only(
     only the sidebar's layer, head and [CLS]/[SEP] setting are shared with the session (and
     not even those with ``tell=False``: a view that must not move the sidebar)."""
     view = {name: st.session_state[name] for name in SHARED_FIELDS} | OFF | (switches or {})
-    view = _given(key, view) if tell else view
+    view = given(key, view) if tell else view
     defaults = {name: params.PARAMS[name].default for name in SHARED_FIELDS}
     return explorer.mount(
         trace,

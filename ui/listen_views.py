@@ -14,7 +14,7 @@ from numpy.typing import NDArray
 import explorer
 from attention_core.audio import SAMPLE_RATE, Audio
 from attention_core.models.llama_tokenizer import show_piece
-from ui import safe
+from ui import explore, safe
 from ui.cache_listen import Heard, encoder_span
 from ui.listen import wav_bytes
 from viz import spectrogram
@@ -59,17 +59,6 @@ def cross_view(heard: Heard, layer: int, head: int) -> dict[str, int]:
     return {"layer": layer, "head": head, "token": token}
 
 
-def cross_given(view: dict[str, int]) -> dict[str, int]:
-    """The view to hand the explorer, with ui/explore.py's echo rule: after the browser reported
-    ``view`` itself, the view it was last handed (so its data stays the same and Streamlit
-    neither resends nor redraws it); otherwise ``view``, remembered."""
-    given = st.session_state.get(f"_{CROSS_KEY}_given")
-    if given is not None and st.session_state.get(f"_{CROSS_KEY}_told") == view:
-        return dict(given)
-    st.session_state[f"_{CROSS_KEY}_given"] = view
-    return view
-
-
 def _cross_told(heard: Heard) -> Callable[[], None]:
     """The callback taking the explorer's report {layer, head, token}: the page's pickers
     follow it (a value out of their range is left out)."""
@@ -97,7 +86,7 @@ def cross(heard: Heard, layer: int, head: int) -> None:
         pattern,
         text_tokens(heard),
         lo,
-        cross_given(cross_view(heard, layer, head)),
+        explore.given(CROSS_KEY, cross_view(heard, layer, head)),
         _cross_told(heard),
         key=CROSS_KEY,
         clip=clip,

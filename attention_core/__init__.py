@@ -39,7 +39,7 @@ from attention_core.cost import (
     square_law,
     tokens_of_length,
 )
-from attention_core.decoder import DecoderTrace, padded_input, run_decoder
+from attention_core.demos import padded_input
 from attention_core.explain import CellArithmetic, HeadSummary, cell_arithmetic, summarize_heads
 from attention_core.fallback import fallback_embeddings, split_pieces
 from attention_core.forward import Trace, WhatIf, run_model, trace_nbytes, trace_sentence
@@ -210,9 +210,7 @@ __all__ = [  # noqa: RUF022 - grouped by concept, not alphabetically
     "measure_cost",
     "square_law",
     "tokens_of_length",
-    "DecoderTrace",
     "padded_input",
-    "run_decoder",
     "fallback_embeddings",
     "split_pieces",
     "DK_GRID",

@@ -16,16 +16,29 @@ import numpy as np
 from numpy.typing import NDArray
 
 from attention_core.attention import multi_head_attention, project
-from attention_core.decoder import padded_input
-from attention_core.forward import Trace
+from attention_core.forward import Trace, embed
 from attention_core.functional import attention_steps, gelu, softmax
 from attention_core.geometry import cosine
 from attention_core.model import Model, ModelConfig
+from attention_core.tokens import Tokens
 from attention_core.weights import LayerWeights
 
 F32 = NDArray[np.float32]
 F64 = NDArray[np.float64]
 SPLIT_SIZES: tuple[int, ...] = (16, 32, 64, 128, 256, 512)  # token counts timed per layer
+
+
+def padded_input(model: Model, tokens: Tokens, n_pad: int) -> tuple[F32, NDArray[np.bool_]]:
+    """The first layer's input for ``tokens`` followed by ``n_pad`` [PAD] tokens, as a batch
+    pads a short sentence, and the key mask marking real (True) versus padding (False) keys."""
+    if n_pad < 0 or len(tokens) + n_pad > model.config.n_positions:
+        raise ValueError(f"n_pad must be in [0, {model.config.n_positions - len(tokens)}]")
+    pad_id = model.tokenizer.token_to_id("[PAD]")
+    if pad_id is None:
+        raise ValueError("the tokenizer has no [PAD] token")
+    ids_t = np.concatenate([tokens.input_ids_t, np.full(n_pad, pad_id, dtype=np.int64)])
+    key_mask_k = np.arange(len(ids_t)) < len(tokens)
+    return embed(model, ids_t)[-1], key_mask_k
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,6 @@ from attention_core.block import (
     view_block,
 )
 from attention_core.cost import CostPoint, measure_cost
-from attention_core.decoder import DecoderTrace, run_decoder
 from attention_core.demos import Padding, SplitPoint, measure_split, padding_demo
 from attention_core.explain import summarize_heads
 from attention_core.fallback import fallback_embeddings
@@ -55,7 +54,6 @@ try:
 except ImportError:  # comes with scikit-learn (a sentence-transformers dependency); optional here
     threadpool_limits = None
 
-DECODER_MAX_TOKENS = 64  # longest source or target the decoder demonstration reads
 N_PAD = 3  # [PAD] tokens appended in the padding example
 
 # The models a visitor may choose: the URL's key (model=smollm2) -> what load_model reads (a
@@ -279,15 +277,6 @@ def split_points(model_name: str) -> tuple[SplitPoint, ...]:
     """One layer's time split between attention and the dense layers at 16 to 512 tokens."""
     with _one_blas_thread():
         return measure_split(get_model(model_name))
-
-
-# Worst case 8 × 4.7 MB (64-token source and target, every layer's patterns) = 38 MB.
-@st.cache_data(max_entries=8, show_spinner="Running the decoder demonstration…")
-def decoder(model_name: str, source: str, target: str, layer: int) -> DecoderTrace:
-    """The decoder demonstration on both texts, each cut to ``DECODER_MAX_TOKENS``."""
-    model = get_model(model_name)
-    src = tokenize(model, source, DECODER_MAX_TOKENS)
-    return run_decoder(model, src, tokenize(model, target, DECODER_MAX_TOKENS), layer)
 
 
 # Worst case 4 × 24 MB (layer 0's 12 × 512² patterns with and without the mask, pickled) = 96 MB.

@@ -152,8 +152,6 @@ PARAMS: dict[str, Param] = {
     # learn page
     "step": Param(1, _int_in(1, N_STEPS), "learn"),  # 1-based, bounded by ui.tour's registry
     "learn_token": Param(-1, _int_in(-1, LAST_TOKEN), "learn"),  # -1: the last real word
-    "learn_src": Param(RIVER_BANK, _text, "learn"),
-    "learn_tgt": Param("the shore of the stream was wet", _text, "learn"),
     # all_heads page
     "ah_sort": Param(
         "head", _choice("head", "entropy", "special", "previous", "diagonal", "max"), "all_heads"

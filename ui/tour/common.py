@@ -17,7 +17,7 @@ from ui.widgets import token_picker
 
 BANK_A, BANK_B = RIVER_BANK, MONEY_BANK  # the tour's sentences A and B
 LAYER_HEAD = ("layer", "head")  # the explorer's controls in the tour: the switches stay off
-KEPT = ("learn_token", "learn_src", "learn_tgt")  # choices that survive steps without the widget
+KEPT = ("learn_token",)  # choices that survive steps without the widget
 
 
 def view(shared: Shared, trace: Trace) -> tuple[NDArray[np.int64], list[str]]:

@@ -19,6 +19,7 @@ from attention_core import Trace
 from attention_core.pack import MAX_TILE, float32_bytes, header
 from explorer import CSS, PATH, VIEW_FIELDS, check_stages
 from explorer.bundle import module
+from explorer.cross_store import CROSS, CROSS_PATH, CrossStore, pattern_id
 
 
 @cache
@@ -172,6 +173,35 @@ def mount_step(
     return _renderer()(data=data, key=key)
 
 
+def pool_mel(mel_ft: NDArray[np.float32], lo: int, hi: int) -> NDArray[np.float32]:
+    """The log-mel [bins, 10 ms frames] over the span lo..hi of 20 ms frames (cross-attention's
+    frames: the encoder halves the time), each 20 ms the mean of its two 10 ms frames:
+    [bins, hi - lo], float32."""
+    if not 0 <= lo < hi or 2 * hi > mel_ft.shape[-1]:
+        raise ValueError(f"span {lo}..{hi} (20 ms) is not inside the mel's {mel_ft.shape}")
+    pairs = mel_ft[:, 2 * lo : 2 * hi].reshape(mel_ft.shape[0], hi - lo, 2)  # [m, f, 2]
+    return pairs.astype(np.float32).mean(axis=-1, dtype=np.float32)
+
+
+def _b64(values: NDArray[np.float32]) -> str:
+    return base64.b64encode(float32_bytes(values)).decode("ascii")
+
+
+def _cross_heads(
+    pattern_lhqf: NDArray[np.float32], view: dict[str, int], clip: str, store: CrossStore | None
+) -> dict[str, Any]:
+    """The heads sent with the view: only the opening one when ``store`` holds the pattern (the
+    browser fetches the others from ``CROSS_PATH`` by ``store``'s key), else all of them."""
+    key = pattern_id(clip, pattern_lhqf)
+    if store is not None and store.put(key, pattern_lhqf):
+        layer, head = int(view["layer"]), int(view["head"])
+        inline = [[layer, head, _b64(pattern_lhqf[layer, head])]]
+        return {"inline": inline, "store": key, "api": CROSS_PATH.lstrip("/")}
+    n_layers, n_heads = pattern_lhqf.shape[:2]
+    every = [(la, h) for la in range(n_layers) for h in range(n_heads)]
+    return {"inline": [[la, h, _b64(pattern_lhqf[la, h])] for la, h in every], "store": ""}
+
+
 def cross_data(
     pattern_lhqf: NDArray[np.float32],
     tokens: Sequence[str],
@@ -180,26 +210,36 @@ def cross_data(
     clip: str,
     named: Sequence[tuple[int, int]] = (),
     caption: str = "",
+    mel_mf: NDArray[np.float32] | None = None,
+    store: CrossStore | None = CROSS,
 ) -> dict[str, Any]:
-    """What ``mount_cross`` hands the browser (JSON-ready): every layer's and head's
-    cross-attention [layer, head, token, frame] over the speech span as float32 base64, the
-    tokens, the span's first frame in the clip (20 ms frames), the view {layer, head, token}."""
+    """What ``mount_cross`` hands the browser (JSON-ready): the opening head's cross-attention
+    [token, frame] over the speech span as float32 base64 (every head when ``store`` is None or
+    cannot hold the pattern), the tokens, the span's first frame in the clip (20 ms frames),
+    the view {layer, head, token}, and ``mel_mf`` [bins, frames of the span] when given."""
     n_layers, n_heads, n_tokens, n_frames = pattern_lhqf.shape
     if n_tokens != len(tokens) or n_tokens == 0 or n_frames == 0:
         raise ValueError(f"pattern shape {pattern_lhqf.shape} does not match {len(tokens)} tokens")
-    return {
+    if mel_mf is not None and (mel_mf.ndim != 2 or mel_mf.shape[1] != n_frames):
+        raise ValueError(f"mel shape {mel_mf.shape} does not match {n_frames} frames")
+    the_view = {name: int(view[name]) for name in ("layer", "head", "token")}
+    if not (0 <= the_view["layer"] < n_layers and 0 <= the_view["head"] < n_heads):
+        raise ValueError(f"view {the_view} is not one of {n_layers} layers × {n_heads} heads")
+    data = {
         "mode": "cross",
-        "pattern": base64.b64encode(float32_bytes(pattern_lhqf)).decode("ascii"),
         "tokens": list(tokens),
         "n_layers": n_layers,
         "n_heads": n_heads,
         "n_frames": n_frames,
         "first": int(first),
-        "view": {name: int(view[name]) for name in ("layer", "head", "token")},
+        "view": the_view,
         "clip": clip,
         "named": [[int(layer), int(head)] for layer, head in named],
         "caption": caption,
-    }
+    } | _cross_heads(pattern_lhqf, the_view, clip, store)
+    if mel_mf is not None:
+        data |= {"mel": _b64(mel_mf), "n_bins": int(mel_mf.shape[0])}
+    return data
 
 
 def mount_cross(
@@ -212,12 +252,17 @@ def mount_cross(
     clip: str,
     named: Sequence[tuple[int, int]] = (),
     caption: str = "",
+    mel_mf: NDArray[np.float32] | None = None,
 ) -> Any:
-    """Cross-attention, tokens × time, drawn in the browser for any layer and head (all sent
-    with the view, so switching redraws with no round trip). ``pattern_lhqf`` is already cut to
-    the speech span, whose first frame in the clip is ``first``; ``clip`` names the clip (the
-    browser keeps the visitor's view while it stays). After the visitor switches the head or
-    clicks a cell, the browser reports {layer, head, token} (``st.session_state[key]["view"]``),
-    debounced, and ``on_change`` runs before the rerun."""
-    data = cross_data(pattern_lhqf, tokens, first, view, clip, named, caption)
+    """Cross-attention, tokens × time, drawn in the browser for any layer and head.
+    ``pattern_lhqf`` is already cut to the speech span, whose first frame in the clip is
+    ``first``; ``clip`` names the clip (the browser keeps the visitor's view while it stays).
+    Only the opening head goes with the view; the process holds the pattern
+    (``explorer.cross_store.CROSS``, 64 MB, least recently used out) and the browser fetches
+    another head once, when the visitor first switches to it. ``mel_mf`` (optional, [bins,
+    frames of the span], e.g. ``pool_mel``) draws the sound above, on the same time axis.
+    After the visitor switches the head or clicks a cell, the browser reports {layer, head,
+    token} (``st.session_state[key]["view"]``), debounced, and ``on_change`` runs before the
+    rerun."""
+    data = cross_data(pattern_lhqf, tokens, first, view, clip, named, caption, mel_mf)
     return _renderer()(data=data, key=key, on_view_change=on_change)

@@ -1,22 +1,27 @@
 // Cross-attention, tokens × time: one row per written token, one column per 20 ms of the
-// audio over the speech span, for any decoder layer and head. Every layer's and head's pattern
-// comes with the view (float32, the engine's softmaxed weights), so the layer and head switch
-// here with no server round trip: the selects, − +, ↑ ↓ on the focused view (layer) and ← →
-// anywhere on the page (head), as in the explorer. Hover a cell for its weight; click it for
-// the readout, and the page hears {layer, head, token}.
+// audio over the speech span, for any decoder layer and head, under a strip of the sound itself
+// (the log-mel, low pitches at the bottom) on the same time axis: frame f of the strip sits
+// above column f of the matrix. The opening head comes with the view (float32, the engine's
+// softmaxed weights); another is fetched once from the server when first shown (crossheads.js),
+// then switches with no round trip: the selects, − +, ↑ ↓ on the focused view (layer) and ← →
+// anywhere on the page (head), as in the explorer. Hover a cell for its weight, the strip for
+// the time; click a cell for the readout (its moment is outlined in the strip), and the page
+// hears {layer, head, token}.
 
 import { holderIn, labelAxis, paint, paintColourBar, SCALES, themeRgb } from "./draw.js";
 import { fileName, save } from "./export.js";
 import { placeTip, wireKeys } from "./pointer.js";
-import { decodeFloat32 } from "./protocol.js";
+import { crossHeads } from "./crossheads.js";
+import { drawStrip, markStrip, setUpStrip, wireStripPointer } from "./crossstrip.js";
 import {
-  checkCross,
+  checkHead,
   crossRange,
   crossReadout,
-  crossRows,
   crossSeconds,
   crossTicks,
   crossTip,
+  frameAt,
+  frameLeft,
   secondsText,
 } from "./crossdata.js";
 
@@ -33,9 +38,14 @@ const CROSS_SKELETON = `
     <span class="ax-export">Save <button data-export="png">PNG</button>
       <button data-export="svg">SVG</button></span>
   </div>
-  <div class="ax-plot"><div class="ax-rows"></div><canvas class="ax-map"></canvas>
+  <div class="ax-plot">
+    <div class="ax-strip-title" hidden>The sound: pitch (low → high) over time</div>
+    <div class="ax-strip-axis" hidden><span class="ax-hi">high</span><span class="ax-lo">low</span>
+    </div><canvas class="ax-strip" hidden></canvas>
+    <div class="ax-rows"></div><canvas class="ax-map"></canvas>
     <div class="ax-bar"><canvas></canvas><span class="ax-hi">1</span><span class="ax-lo">0</span>
-    </div><div class="ax-cols ax-time"></div><div class="ax-box" hidden></div></div>
+    </div><div class="ax-cols ax-time"></div><div class="ax-box" hidden></div>
+    <div class="ax-strip-mark" hidden></div></div>
   <p class="ax-caption"></p>
   <div class="ax-cell" aria-live="polite"></div>
   <div class="ax-tip" role="tooltip" hidden></div>
@@ -45,7 +55,16 @@ function drawCross(ctx) {
   const t0 = performance.now();
   const { root, map, shape, tokens, first } = ctx;
   const view = ctx.state.get();
-  ctx.rows = crossRows(ctx.pattern, shape, view.layer, view.head);
+  showHead(ctx, view);
+  const rows = ctx.heads.peek(view.layer, view.head);
+  if (!rows || rows.error) {
+    waitFor(ctx, view, rows?.error);
+    return;
+  }
+  checkHead(rows, shape);
+  ctx.rows = rows;
+  delete root.dataset.waiting;
+  map.classList.remove("ax-waiting");
   const width = Math.max(320, Math.min(1200, (root.clientWidth || 760) - 150));
   const height = Math.min(560, Math.max(60, 18 * shape.nTokens));
   map.style.width = `${width}px`;
@@ -54,16 +73,12 @@ function drawCross(ctx) {
   const frames = [...Array(shape.nFrames).keys()];
   ctx.range = crossRange(ctx.rows);
   paint(map, ctx.rows, shape.nFrames, order, frames, false, ctx.range, SCALES.weights, ctx.blank);
-  root.querySelector(".ax-hi").textContent = ctx.range[1].toFixed(2);
+  drawStrip(ctx, frames, width);
+  root.querySelector(".ax-bar .ax-hi").textContent = ctx.range[1].toFixed(2);
   labelAxis(root.querySelector(".ax-rows"), order, tokens, height, true);
   root.querySelector(".ax-rows").style.height = `${height}px`;
   root.querySelector(".ax-bar").style.height = `${height}px`;
   drawTicks(root.querySelector(".ax-time"), crossTicks(first, shape.nFrames, width), ctx, width);
-  for (const name of ["layer", "head"]) {
-    root.querySelector(`[data-name="${name}"]`).value = String(view[name]);
-  }
-  const named = ctx.named.has(`${view.layer},${view.head}`) ? " (an alignment head)" : "";
-  root.querySelector(".ax-title").textContent = `Layer ${view.layer}, head ${view.head}${named}`;
   showCell(ctx);
   root.dataset.view = JSON.stringify(view);
   root.dataset.drawMs = String(performance.now() - t0);
@@ -71,17 +86,51 @@ function drawCross(ctx) {
   ctx.onDrawn(view);
 }
 
+// The controls and the title follow the view at once, before its head has arrived.
+function showHead(ctx, view) {
+  for (const name of ["layer", "head"]) {
+    ctx.root.querySelector(`[data-name="${name}"]`).value = String(view[name]);
+  }
+  const named = ctx.named.has(`${view.layer},${view.head}`) ? " (an alignment head)" : "";
+  ctx.root.querySelector(".ax-title").textContent =
+    `Layer ${view.layer}, head ${view.head}${named}`;
+}
+
+// The head is not here yet: say so, fetch it, and draw it if the view still wants it; or say
+// why it cannot come (`error`: the server no longer holds the clip, or did not answer).
+function waitFor(ctx, view, error) {
+  const { root, map } = ctx;
+  ctx.rows = null;
+  root.dataset.waiting = error ? "error" : "fetching";
+  map.classList.add("ax-waiting");
+  root.querySelector(".ax-box").hidden = true;
+  root.querySelector(".ax-strip-mark").hidden = true;
+  const text = error || `Fetching layer ${view.layer}, head ${view.head} from the server…`;
+  const line = Object.assign(document.createElement("p"), { textContent: text });
+  root.querySelector(".ax-cell").replaceChildren(line);
+  if (error) return;
+  const still = () => {
+    const now = ctx.state.get();
+    return now.layer === view.layer && now.head === view.head && !ctx.closed;
+  };
+  ctx.heads.load(view.layer, view.head).then(
+    () => still() && drawCross(ctx),
+    (err) => still() && waitFor(ctx, view, String(err?.message || err)),
+  );
+}
+
 function drawTicks(holder, ticks, ctx, width) {
   holder.replaceChildren();
   for (const tick of ticks) {
     const span = document.createElement("span");
     span.textContent = tick.text;
-    span.style.left = `${(tick.at / ctx.shape.nFrames) * width}px`;
+    span.style.left = `${frameLeft(tick.at, ctx.shape.nFrames, width)}px`;
     holder.appendChild(span);
   }
 }
 
-// The picked cell's readout and its box on the map (the token's peak when no frame is picked).
+// The picked cell's readout and its box on the map (the token's peak when no frame is picked);
+// its moment outlined in the strip.
 function showCell(ctx) {
   const { root, map, shape } = ctx;
   const view = ctx.state.get();
@@ -98,14 +147,17 @@ function showCell(ctx) {
     ...lines.map((line) => Object.assign(document.createElement("p"), { textContent: line })),
   );
   box.dataset.cell = JSON.stringify(cell);
+  const f = cell.frame - ctx.first;
   const mark = root.querySelector(".ax-box");
   const w = map.clientWidth / shape.nFrames;
   const h = map.clientHeight / shape.nTokens;
-  mark.style.left = `${map.offsetLeft + map.clientLeft + (cell.frame - ctx.first) * w - 2}px`;
+  const x = map.offsetLeft + map.clientLeft + frameLeft(f, shape.nFrames, map.clientWidth);
+  mark.style.left = `${x - 2}px`;
   mark.style.top = `${map.offsetTop + map.clientTop + view.token * h}px`;
   mark.style.width = `${w + 4}px`;
   mark.style.height = `${h}px`;
   mark.hidden = false;
+  markStrip(ctx, f, w);
 }
 
 // The cell under the pointer: {token, frame} (frame of the span), or null.
@@ -114,9 +166,9 @@ function crossCellAt(ctx, event) {
   const rect = map.getBoundingClientRect();
   const x = event.clientX - rect.left - map.clientLeft;
   const y = event.clientY - rect.top - map.clientTop;
-  const frame = Math.floor((x / map.clientWidth) * shape.nFrames);
+  const frame = frameAt(x, shape.nFrames, map.clientWidth);
   const token = Math.floor((y / map.clientHeight) * shape.nTokens);
-  if (token < 0 || frame < 0 || token >= shape.nTokens || frame >= shape.nFrames) return null;
+  if (token < 0 || frame < 0 || token >= shape.nTokens || !ctx.rows) return null;
   return { token, frame };
 }
 
@@ -145,9 +197,11 @@ function wireCrossPointer(ctx) {
     ctx.clicked = false;
     if (!changed.length) drawCross(ctx);
   });
+  wireStripPointer(ctx);
 }
 
 function crossExportSpec(ctx) {
+  if (!ctx.rows) return null; // the head has not arrived
   const view = ctx.state.get();
   const { nTokens, nFrames } = ctx.shape;
   const frameNames = [...Array(nFrames).keys()].map((f) => secondsText(crossSeconds(ctx.first, f)));
@@ -186,20 +240,17 @@ function wireCrossControls(ctx) {
         [step.dataset.field]: state.get()[step.dataset.field] + Number(step.dataset.by),
       });
     const kind = e.target.closest && e.target.closest("[data-export]")?.dataset.export;
-    if (kind)
-      save(
-        crossExportSpec(ctx),
-        kind,
-        fileName("whisper-cross", state.get(), kind),
-        root.ownerDocument,
-      );
+    const spec = kind && crossExportSpec(ctx);
+    if (spec) save(spec, kind, fileName("whisper-cross", state.get(), kind), root.ownerDocument);
   });
 }
 
-// Draw the cross-attention `data` (pattern: base64 float32 [layer, head, token, frame];
-// tokens, first (the span's first frame in the clip), n_layers, n_heads, named ([layer, head]
-// pairs the model names as aligning), caption) into `parent`. `state` holds {layer, head,
-// token} (state.js); `onDrawn(view)` runs after every drawing. Returns the cleanup.
+// Draw the cross-attention `data` (cross_data's: inline, the heads sent with it as [layer,
+// head, base64 float32 [token, frame]]; store and api, where the others are fetched; tokens,
+// first (the span's first frame in the clip), n_layers, n_heads, named ([layer, head] pairs
+// the model names as aligning), caption; optional mel, base64 float32 [bin, frame], n_bins)
+// into `parent`. `state` holds {layer, head, token} (state.js); `onDrawn(view)` runs after
+// every drawing. Returns the cleanup.
 export function renderCross(parent, data, state, onDrawn) {
   const holder = holderIn(parent);
   holder.innerHTML = CROSS_SKELETON; // fixed markup; tokens only ever go in as textContent
@@ -210,11 +261,11 @@ export function renderCross(parent, data, state, onDrawn) {
     nTokens: data.tokens.length,
     nFrames: data.n_frames,
   };
-  const pattern = decodeFloat32(data.pattern);
-  checkCross(pattern, shape);
-  const ctx = { root, state, shape, pattern, onDrawn, frame: -1, tokens: data.tokens };
+  const heads = crossHeads(data, shape);
+  const ctx = { root, state, shape, heads, onDrawn, frame: -1, tokens: data.tokens };
   Object.assign(ctx, { first: data.first, named: new Set(data.named.map((p) => p.join(","))) });
   Object.assign(ctx, { map: root.querySelector(".ax-map"), tip: root.querySelector(".ax-tip") });
+  setUpStrip(ctx, data);
   ctx.blank = themeRgb(root, "--st-background-color", "#ffffff");
   root.querySelector(".ax-caption").textContent = data.caption || "";
   paintColourBar(root.querySelector(".ax-bar canvas"), SCALES.weights);
@@ -227,6 +278,7 @@ export function renderCross(parent, data, state, onDrawn) {
   });
   drawCross(ctx);
   return () => {
+    ctx.closed = true;
     unsubscribe();
     unkey();
   };

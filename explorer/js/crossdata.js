@@ -1,24 +1,69 @@
 // Cross-attention, tokens × time: the pure parts of cross.js (no DOM; tests/js/cross.test.js
-// runs them in node). The pattern arrives as float32 [layer, head, token, frame] over the
-// speech span only: frame f of it is frame `first + f` of the clip, 20 ms each.
+// runs them in node). Each head arrives as float32 [token, frame] over the speech span only:
+// frame f of it is frame `first + f` of the clip, 20 ms each. The sound above it is the
+// log-mel [bin, frame] over the same frames.
 
 export const CROSS_FRAME_S = 0.02;
 const TICK_FRAMES = [5, 10, 25, 50, 100, 250, 500]; // 0.1 s … 10 s between time ticks
 
-// Does `pattern` hold exactly layers × heads × tokens × frames floats? Throws if not.
-export function checkCross(pattern, shape) {
-  const { nLayers, nHeads, nTokens, nFrames } = shape;
-  const want = nLayers * nHeads * nTokens * nFrames;
-  if (pattern.length !== want) {
-    throw new Error(`cross-attention: ${pattern.length} floats, want ${want}`);
+// Does one head's `rows` hold exactly tokens × frames floats? Throws if not.
+export function checkHead(rows, shape) {
+  const want = shape.nTokens * shape.nFrames;
+  if (rows.length !== want) {
+    throw new Error(`cross-attention: ${rows.length} floats for a head, want ${want}`);
   }
 }
 
-// One head's rows [token, frame] out of the pattern (a view, not a copy).
-export function crossRows(pattern, shape, layer, head) {
-  const size = shape.nTokens * shape.nFrames;
-  const at = (layer * shape.nHeads + head) * size;
-  return pattern.subarray(at, at + size);
+// The heads sent with the view ([layer, head, rows] each, rows decoded by `decode`) by
+// headKey, each checked against `shape`.
+export function inlineHeads(inline, shape, decode) {
+  const heads = new Map();
+  for (const [layer, head, rows] of inline) {
+    const floats = decode(rows);
+    checkHead(floats, shape);
+    heads.set(headKey(layer, head), floats);
+  }
+  return heads;
+}
+
+export function headKey(layer, head) {
+  return `${layer},${head}`;
+}
+
+// The sound strip and the matrix share one time axis: both are `width` px wide and frame f
+// of the span covers [frameLeft(f), frameLeft(f + 1)) in either. frameAt is its inverse for
+// the pointer (-1 outside).
+export function frameLeft(f, nFrames, width) {
+  return (f / nFrames) * width;
+}
+
+export function frameAt(x, nFrames, width) {
+  const f = Math.floor((x / width) * nFrames);
+  return f >= 0 && f < nFrames ? f : -1;
+}
+
+// The strip's rows, top to bottom: the mel's bins from the highest down, so that low pitches
+// sit at the bottom.
+export function stripRows(nBins) {
+  return [...Array(nBins).keys()].reverse();
+}
+
+// The strip's colour range: its lowest to its highest value (Whisper's log-mel spans about 2).
+export function melRange(mel) {
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (const v of mel) {
+    if (v < lo) lo = v;
+    if (v > hi) hi = v;
+  }
+  return lo < hi ? [lo, hi] : [lo - 1, lo + 1];
+}
+
+// The strip's tooltip: “The sound at 1.24 s–1.26 s (frame 62 of the clip)”
+export function stripTip(first, frame) {
+  const from = secondsText(crossSeconds(first, frame));
+  const to = secondsText(crossSeconds(first, frame + 1));
+  return `The sound at ${from}–${to} (frame ${first + frame} of the clip)`;
 }
 
 // When frame `f` of the span starts, in seconds (the clip's frame first + f), to 10 µs.

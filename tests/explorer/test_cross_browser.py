@@ -1,8 +1,9 @@
 """Cross-attention, tokens × time, on the Listen page in Debian's Chromium against `streamlit run
-app.py`: the explorer opens on the page's head, switches head with the keyboard and layer with
-its select (redrawn in the browser, the time printed), and a clicked cell's readout and
-hovered tooltip are the engine's ``cross_pattern_lhqk`` (1e-6 relative); the page hears the
-click and its layer, head and token pickers follow."""
+app.py`: the explorer opens on the page's head (the only one sent with the page), switches
+head with the keyboard and layer with its select (each new head fetched over the app's route,
+redrawn in the browser, the time printed), the sound strip lies over the matrix's exact x range,
+and a clicked cell's readout and hovered tooltip are the engine's ``cross_pattern_lhqk`` (1e-6
+relative); the page hears the click and its layer, head and token pickers follow."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import pytest
 from attention_core import load_whisper, log_mel, transcribe
 from attention_core.audio import load_audio, speech_frames
 from attention_core.models.llama_tokenizer import show_piece
+from explorer.cross_store import CROSS_PATH
 from scripts.live_app import CHROMIUM, streamlit_server, wait_idle
 from ui.listen import CLIPS, clip_names
 
@@ -70,6 +72,22 @@ def _click(page, token: int, frame: int, n_tokens: int, n_frames: int) -> dict:
     return cell | {"tip": tip}
 
 
+def _strip_lines_up(page, frame: int, n_frames: int, lo: int) -> None:
+    """The sound strip is drawn over the matrix's exact x range, and hovering frame ``frame``'s
+    column in it tells that frame's moment."""
+    strip = page.locator(".ax-cross canvas.ax-strip").bounding_box()
+    matrix = page.locator(".ax-cross canvas.ax-map").bounding_box()
+    assert (strip["x"], strip["width"]) == (matrix["x"], matrix["width"])
+    assert strip["y"] + strip["height"] <= matrix["y"]
+    page.mouse.move(
+        strip["x"] + 1 + (frame + 0.5) * (strip["width"] - 2) / n_frames,
+        strip["y"] + strip["height"] / 2,
+    )
+    tip = page.locator(".ax-cross .ax-tip")
+    assert int(tip.get_attribute("data-frame") or "-1") == lo + frame
+    assert (tip.text_content() or "").startswith(f"The sound at {(lo + frame) * 0.02:.2f} s")
+
+
 def test_cross_attention_switches_in_the_browser_and_reads_the_engines_cells(app_url, page):
     name = clip_names()[0]  # the page opens on the first example clip
     audio = load_audio(CLIPS / f"{name}.wav")
@@ -77,6 +95,8 @@ def test_cross_attention_switches_in_the_browser_and_reads_the_engines_cells(app
     lo, hi = speech_frames(audio.samples_n)
     n = len(trace.prompt_ids)
     words = [show_piece(t) for t in trace.tokens][n:]
+    asked: list[str] = []  # the heads fetched over the route (only the opening one is inline)
+    page.on("request", lambda r: CROSS_PATH in r.url and asked.append(r.post_data or ""))
     page.goto(f"{app_url}/listen")
     page.locator(".ax-cross[data-drawn]").wait_for(timeout=WAIT_MS)
     wait_idle(page, WAIT_MS)
@@ -92,7 +112,11 @@ def test_cross_attention_switches_in_the_browser_and_reads_the_engines_cells(app
     ms = float(page.locator(".ax-cross").get_attribute("data-draw-ms") or "nan")
     print(f"\ncross-attention redraw: {ms:.1f} ms ({len(words)} tokens × {hi - lo} frames)")
 
+    fetched = [json.loads(body) for body in asked]
+    assert [(a["layer"], a["head"]) for a in fetched] == [(3, 1), (2, 1)]
+
     token, frame = len(words) // 2, (hi - lo) // 2
+    _strip_lines_up(page, frame, hi - lo, lo)
     cell = _click(page, token, frame, len(words), hi - lo)
     want = float(trace.cross_pattern_lhqk[2, 1, n - 1 + token, lo + frame])  # the row that wrote it
     assert (cell["layer"], cell["head"], cell["token"], cell["frame"]) == (2, 1, token, lo + frame)

@@ -1,41 +1,66 @@
-// Cross-attention, tokens × time (explorer/js/crossdata.js): slicing one head out of
-// [layer, head, token, frame], seconds on the time axis, the tooltip and the cell readout.
+// Cross-attention, tokens × time (explorer/js/crossdata.js): the heads sent with the view,
+// the sound strip's columns under the matrix's, seconds on the time axis, the tooltip and the
+// cell readout.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import { layout } from "../../explorer/js/export.js";
+import { headRequest } from "../../explorer/js/crossheads.js";
 import {
-  checkCross,
+  checkHead,
   crossPeak,
   crossRange,
   crossReadout,
-  crossRows,
   crossSeconds,
   crossTicks,
   crossTip,
+  frameAt,
+  frameLeft,
+  headKey,
+  inlineHeads,
+  melRange,
+  stripRows,
+  stripTip,
 } from "../../explorer/js/crossdata.js";
 
-// [2 layers, 3 heads, 2 tokens, 4 frames], each value 1000·l + 100·h + 10·t + f.
+// One head's rows [2 tokens, 4 frames], each value 10·t + f.
 const SHAPE = { nLayers: 2, nHeads: 3, nTokens: 2, nFrames: 4 };
-function pattern() {
-  const out = new Float32Array(2 * 3 * 2 * 4);
-  let i = 0;
-  for (let l = 0; l < 2; l++)
-    for (let h = 0; h < 3; h++)
-      for (let t = 0; t < 2; t++)
-        for (let f = 0; f < 4; f++) out[i++] = 1000 * l + 100 * h + 10 * t + f;
-  return out;
-}
+const ROWS = Float32Array.of(0, 1, 2, 3, 10, 11, 12, 13);
 
-test("one head's rows come out of [layer, head, token, frame] in order", () => {
-  const p = pattern();
-  checkCross(p, SHAPE);
-  assert.throws(() => checkCross(p.subarray(1), SHAPE), /47 floats, want 48/);
-  assert.deepEqual(
-    [...crossRows(p, SHAPE, 1, 2)],
-    [1200, 1201, 1202, 1203, 1210, 1211, 1212, 1213],
-  );
-  assert.deepEqual([...crossRows(p, SHAPE, 0, 0)].slice(4), [10, 11, 12, 13]);
+test("the heads sent with the view are found by layer and head, each checked", () => {
+  const decode = (text) => Float32Array.from(text.split(" ").map(Number));
+  const heads = inlineHeads([[1, 2, "0 1 2 3 10 11 12 13"]], SHAPE, decode);
+  assert.deepEqual([...heads.keys()], [headKey(1, 2)]);
+  assert.deepEqual(heads.get("1,2"), ROWS);
+  checkHead(ROWS, SHAPE);
+  assert.throws(() => checkHead(ROWS.subarray(1), SHAPE), /7 floats for a head, want 8/);
+  assert.throws(() => inlineHeads([[0, 0, "1 2"]], SHAPE, decode), /2 floats/);
+  assert.equal(headRequest("ab12", 3, 5), '{"id":"ab12","layer":3,"head":5}');
+});
+
+test("the sound and the matrix put frame f at the same x, and the pointer finds it", () => {
+  // 1500 frames over 997 px (not a whole number of px a frame): the strip and the matrix are
+  // drawn the same width, so every column's left edge is one number for both
+  const width = 997;
+  for (const f of [0, 1, 749, 1499]) {
+    const left = frameLeft(f, 1500, width);
+    const right = frameLeft(f + 1, 1500, width);
+    assert.equal(frameAt((left + right) / 2, 1500, width), f);
+    assert.equal(frameAt(left + 1e-9, 1500, width), f);
+  }
+  assert.equal(frameLeft(1500, 1500, width), width);
+  assert.equal(frameAt(-0.5, 1500, width), -1);
+  assert.equal(frameAt(width, 1500, width), -1);
+  // the time ticks sit on the frames' left edges: "1 s" is frame 50 - first
+  const [tick] = crossTicks(40, 250, 500);
+  assert.equal(frameLeft(tick.at, 250, 500), 20);
+});
+
+test("the strip draws high pitches on top, coloured from its lowest to its highest value", () => {
+  assert.deepEqual(stripRows(4), [3, 2, 1, 0]);
+  assert.deepEqual(melRange(Float32Array.of(-0.5, 1.25, 0.25)), [-0.5, 1.25]);
+  assert.deepEqual(melRange(Float32Array.of(0.5, 0.5)), [-0.5, 1.5]); // flat: a range all the same
+  assert.equal(stripTip(62, 3), "The sound at 1.30 s–1.32 s (frame 65 of the clip)");
 });
 
 test("frames are 20 ms, counted from the span's first frame in the clip", () => {

@@ -1,0 +1,63 @@
+"""The HTTP route the cross-attention view fetches one head from: POST {id, layer, head} to
+``CROSS_PATH``; the body of the answer is that head's rows [token, frame], float32, read from
+the patterns this process mounted (``explorer.cross_store``). A pattern no longer held (evicted,
+or the server restarted) answers 404 with a sentence the view shows.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import cast
+
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response
+from starlette.routing import Route
+
+from explorer.cross_store import CROSS_PATH, CrossStore
+
+GONE = (
+    "The server no longer holds this clip's cross-attention (it restarted, or made room for "
+    "newer clips). Reload the page to send it again."
+)
+
+
+def parse_request(body: bytes) -> tuple[str, int, int]:
+    """(id, layer, head) from a request body; ValueError with a plain reason."""
+    if len(body) > 1024:
+        raise ValueError("request too large")
+    try:
+        req = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        raise ValueError("body must be JSON") from None
+    if not isinstance(req, dict):
+        raise ValueError("body must be a JSON object")
+    key, layer, head = (req.get(k) for k in ("id", "layer", "head"))
+    if not isinstance(key, str) or not key:
+        raise ValueError("id must name a mounted clip")
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (layer, head)):
+        raise ValueError("layer and head must be whole numbers")
+    return key, cast(int, layer), cast(int, head)
+
+
+def answer(store: CrossStore, body: bytes) -> Response:
+    """The route's answer to ``body``: the head's bytes, 400 for a bad request, 404 (``GONE``)
+    for a clip not held."""
+    try:
+        key, layer, head = parse_request(body)
+        data = store.head(key, layer, head)
+    except (ValueError, IndexError) as err:
+        return PlainTextResponse(str(err), status_code=400)
+    if data is None:
+        return PlainTextResponse(GONE, status_code=404)
+    # identity: no gzip of raw float32 (see server/api.py), and never cached by the browser
+    headers = {"Cache-Control": "no-store", "Content-Encoding": "identity"}
+    return Response(data, media_type="application/octet-stream", headers=headers)
+
+
+def routes(store: CrossStore) -> list[Route]:
+    """The cross-attention route, reading ``store``."""
+
+    async def cross_head(request: Request) -> Response:
+        return answer(store, await request.body())
+
+    return [Route(CROSS_PATH, cross_head, methods=["POST"])]

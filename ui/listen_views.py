@@ -77,8 +77,11 @@ def _cross_told(heard: Heard) -> Callable[[], None]:
 
 
 def cross(heard: Heard, layer: int, head: int) -> None:
-    """Cross-attention tokens × time over the speech span, every layer and head drawn in the
-    browser (the explorer), opening on the chosen head; a click there moves the page's pickers."""
+    """Cross-attention tokens × time over the speech span under the sound itself (the log-mel
+    pooled to the same 20 ms frames), every layer and head drawn in the browser (the explorer),
+    opening on the chosen head; a click there moves the page's pickers."""
+    from explorer.streamlit_adapter import pool_mel  # the top imports belong to the page's lead
+
     lo, hi = heard.alignment.span
     pattern = heard.cross_pattern_lhqk[:, :, heard.rows, lo:hi]
     clip = f"{lo}-{hi}:" + ",".join(map(str, heard.token_ids))
@@ -98,6 +101,7 @@ def cross(heard: Heard, layer: int, head: int) -> None:
             "said. Colours run from 0 to this head's largest weight (the number on the bar). "
             "Click a cell: the token below follows. ← → change the head, ↑ ↓ the layer."
         ),
+        mel_mf=pool_mel(heard.mel_ft, lo, hi),
     )
 
 

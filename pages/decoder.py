@@ -10,7 +10,7 @@ from ui import decoder_view, router, show
 from ui.cache import get_model, get_trace, model_error
 from viz.pattern_heatmap import make_pattern_heatmap
 
-MODEL = decoder_view.MODEL  # always the decoder, whatever the sidebar picked
+MODEL = decoder_view.MODEL  # the sidebar shows it here (ui.registry: the page's models)
 shared = router.shared()
 st.title("Inside a decoder")
 if error := model_error(MODEL) or model_error("minilm"):
@@ -18,10 +18,9 @@ if error := model_error(MODEL) or model_error("minilm"):
     st.stop()
 cfg = get_model(MODEL).config
 st.caption(
-    "This page always shows SmolLM2-135M-Instruct, a decoder, whatever model the sidebar picks "
-    f"(MiniLM appears where the two compare). Your sentence comes from the sidebar; the layer "
-    f"and head are chosen here, as SmolLM2 has its own {cfg.n_layers} layers and {cfg.n_heads} "
-    f"heads. {decoder_view.QUANTIZED}"
+    "This page is made for SmolLM2-135M-Instruct, a decoder, so the sidebar shows it here "
+    f"(MiniLM appears where the two compare). Your sentence, the layer (of {cfg.n_layers}) and "
+    f"the head (of {cfg.n_heads}) come from the sidebar. {decoder_view.QUANTIZED}"
 )
 if not shared.text.strip():
     st.info("Type a sentence in the sidebar (or pick an example) to look inside the decoder.")
@@ -30,9 +29,7 @@ trace = get_trace(MODEL, shared.text)
 tokens, n = trace.tokens.tokens, trace.n_tokens
 if trace.tokens.n_cut:
     st.warning(f"The decoder reads the first {n} tokens; the last {trace.tokens.n_cut} were cut.")
-cols = st.columns(2)
-layer = cols[0].slider("Layer", 0, cfg.n_layers - 1, cfg.n_layers // 2, key="dec_layer")
-head = cols[1].slider("Head", 0, cfg.n_heads - 1, 0, key="dec_head")
+layer, head = shared.layer, shared.head
 
 st.subheader("1 · Each token sees only the tokens before it")
 pattern = trace.pattern_lhqk[layer, head]

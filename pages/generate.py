@@ -6,11 +6,11 @@ import streamlit as st
 from ui import generate_steps, generation, router, safe
 from ui.cache import model_error
 
-router.shared()  # frames the run (sidebar, URL); this page always uses SmolLM2
+router.shared()  # frames the run (sidebar, URL); the sidebar shows SmolLM2 here (ui.registry)
 st.title("Generate, token by token")
 st.caption(
-    "This page always runs SmolLM2-135M-Instruct, a decoder, whatever model the sidebar shows: "
-    f"an encoder such as MiniLM reads a sentence but cannot continue it. {generation.QUANTIZED}"
+    "This page runs SmolLM2-135M-Instruct, a decoder, so the sidebar shows it here: an encoder "
+    f"such as MiniLM reads a sentence but cannot continue it. {generation.QUANTIZED}"
 )
 if error := model_error(generation.MODEL):
     st.error(f"SmolLM2 could not be loaded. {error}")

@@ -7,27 +7,11 @@ navigation, the current step's heading and content, and its "explore further" li
 import streamlit as st
 
 from ui import callbacks, registry, router, tour
-from ui.cache import DEFAULT_MODEL, LABELS
+from ui.cache import LABELS
+from ui.tour import decoder as decoder_step
 from ui.tour.common import keep_choices
 
-shared = router.shared()
-if shared.model != DEFAULT_MODEL:
-    st.title("Learn step by step")
-    st.info(
-        f"The tour walks through an encoder layer on {LABELS[DEFAULT_MODEL]}, step by step; you "
-        f"picked {LABELS[shared.model]}. Switch the model to take the tour, or see what a "
-        "decoder does on the two pages made for it."
-    )
-    st.button(
-        f"Take the tour on {LABELS[DEFAULT_MODEL]}",
-        key="learn_switch",
-        type="primary",
-        on_click=router.use_model,
-        args=(DEFAULT_MODEL,),
-    )
-    for name in ("decoder", "generate"):
-        st.page_link(registry.page(name).path, label=registry.page(name).title)
-    st.stop()
+shared = router.shared()  # the sidebar shows MiniLM here (ui.registry: the tour's model)
 trace = router.require_trace(shared)
 keep_choices()
 titles = tour.titles()
@@ -40,6 +24,13 @@ st.caption(
     f"sidebar). Every number and chart below comes from running {trace.config.name} on that "
     "sentence; each step ends with a link to the page that explores it in full."
 )
+if (picked := st.session_state.get("_model_pref")) and picked != shared.model:
+    st.info(
+        f"The tour teaches on {LABELS[shared.model]}, an encoder, so the sidebar shows it here; "
+        f"you picked {LABELS[picked]}, which the other pages keep showing. Step "
+        f"{titles.index(decoder_step.TITLE) + 1} shows a decoder (SmolLM2) and cross-attention "
+        "(Whisper)."
+    )
 number = st.session_state["step"]
 st.progress(number / last, text=f"Step {number} of {last}")
 c1, c2, c3 = st.columns([1, 4, 1], vertical_alignment="center")

@@ -1,6 +1,6 @@
 """Listen: cross-attention. Whisper tiny.en transcribes a clip (an example, the microphone, an
 upload or typed text spoken by espeak-ng), and each written token shows where in the audio it
-listened. Independent of the sidebar's model."""
+listened. The sidebar shows Whisper here; the explorer holds its layer and head."""
 
 import streamlit as st
 
@@ -8,7 +8,7 @@ from attention_core.audio import is_silent, speech_frames
 from ui import listen, listen_views, router
 from ui.cache_listen import digest, heard, whisper_error
 
-router.shared()  # frames the run (sidebar, URL); this page always uses Whisper tiny.en
+shared = router.shared()  # the sidebar shows Whisper tiny.en here (ui.registry: its models)
 st.title("Listen: cross-attention")
 st.markdown(
     "Whisper tiny.en writes down speech. Its decoder's **queries come from the words** it has "
@@ -16,7 +16,6 @@ st.markdown(
     "So every written word attends to moments of the sound. This is the descendant of the "
     "attention first used for translation (Bahdanau et al., 2015)."
 )
-st.caption("This page always runs Whisper tiny.en, whatever model the sidebar shows.")
 if error := whisper_error():
     st.error(f"Whisper could not be loaded. {error}")
     st.stop()
@@ -34,7 +33,7 @@ if len(clip.token_ids) == clip.n_prompt:
     st.stop()
 listen_views.transcript(clip)
 st.subheader("Where each word listened")
-layer, head = listen_views.pick_head(clip)
+layer, head = shared.layer, shared.head
 listen_views.cross(clip, layer, head)
 listen_views.scores(clip)
 st.subheader("One token, over the sound")

@@ -42,11 +42,13 @@ from attention_core.geometry import embed_words, parse_probes
 from attention_core.head_order import head_metrics, sink_t
 from attention_core.hide_word import WordEffect, compare_passes
 from attention_core.models import MODELS as PACKAGED
+from attention_core.models.registry import ALL_MODELS
 from attention_core.saturation import Saturation, saturation_curve
 from attention_core.telling import TellingHead, telling_head
 from attention_core.tokens import tokenize
 from server.streamlit_private import current_run
 from server.trace_store import Superseded, TraceStore, trim_periodically
+from ui.cache_listen import whisper_config, whisper_error
 from ui.presets import DEFAULT_SENTENCE
 
 try:
@@ -60,7 +62,9 @@ N_PAD = 3  # [PAD] tokens appended in the padding example
 # packaged model's key, or a local path). Paths never come from the browser.
 MODELS: dict[str, str | None] = {key: key for key in PACKAGED}
 DEFAULT_MODEL = "minilm"
-LABELS = {key: spec.display_name for key, spec in PACKAGED.items()}  # the picker's words
+# What the sidebar's picker offers: the text models, then Whisper (its page is Listen).
+PICKABLE: tuple[str, ...] = tuple(ALL_MODELS)
+LABELS = {key: spec.display_name for key, spec in ALL_MODELS.items()}  # the picker's words
 
 
 # One entry per model: worst case 90 MB (MiniLM's float32 weights) + 540 MB (SmolLM2's).
@@ -84,7 +88,10 @@ def _config(name: str) -> ModelConfig:
 
 def model_config(name: str = DEFAULT_MODEL) -> ModelConfig | None:
     """The model's config (its JSON only, no weights: cheap), None when it cannot be read. Layer,
-    head and token bounds come from here, never typed."""
+    head and token bounds come from here, never typed. Whisper's are its decoder's, read from
+    the loaded model (ui.cache_listen)."""
+    if name == "whisper":
+        return whisper_config()
     if name not in MODELS:
         return None
     try:
@@ -95,6 +102,8 @@ def model_config(name: str = DEFAULT_MODEL) -> ModelConfig | None:
 
 def model_error(name: str) -> str | None:
     """None when the model loads, else the message explaining what is missing and how to fix it."""
+    if name == "whisper":
+        return whisper_error()
     try:
         get_model(name)
     except ModelLoadError as err:

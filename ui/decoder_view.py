@@ -26,7 +26,7 @@ from ui.cache import get_model, get_trace
 from viz.rotary import make_distance_curves
 from viz.word_table import make_word_table
 
-MODEL = "smollm2"  # the decoder pages always show the decoder, whatever the sidebar picked
+MODEL = "smollm2"  # the decoder pages' model (ui.registry: what the sidebar shows there)
 MAX_DISTANCE = 128  # distances drawn in the position curves
 QUANTIZED = (  # said on both decoder pages: what "the model's own numbers" are of
     "Its weights ship 4-bit quantized (Q4_1): every number here is that model's, the same file "

@@ -20,7 +20,6 @@ from ui.listen import wav_bytes
 from viz import spectrogram
 
 CROSS_KEY = "lis_cross"
-OPENING_HEAD = (3, 0)  # an alignment head of tiny.en: Spearman ≥ 0.99 on every shipped clip
 PLAY_S = 1.0  # how much audio a token's moment plays
 FRAME_S = spectrogram.FRAME_S
 NAMED = "named by the model's makers"
@@ -42,35 +41,27 @@ def transcript(heard: Heard) -> None:
     st.caption("As tokens: " + " · ".join(safe.token(t) for t in text_tokens(heard)))
 
 
-def pick_head(heard: Heard) -> tuple[int, int]:
-    """Layer and head selectors (4 × 6), opening on one of the model's alignment heads."""
-    n_layers, n_heads = heard.cross_pattern_lhqk.shape[:2]
-    opening = OPENING_HEAD if OPENING_HEAD in heard.alignment_heads else heard.alignment_heads[0]
-    left, right = st.columns(2)
-    layer = left.selectbox("Decoder layer", range(n_layers), index=opening[0], key="lis_layer")
-    head = right.selectbox("Head", range(n_heads), index=opening[1], key="lis_head")
-    return int(layer), int(head)
-
-
 def cross_view(heard: Heard, layer: int, head: int) -> dict[str, int]:
-    """The view the cross-attention explorer opens on: the page's layer, head and token."""
+    """The view the cross-attention explorer opens on: the shared layer and head (the URL's,
+    Whisper's opening alignment head at first) and the page's token."""
     n_text = len(heard.token_ids) - heard.n_prompt
     token = min(max(int(st.session_state.get("lis_token", 0)), 0), n_text - 1)
     return {"layer": layer, "head": head, "token": token}
 
 
 def _cross_told(heard: Heard) -> Callable[[], None]:
-    """The callback taking the explorer's report {layer, head, token}: the page's pickers
-    follow it (a value out of their range is left out)."""
+    """The callback taking the explorer's report {layer, head, token}: the shared layer and head
+    and the page's token follow it (a value out of range is left out)."""
     n_layers, n_heads, n_tokens = heard.cross_pattern_lhqk.shape[:3]
     limits = {"layer": n_layers, "head": n_heads, "token": n_tokens - heard.n_prompt}
+    keys = {"layer": "layer", "head": "head", "token": "lis_token"}
 
     def take() -> None:
         reported = st.session_state[CROSS_KEY].get("view") or {}
         for field, top in limits.items():
             value = reported.get(field)
             if isinstance(value, int) and 0 <= value < top:
-                st.session_state[f"lis_{field}"] = value
+                st.session_state[keys[field]] = value
         st.session_state[f"_{CROSS_KEY}_told"] = reported
 
     return take

@@ -18,7 +18,7 @@ import streamlit as st
 from attention_core import DEFAULT_MODEL_NAME, ModelConfig, parse_heads
 from attention_core.tokens import MAX_CHARS as MAX_CHARS  # the pages and route read it here
 from server.streamlit_private import widget_values_sent
-from ui.cache import DEFAULT_MODEL, MODELS, model_config
+from ui.cache import DEFAULT_MODEL, PICKABLE, model_config
 from ui.presets import DEFAULT_PROBES, DEFAULT_SENTENCE, MONEY_BANK, RIVER_BANK, clip_names
 from ui.tour import N_STEPS
 
@@ -50,7 +50,7 @@ def _int_in(lo: int, hi: int | Callable[[], int]) -> Callable[[str], int]:
 def current_model() -> str:
     """The model this session shows (the URL's ``model``, or the default)."""
     name = st.session_state.get("model", DEFAULT_MODEL)
-    return name if name in MODELS else DEFAULT_MODEL
+    return name if name in PICKABLE else DEFAULT_MODEL
 
 
 def _model(read: Callable[[ModelConfig], int]) -> Callable[[], int]:
@@ -63,7 +63,7 @@ def _model_key(raw: str) -> str:
     """A model's key; the name links used before there was a choice still opens MiniLM."""
     if raw == DEFAULT_MODEL_NAME:
         return DEFAULT_MODEL
-    return _choice(*MODELS)(raw)
+    return _choice(*PICKABLE)(raw)
 
 
 def _float_in(lo: float, hi: float) -> Callable[[str], float]:

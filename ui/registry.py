@@ -9,6 +9,10 @@ from dataclasses import dataclass
 
 from ui.tour import N_STEPS
 
+TEXT_MODELS = ("minilm", "smollm2")  # the models a page on typed text shows
+# Where the sidebar's picker takes a visitor who picks a model the page cannot show.
+MODEL_HOMES = {"minilm": "pattern", "smollm2": "decoder", "whisper": "listen"}
+
 
 @dataclass(frozen=True)
 class PageInfo:
@@ -18,6 +22,7 @@ class PageInfo:
     title: str  # navigation label and link text
     icon: str  # Streamlit material icon
     blurb: str  # one line on Start here ("" for Start here itself)
+    models: tuple[str, ...] = TEXT_MODELS  # what it can show, the one it opens on first
 
     @property
     def path(self) -> str:
@@ -36,6 +41,7 @@ PAGES: tuple[PageInfo, ...] = (
         "Learn step by step",
         ":material/school:",
         f"New to Q, K and V? A guided tour of all of it, {N_STEPS} short steps, on your sentence.",
+        ("minilm",),
     ),
     PageInfo(
         "pattern",
@@ -92,6 +98,7 @@ PAGES: tuple[PageInfo, ...] = (
         ":material/arrow_forward:",
         "SmolLM2, a real decoder: each token sees only the ones before it; rotary positions, "
         "shared key/value heads, the next-token guesses.",
+        ("smollm2",),
     ),
     PageInfo(
         "generate",
@@ -99,6 +106,7 @@ PAGES: tuple[PageInfo, ...] = (
         ":material/play_arrow:",
         "Step SmolLM2 through writing text: each new token's attention and the model's top "
         "guesses for the next.",
+        ("smollm2",),
     ),
     PageInfo(
         "listen",
@@ -106,6 +114,7 @@ PAGES: tuple[PageInfo, ...] = (
         ":material/graphic_eq:",
         "Whisper writes down speech (yours, a clip or typed text): each written word shows the "
         "moment of the audio it listened to.",
+        ("whisper",),
     ),
 )
 

@@ -17,13 +17,14 @@ from numpy.typing import NDArray
 
 from attention_core import Trace
 from attention_core.pack import visible_tokens
-from ui import params, sidebar
+from ui import params, registry, sidebar
 from ui.cache import get_telling_head, get_trace, model_config, model_error
+from ui.cache_listen import OPENING_HEAD
 from ui.presets import curated
 
 # Pages whose attention explorer holds layer, head and [CLS]/[SEP] (and reports them in a
 # fragment rerun): the sidebar names them instead of drawing sliders that would go stale.
-EXPLORER_PAGES = frozenset({"pattern"})
+EXPLORER_PAGES = frozenset({"pattern", "listen"})
 
 NOTHING_READABLE = (
     "The model reads no word in this text: it holds only invisible or control characters. "
@@ -54,9 +55,50 @@ def frame(page: str) -> None:
     )
     params.init_from_url()
     params.defaults(page)
+    info = next(p for p in registry.PAGES if p.url_path == page)
+    show_page_model(info.models)
     open_on_telling_view()
-    sidebar.render(open_view, view_in_page=page in EXPLORER_PAGES)
+    sidebar.render(open_view, picked_model, view_in_page=page in EXPLORER_PAGES)
     params.write_url(page)
+
+
+def picked_model() -> None:
+    """The picker's callback: remember the layer and head of the model left, and let
+    ``show_page_model`` open the picked one (on the page made for it when this page cannot
+    show it)."""
+    views = st.session_state.setdefault("_views", {})
+    shown = st.session_state.get("_shown_model")
+    if shown is not None:
+        views[shown] = (st.session_state["layer"], st.session_state["head"])
+    st.session_state["_picked"] = True
+
+
+def show_page_model(models: tuple[str, ...]) -> None:
+    """The sidebar, the URL and the page show one model: the visitor's last pick when the page
+    shows it, else the page's own (Listen shows Whisper; a text page after Listen the text model
+    picked before). Picking a model the page cannot show opens the page made for it; a model
+    shown again gets back the layer and head it had."""
+    state = st.session_state
+    if state.pop("_picked", False):
+        state["_model_pref"] = state["model"]
+        if state["model"] not in models:
+            keep_shared_settings()
+            st.switch_page(registry.page(registry.MODEL_HOMES[state["model"]]).path)
+        open_view()
+        state["_shown_model"] = state["model"]
+        return
+    pref = state.setdefault("_model_pref", state["model"])
+    want = pref if pref in models else models[0]
+    shown = state.get("_shown_model", state["model"])
+    if want != shown:
+        views = state.setdefault("_views", {})
+        views[shown] = (state["layer"], state["head"])
+        state["model"] = want
+        if want in views:
+            state["layer"], state["head"] = views[want]
+        else:
+            open_view()
+    state["model"] = state["_shown_model"] = want
 
 
 def open_on_telling_view() -> None:
@@ -67,6 +109,9 @@ def open_on_telling_view() -> None:
     st.session_state["_view_opened"] = True
     if {"layer", "head"} & (set(st.query_params) | set(params.sent_by_browser())):
         return  # the link, or the page's own sliders (a page reconnecting), say which head
+    if st.session_state["model"] == "whisper":
+        st.session_state["layer"], st.session_state["head"] = OPENING_HEAD
+        return
     view = opening_view(st.session_state["model"], st.session_state["s"])
     if view is None:
         return
@@ -77,8 +122,12 @@ def open_on_telling_view() -> None:
 
 def open_view() -> None:
     """On a picked model or example: open the sentence's view on that model (a preset's curated
-    head, or the most telling one), or keep the layer and head where they still exist."""
+    head, or the most telling one), or keep the layer and head where they still exist. Whisper
+    opens on one of its alignment heads (its text is what it heard, not the sidebar's)."""
     name = st.session_state["model"]
+    if name == "whisper":
+        st.session_state["layer"], st.session_state["head"] = OPENING_HEAD
+        return
     view = opening_view(name, st.session_state["s"])
     cfg = model_config(name)
     if view is not None:
@@ -91,8 +140,8 @@ def open_view() -> None:
 
 def use_model(name: str) -> None:
     """A button's callback: show ``name`` from now on, opening the sentence's view on it."""
+    picked_model()
     st.session_state["model"] = name
-    open_view()
 
 
 def ensure_framed() -> None:

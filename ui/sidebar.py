@@ -11,7 +11,7 @@ from streamlit.delta_generator import DeltaGenerator
 
 from attention_core.tokens import MAX_CHARS
 from ui import safe
-from ui.cache import LABELS, MODELS, model_config
+from ui.cache import LABELS, PICKABLE, model_config
 from ui.presets import PRESETS
 
 CUSTOM = "(your own sentence)"
@@ -39,28 +39,25 @@ def _layer_and_head(sb: DeltaGenerator) -> None:
     )
 
 
-def _model_picker(sb: DeltaGenerator, open_view: Callable[[], None]) -> None:
-    """The model choice; picking another one opens the view that shows the sentence's point."""
+def _model_picker(sb: DeltaGenerator, on_pick: Callable[[], None]) -> None:
+    """The model choice (``on_pick`` opens the picked model's view, on the page made for it
+    when this page cannot show it)."""
     sb.selectbox(
         "Model",
-        list(MODELS),
+        list(PICKABLE),
         key="model",
-        format_func=LABELS.__getitem__,  # LABELS has every key of MODELS
-        on_change=open_view,
+        format_func=LABELS.__getitem__,  # LABELS has every key of PICKABLE
+        on_change=on_pick,
         help="MiniLM reads the whole sentence at once (an encoder); SmolLM2 writes text one token "
         "at a time and each token sees only the ones before it (a decoder; its weights are "
-        "4-bit quantized, Q4_1, and its numbers are that model's).",
+        "4-bit quantized, Q4_1, and its numbers are that model's); Whisper tiny.en writes down "
+        "speech, its words attending to the audio (an encoder-decoder: cross-attention, on the "
+        "Listen page). A page that cannot show the model picked opens the one that does.",
     )
 
 
-def render(open_view: Callable[[], None], view_in_page: bool = False) -> None:
-    """Draw the shared controls (their values land in session state). ``view_in_page``: the
-    page's attention explorer holds layer, head and [CLS]/[SEP], so the sidebar only names them
-    (a slider there would show a stale value after the explorer's quiet updates). The router
-    has set every default before it calls this. ``open_view`` runs when the visitor picks another
-    model or an example: it opens the view that shows the sentence's point on that model."""
-    sb = st.sidebar
-    _model_picker(sb, open_view)
+def _sentence(sb: DeltaGenerator, open_view: Callable[[], None]) -> None:
+    """The example picker and the sentence box."""
     current = st.session_state["s"]
     st.session_state["preset"] = current if current in PRESETS else CUSTOM
     sb.selectbox(
@@ -78,6 +75,26 @@ def render(open_view: Callable[[], None], view_in_page: bool = False) -> None:
             help="Press Enter or Run. Up to 512 tokens are used; longer text is cut.",
         )
         st.form_submit_button("Run", type="primary")
+
+
+def render(
+    open_view: Callable[[], None], on_pick: Callable[[], None], view_in_page: bool = False
+) -> None:
+    """Draw the shared controls (their values land in session state). ``view_in_page``: the
+    page's attention explorer holds layer, head and [CLS]/[SEP], so the sidebar only names them
+    (a slider there would show a stale value after the explorer's quiet updates). The router
+    has set every default before it calls this. ``open_view`` runs when the visitor picks an
+    example: it opens the view that shows the sentence's point; ``on_pick`` when they pick a
+    model. Whisper reads audio, not the sentence: the page holds its input."""
+    sb = st.sidebar
+    _model_picker(sb, on_pick)
+    if st.session_state["model"] == "whisper":
+        for name in ("s", "preset"):  # kept as plain state while their widgets are not drawn
+            if name in st.session_state:
+                st.session_state[name] = st.session_state[name]
+        sb.caption("Whisper listens to audio: choose a clip, record or upload on this page.")
+    else:
+        _sentence(sb, open_view)
     cfg = model_config(st.session_state["model"])
     specials = cfg is None or cfg.family == "bert"  # a decoder's text has no [CLS]/[SEP]
     if view_in_page:  # the page's explorer holds them, and redraws them without a rerun

@@ -12,7 +12,7 @@ class ModelSpec:
 
     key: str  # what load_model / load_config take
     display_name: str  # shown in the sidebar
-    family: str  # "bert" or "llama"
+    family: str  # "bert", "llama" or "whisper"
     install_hint: str  # the command that installs its package, for error messages
 
 
@@ -31,6 +31,10 @@ MODELS: dict[str, ModelSpec] = {
     ),
 }
 MODEL_KEYS = ("minilm", "smollm2")
+# Whisper reads audio, not text: load_whisper() loads it, never load_model. ALL_MODELS is what a
+# model picker offers (the text models, then Whisper).
+WHISPER = ModelSpec("whisper", "Whisper tiny.en (speech → text)", "whisper", WHISPER_INSTALL_HINT)
+ALL_MODELS: dict[str, ModelSpec] = {**MODELS, WHISPER.key: WHISPER}
 
 
 def model_spec(key: str) -> ModelSpec:

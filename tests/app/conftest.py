@@ -39,6 +39,12 @@ def open_page(page: str | None = None, **query: str) -> AppTest:
     return at.run()
 
 
+def url_param(at: AppTest, name: str) -> str | None:
+    """The URL parameter ``name`` as the page wrote it (None when it is left out)."""
+    value = at.query_params.get(name)
+    return value[0] if isinstance(value, list) else value
+
+
 @pytest.fixture
 def page() -> Callable[..., AppTest]:
     return open_page

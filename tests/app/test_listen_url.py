@@ -8,14 +8,9 @@ import pytest
 
 from attention_core import load_whisper, log_mel, transcribe
 from attention_core.audio import load_audio
-from tests.app.conftest import open_page
+from tests.app.conftest import open_page, url_param
 from ui import safe
 from ui.presets import CLIPS, clip_names
-
-
-def _param(at, name):
-    value = at.query_params.get(name)
-    return value[0] if isinstance(value, list) else value
 
 
 def test_a_link_opens_its_clip_and_the_url_follows_the_choice():
@@ -24,9 +19,9 @@ def test_a_link_opens_its_clip_and_the_url_follows_the_choice():
     assert at.selectbox(key="lis_clip").value == "river"
     heard = transcribe(load_whisper(), log_mel(load_audio(CLIPS / "river.wav").samples_n))
     assert f"**Whisper heard:** {safe.md(heard.text)}" in [m.value for m in at.markdown]
-    assert _param(at, "lis_clip") == "river"
+    assert url_param(at, "lis_clip") == "river"
     at.selectbox(key="lis_clip").set_value("fluffy").run()
-    assert _param(at, "lis_clip") == "fluffy"
+    assert url_param(at, "lis_clip") == "fluffy"
 
 
 @pytest.mark.parametrize("raw", ["nope", "../river", ""])

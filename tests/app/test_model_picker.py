@@ -1,11 +1,14 @@
 """The model picker: the sidebar's choice goes into the URL, opens the sentence's view on the new
 model (its layer and head within that model's sizes), and stays as the visitor moves between
-pages."""
+pages. It offers the three models, and every screen shows one model: the sidebar, the URL and the
+page agree. A page shows the visitor's pick when it can, else its own (Listen shows Whisper, the
+decoder pages SmolLM2, the tour MiniLM); picking a model the page cannot show opens the page made
+for it; a model shown again gets its layer and head back."""
 
 from __future__ import annotations
 
-from tests.app.conftest import open_page
-from ui import router
+from tests.app.conftest import open_page, url_param
+from ui import registry, router
 
 SENTENCE = "The river bank was muddy"
 
@@ -40,3 +43,54 @@ def test_heads_per_layer_stays_every_head_or_the_number_chosen():
     at.slider(key="ah_top").set_value(12).run()
     at.sidebar.selectbox(key="model").select("smollm2").run()
     assert at.slider(key="ah_top").value == 9  # every head of the new model
+
+
+def _title(at):
+    return at.title[0].value
+
+
+def test_the_picker_offers_whisper_and_picking_it_opens_listen():
+    at = open_page("pattern", model="smollm2")
+    assert at.selectbox(key="model").options == [
+        "all-MiniLM-L6-v2 (encoder)",
+        "SmolLM2-135M-Instruct (decoder)",
+        "Whisper tiny.en (speech → text)",
+    ]
+    at.selectbox(key="model").set_value("whisper").run()
+    assert not at.exception and not at.error
+    assert _title(at) == registry.page("listen").title
+    assert at.selectbox(key="model").value == "whisper" and url_param(at, "model") == "whisper"
+    # Whisper opens on one of its alignment heads, which the model's config.json names
+    assert (at.session_state["layer"], at.session_state["head"]) == (3, 0)
+    assert (url_param(at, "layer"), url_param(at, "head")) == ("3", None)  # head 0: the default
+    assert not at.text_input  # no sentence box: Whisper's input is audio, chosen on the page
+    assert any("Whisper listens to audio" in c.value for c in at.sidebar.caption)
+
+
+def test_a_text_page_after_listen_shows_the_text_model_and_head_picked_before():
+    at = open_page("pattern", model="smollm2", layer="5", head="3")
+    assert (at.session_state["layer"], at.session_state["head"]) == (5, 3)
+    at.switch_page("pages/listen.py").run()
+    assert not at.exception and at.selectbox(key="model").value == "whisper"
+    assert (at.session_state["layer"], at.session_state["head"]) == (3, 0)  # within 4 × 6
+    at.switch_page("pages/pattern.py").run()
+    assert not at.exception and not at.error
+    assert at.selectbox(key="model").value == "smollm2" and url_param(at, "model") == "smollm2"
+    assert (at.session_state["layer"], at.session_state["head"]) == (5, 3)
+    assert (url_param(at, "layer"), url_param(at, "head")) == ("5", "3")
+
+
+def test_picking_a_text_model_on_listen_opens_that_models_page():
+    at = open_page("listen")
+    assert at.selectbox(key="model").value == "whisper"
+    at.selectbox(key="model").set_value("smollm2").run()
+    assert not at.exception and not at.error
+    assert _title(at).startswith("Inside a decoder")
+    assert at.selectbox(key="model").value == "smollm2"
+
+
+def test_the_decoder_page_shows_smollm2_in_the_sidebar_whatever_the_link_says():
+    at = open_page("decoder", model="minilm")
+    assert not at.exception and not at.error
+    assert at.selectbox(key="model").value == "smollm2" and url_param(at, "model") == "smollm2"
+    assert not any("whatever model the sidebar" in m.value for m in at.markdown)

@@ -5,15 +5,10 @@ import pytest
 
 from attention_core import trace_sentence
 from attention_core.telling import telling_head
-from tests.app.conftest import open_page
+from tests.app.conftest import open_page, url_param
 from ui.presets import CURATED, curated
 
 TYPED = "dirty quantum plumbing leaks everywhere"
-
-
-def _param(at, name):
-    value = at.query_params[name]
-    return value[0] if isinstance(value, list) else value
 
 
 @pytest.mark.parametrize("page", ["values", "pattern", "learn"])
@@ -22,7 +17,7 @@ def test_a_preset_opens_on_its_curated_head(page):
     at = open_page(page, s=preset.sentence)
     assert not at.exception
     assert (at.session_state["layer"], at.session_state["head"]) == (preset.layer, preset.head)
-    assert (_param(at, "layer"), _param(at, "head")) == (str(preset.layer), str(preset.head))
+    assert (url_param(at, "layer"), url_param(at, "head")) == (str(preset.layer), str(preset.head))
 
 
 def test_a_typed_sentence_opens_on_its_telling_head(model):
@@ -47,7 +42,7 @@ def test_picking_an_example_opens_on_its_point():
     assert at.session_state["s"] == preset.sentence
     assert (at.session_state["layer"], at.session_state["head"]) == (preset.layer, preset.head)
     assert (at.session_state["q"], at.session_state["k"]) == (preset.token, preset.key)
-    assert _param(at, "head") == str(preset.head)
+    assert url_param(at, "head") == str(preset.head)
 
 
 def test_nothing_to_show_keeps_the_defaults():

@@ -15,7 +15,7 @@ from attention_core.knockout import head_importance, prediction_change, vector_c
 from attention_core.logit_lens import logit_lens
 from attention_core.models.llama_tokenizer import show_piece
 from attention_core.weight_effect import head_effect, largest_gap
-from tests.app.conftest import open_page
+from tests.app.conftest import open_page, url_param
 from tests.figdata import array, spec
 from ui import safe
 from ui.beyond_sweep import SWEEP_MAX_TOKENS
@@ -156,8 +156,7 @@ def test_switching_model_drops_heads_the_new_model_lacks():
     at = _open(SHORT, model="smollm2")
     at.multiselect(key="bey_heads").set_value(["29.8", "0.0"]).run()
     assert not at.exception
-    at.session_state["model"] = "minilm"
-    at.run()
+    at.selectbox(key="model").set_value("minilm").run()
     assert not at.exception and at.session_state["bey_heads"] == ["0.0"]
     at.multiselect(key="bey_heads").set_value([]).run()
     assert any("Choose at least one head" in i.value for i in at.info)
@@ -181,11 +180,6 @@ def test_typed_markup_is_shown_as_text():
         assert "<b>" not in m.value and "](x)" not in m.value
 
 
-def _param(at, name):
-    value = at.query_params.get(name)
-    return value[0] if isinstance(value, list) else value
-
-
 def test_a_link_opens_its_knocked_heads_and_token_and_the_url_keeps_them(model):
     at = _open(knock="3.7,0.1", bey_token="2")
     trace = trace_sentence(model, RIVER)
@@ -194,9 +188,9 @@ def test_a_link_opens_its_knocked_heads_and_token_and_the_url_keeps_them(model):
     knocked = trace_sentence(model, RIVER, WhatIf(knocked=((0, 1), (3, 7))))
     change = vector_change(trace, knocked, 2)
     np.testing.assert_allclose(at.dataframe[0].value["cosine"], change.cosine_l, atol=1e-12)
-    assert _param(at, "knock") == "0.1,3.7" and _param(at, "bey_token") == "2"
+    assert url_param(at, "knock") == "0.1,3.7" and url_param(at, "bey_token") == "2"
     at.multiselect(key="bey_heads").set_value(["5.11"]).run()
-    assert _param(at, "knock") == "5.11"
+    assert url_param(at, "knock") == "5.11"
 
 
 @pytest.mark.parametrize("raw", ["9.0", "1.12", "x", "1.2.3"])

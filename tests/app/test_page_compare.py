@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from attention_core import cosine, trace_sentence
-from tests.app.conftest import open_page
+from tests.app.conftest import open_page, url_param
 from tests.figdata import array, spec
 
 A = "The river bank was muddy"
@@ -27,11 +27,6 @@ def _charts(at):
         for c in at.main
         if c.type in ("plotly_chart", "bidi_component")
     }
-
-
-def _param(at, name):
-    value = at.query_params[name]
-    return value[0] if isinstance(value, list) else value
 
 
 def test_defaults_compare_bank_by_the_river_and_at_the_bank(pair):
@@ -68,7 +63,7 @@ def test_choosing_another_shared_word_goes_to_the_url(pair):
     assert not at.exception
     expected = cosine(a.hidden_ltd[:, 1], b.hidden_ltd[:, 6])
     np.testing.assert_allclose(at.dataframe[0].value["cosine"], expected, atol=1e-6)
-    assert _param(at, "cmp_word") == "the"
+    assert url_param(at, "cmp_word") == "the"
 
 
 def test_custom_sentences_from_the_url_average_a_split_word(model):
@@ -81,7 +76,7 @@ def test_custom_sentences_from_the_url_average_a_split_word(model):
     np.testing.assert_allclose(at.dataframe[0].value["cosine"], expected, atol=1e-6)
     view = _charts(at)["cmp_pattern_a"]
     assert view["view"]["hide_special"] and view["header"]["tokens"] == list(x.tokens.tokens)
-    assert _param(at, "cmp_a") == one
+    assert url_param(at, "cmp_a") == one
 
 
 def test_same_word_at_the_same_position_starts_identical(model):

@@ -1,5 +1,6 @@
-"""The Inside a decoder page: SmolLM2's own numbers on screen whatever the sidebar's model, the
-notes' table on the head its rule picks, a bad sentence answered with a message."""
+"""The Inside a decoder page: SmolLM2's own numbers on screen (the sidebar shows SmolLM2 there,
+whatever the link said) on the sidebar's layer and head, the notes' table on the head its rule
+picks, a bad sentence answered with a message."""
 
 from __future__ import annotations
 
@@ -27,7 +28,8 @@ def test_the_page_shows_the_decoders_own_numbers(smollm2):
     at = open_page("decoder", s=SENTENCE, model="minilm")
     assert not at.exception
     trace = trace_sentence(smollm2, SENTENCE)
-    layer, head = at.slider(key="dec_layer").value, at.slider(key="dec_head").value
+    assert at.selectbox(key="model").value == "smollm2"
+    layer, head = at.slider(key="layer").value, at.slider(key="head").value  # the sidebar's
     charts = _charts(at)
     z = array(charts["dec_pattern"]["data"][0]["z"])
     np.testing.assert_array_equal(z, trace.pattern_lhqk[layer, head])
@@ -59,10 +61,10 @@ def test_the_notes_table_follows_its_rule(smollm2):
         assert f"**{tables[pick.layer, pick.head, 2, 1]:.2f}** to “quantum”" in said
 
 
-def test_layer_and_head_sliders(smollm2):
+def test_the_sidebars_layer_and_head_sliders(smollm2):
     at = open_page("decoder", s=SENTENCE)
-    at.slider(key="dec_layer").set_value(29).run()
-    at.slider(key="dec_head").set_value(8).run()
+    at.slider(key="layer").set_value(29).run()
+    at.slider(key="head").set_value(8).run()
     assert not at.exception
     trace = trace_sentence(smollm2, SENTENCE)
     z = array(_charts(at)["dec_pattern"]["data"][0]["z"])

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from attention_core import cosine, embed_words, fit_shift_plane, trace_sentence
-from tests.app.conftest import open_page
+from tests.app.conftest import open_page, url_param
 from tests.figdata import array, spec
 from ui.presets import BANK_PROBES, DEFAULT_PROBES, probes_for
 
@@ -28,11 +28,6 @@ def _xy(trace):
     return np.stack([array(trace["x"]), array(trace["y"])], axis=1)
 
 
-def _param(at, name):
-    value = at.query_params[name]
-    return value[0] if isinstance(value, list) else value
-
-
 def _relative(raw_p):
     return raw_p - raw_p.mean()
 
@@ -51,9 +46,9 @@ def test_defaults_follow_bank_relative_to_the_probes(river):
     assert at.title[0].value == "Embedding shift · after layer 2"
     assert list(BANK_PROBES) == PROBES and not set(PROBES) & set(RIVER.lower().split())
     assert at.text_input(key="es_probes").value == ", ".join(PROBES)
-    assert _param(at, "es_probes") == ", ".join(PROBES)  # not the URL default: in the link
+    assert url_param(at, "es_probes") == ", ".join(PROBES)  # not the URL default: in the link
     assert at.selectbox(key="es_token").value == 3  # "bank": closest to the probes, not a probe
-    assert _param(at, "es_token") == "3"
+    assert url_param(at, "es_token") == "3"
     raw0 = cosine(trace.hidden_ltd[0, 3], probes[0])  # the embeddings
     raw = cosine(trace.hidden_ltd[3, 3], probes[3])  # the sidebar's layer 2 -> after layer 2
     table = at.dataframe[0].value
@@ -160,7 +155,7 @@ def test_layer_and_token_choices_update_every_number(river):
     assert lines["layout"]["yaxis"]["title"]["text"] == "cosine − mean over the probes"
     assert lines["layout"]["shapes"][0]["x0"] == 6  # the dotted line: after layer 5
     assert _chart(at, "es_plane")["layout"]["sliders"][0]["active"] == 6
-    assert _param(at, "es_token") == "2" and _param(at, "layer") == "5"
+    assert url_param(at, "es_token") == "2" and url_param(at, "layer") == "5"
 
 
 def test_probes_from_the_url_with_bad_items_warn_and_are_dropped(model):
@@ -193,7 +188,7 @@ def test_probe_defaults_follow_the_preset_until_edited():
     plumbing = ", ".join(probes_for("dirty quantum plumbing"))
     at = open_page("embedding_shift", s="dirty quantum plumbing")
     assert at.text_input(key="es_probes").value == plumbing
-    assert _param(at, "es_probes") == plumbing
+    assert url_param(at, "es_probes") == plumbing
     at.text_input(key="s").input("Jane visits Africa")
     at.button[0].click().run()
     assert at.text_input(key="es_probes").value == ", ".join(probes_for("Jane visits Africa"))

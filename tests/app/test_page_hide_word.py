@@ -10,7 +10,7 @@ import pytest
 
 from attention_core import embed_words, tokenize, trace_sentence
 from attention_core.hide_word import hide_word, word_pieces
-from tests.app.conftest import open_page
+from tests.app.conftest import open_page, url_param
 from tests.figdata import array, spec
 from ui.presets import BANK_PROBES, DEFAULT_PROBES
 from viz.embedding_shift import layer_name
@@ -22,11 +22,6 @@ STATES = [layer_name(i) for i in range(7)]
 
 def _chart(at, key):
     return next(spec(c) for c in at.get("plotly_chart") if c.proto.id.endswith(f"-{key}"))
-
-
-def _param(at, name):
-    value = at.query_params[name]
-    return value[0] if isinstance(value, list) else value
 
 
 def _effect(model, text, word, token, probes=()):
@@ -89,7 +84,7 @@ def test_default_hides_river_and_watches_bank(model):
     effect = _check_page(at, model, RIVER, "river", 3, "was", BANK_PROBES)
     assert effect.distance_l[0] == 0 and effect.distance_l[1:].min() > 2  # "river" matters
     assert effect.distance_l[1:].min() > _effect(model, RIVER, "was", 3).distance_l[1:].max()
-    flat = {k: _param(at, k) for k in at.query_params}
+    flat = {k: url_param(at, k) for k in at.query_params}
     assert (flat["hw_word"], flat["hw_token"], flat["hw_base"]) == ("river", "3", "was")
     assert not at.expander[0].proto.expanded  # "For engineers" starts closed
     assert at.expander[0].label == "For engineers"
@@ -109,7 +104,7 @@ def test_url_chosen_word_token_and_layer(model):
     assert not at.warning and not at.sidebar.warning
     assert at.selectbox(key="hw_word").value == "made"
     _check_page(at, model, DEPOSIT, "made", 7, "the", ("money", "shore"))
-    flat = {k: _param(at, k) for k in at.query_params}
+    flat = {k: url_param(at, k) for k in at.query_params}
     assert flat["hw_word"] == "made" and flat["hw_token"] == "7" and flat["layer"] == "4"
     assert flat["hw_probes"] == "money, shore"
 
@@ -119,7 +114,7 @@ def test_choosing_widgets_updates_numbers_and_url(model):
     at.selectbox(key="hw_word").select("muddy").run()
     at.selectbox(key="hw_base").select("the").run()
     _check_page(at, model, RIVER, "muddy", 3, "the", BANK_PROBES)
-    assert _param(at, "hw_word") == "muddy" and _param(at, "hw_base") == "the"
+    assert url_param(at, "hw_word") == "muddy" and url_param(at, "hw_base") == "the"
 
 
 def test_a_typed_sentence_gets_its_own_defaults(model):

@@ -27,7 +27,7 @@ from attention_core.demos import (
     scale_effect,
     special_share,
 )
-from tests.app.conftest import open_page
+from tests.app.conftest import open_page, url_param
 from tests.figdata import array, spec
 from ui import tour
 from ui.presets import PRESETS
@@ -490,11 +490,15 @@ def test_user_text_never_reaches_latex_or_html():
     assert "<b>" not in " ".join(m.value for m in at.markdown)
 
 
-def test_on_smollm2_the_tour_offers_minilm_and_the_decoder_pages():
+def test_the_tour_shows_minilm_in_the_sidebar_and_hands_smollm2_back_after():
+    """One model per screen: the tour teaches on MiniLM, so its sidebar and URL say MiniLM
+    even when the visitor picked SmolLM2, and a page that shows SmolLM2 gets it back."""
     at = open_page("learn", s=SENTENCE, model="smollm2")
-    assert not at.exception
-    assert "The tour walks through an encoder layer" in at.info[0].value
-    assert not at.get("bidi_component")  # nothing drawn from the other model
-    at.button(key="learn_switch").click().run()
-    assert not at.exception and at.session_state["model"] == "minilm"
+    assert not at.exception and not at.error
+    assert at.selectbox(key="model").value == "minilm" and "model" not in at.query_params
+    assert "you picked SmolLM2-135M-Instruct (decoder)" in at.info[0].value
+    assert "Step 12 shows a decoder" in at.info[0].value  # the step titled for it
     assert at.header[0].value.startswith("1. ")  # the tour's first step, on MiniLM
+    at.switch_page("pages/pattern.py").run()
+    assert not at.exception and at.selectbox(key="model").value == "smollm2"
+    assert url_param(at, "model") == "smollm2"

@@ -22,7 +22,8 @@ from attention_core.alignment import head_alignment
 from attention_core.audio import load_audio, speak, speech_frames
 from attention_core.models.llama_tokenizer import show_piece
 from attention_core.models.whisper_forward import encoder_pattern
-from tests.app.conftest import open_page
+from explorer.cross_store import CROSS
+from tests.app.conftest import open_page, url_param
 from tests.figdata import array, spec
 from ui import listen_views, safe
 
@@ -59,9 +60,20 @@ def _cross(at):
     assert element.proto.component_name == "attention_explorer"
     data = json.loads(element.proto.json)
     assert data["mode"] == "cross"
-    raw = np.frombuffer(base64.b64decode(data["pattern"]), dtype="<f4")
     shape = (data["n_layers"], data["n_heads"], len(data["tokens"]), data["n_frames"])
-    return data, raw.reshape(shape)
+    pattern = np.full(shape, np.nan, np.float32)
+    for layer, head, b64 in data["inline"]:  # the opening head goes with the page
+        pattern[layer, head] = np.frombuffer(base64.b64decode(b64), "<f4").reshape(shape[2:])
+    assert [h[:2] for h in data["inline"]] == [[data["view"]["layer"], data["view"]["head"]]]
+    for layer in range(shape[0]):  # the others as the route serves them, from this process
+        for head in range(shape[1]):
+            block = CROSS.head(data["store"], layer, head)
+            assert block is not None
+            got = np.frombuffer(block, "<f4").reshape(shape[2:])
+            if [layer, head] == data["inline"][0][:2]:
+                np.testing.assert_array_equal(got, pattern[layer, head])
+            pattern[layer, head] = got
+    return data, pattern
 
 
 def _words(at):
@@ -88,8 +100,9 @@ def test_every_number_on_the_default_clip_is_the_engines(whisper):
     assert f"**Whisper heard:** {safe.md(trace.text)}" in _words(at)
     n = len(trace.prompt_ids)
     words = [show_piece(t) for t in trace.tokens]
-    layer, head = at.selectbox(key="lis_layer").value, at.selectbox(key="lis_head").value
+    layer, head = at.session_state["layer"], at.session_state["head"]  # the sidebar's, shared
     assert (layer, head) == (3, 0) and (layer, head) in trace.alignment_heads
+    assert at.selectbox(key="model").value == "whisper"  # the sidebar shows the page's model
     data, cross = _cross(at)  # every layer and head, over the speech span, as the engine's
     np.testing.assert_array_equal(cross, trace.cross_pattern_lhqk[:, :, n - 1 : -1, lo:hi])
     assert data["first"] == lo and data["tokens"] == words[n:]
@@ -120,10 +133,8 @@ def test_every_number_on_the_default_clip_is_the_engines(whisper):
 
 
 def test_another_clip_head_and_token(whisper):
-    at = _ok(open_page("listen"))
+    at = _ok(open_page("listen", model="whisper", layer="2", head="5"))  # a link's head
     at.selectbox(key="lis_clip").set_value("river")
-    at.selectbox(key="lis_layer").set_value(2)
-    at.selectbox(key="lis_head").set_value(5)
     at.selectbox(key="lis_token").set_value(3)
     at.selectbox(key="lis_enc_layer").set_value(2)
     _ok(at.run())
@@ -271,12 +282,12 @@ def _report(at, view):
     return _ok(at)
 
 
-def test_a_click_in_the_cross_attention_moves_the_pages_pickers(whisper):
+def test_a_click_in_the_cross_attention_moves_the_shared_layer_and_head(whisper):
     at = _ok(open_page("listen"))
     at.selectbox(key="lis_clip").set_value("river").run()
     given, _ = _cross(at)
     _report(at, {"layer": 1, "head": 4, "token": 2})
-    assert (at.session_state["lis_layer"], at.session_state["lis_head"]) == (1, 4)
+    assert (at.session_state["layer"], at.session_state["head"]) == (1, 4)
     assert at.session_state["lis_token"] == 2
     trace, (lo, hi), _ = _engine(whisper, load_audio(CLIPS / "river.wav"))
     row = array(_chart(at, "lis_spectrogram")["data"][1]["y"])  # the token view follows
@@ -286,6 +297,7 @@ def test_a_click_in_the_cross_attention_moves_the_pages_pickers(whisper):
     data, _ = _cross(at)  # an echo: the explorer is handed what it was handed before
     assert data["view"] == given["view"]
     _report(at, {"layer": 9, "head": -1, "token": 2})  # out of range: left out
-    assert (at.session_state["lis_layer"], at.session_state["lis_head"]) == (1, 4)
-    at.selectbox(key="lis_head").set_value(0).run()  # news from the page: handed over
-    assert _cross(at)[0]["view"] == {"layer": 1, "head": 0, "token": 2}
+    assert (at.session_state["layer"], at.session_state["head"]) == (1, 4)
+    assert (url_param(at, "layer"), url_param(at, "head")) == ("1", "4")  # the URL too
+    at.selectbox(key="lis_token").set_value(0).run()  # news from the page: handed over
+    assert _cross(at)[0]["view"] == {"layer": 1, "head": 4, "token": 0}

@@ -12,10 +12,10 @@ from attention_core import Trace
 from attention_core.audio import load_audio, speech_frames
 from attention_core.head_order import METRICS
 from ui import cache, safe
-from ui.cache_listen import Heard, digest, heard, whisper_error
+from ui.cache_listen import OPENING_HEAD, Heard, digest, heard, whisper_error
 from ui.decoder_view import MODEL as DECODER
 from ui.listen import wav_bytes
-from ui.listen_views import OPENING_HEAD, text_tokens
+from ui.listen_views import text_tokens
 from ui.presets import CLIPS, clip_names
 from ui.router import Shared
 from ui.tour.common import chart, engineers

@@ -10,13 +10,16 @@ Debian's Chromium as a visitor would:
                transcription included. Once.
   new clip     "Upload a file", then N times a NEW 5 s WAV given to the uploader (Playwright's
                set_input_files, a visitor's file chooser): animal.wav with silence around it to
-               5.00 s, as ``bench whisper``'s clip part builds it, with one sample of the
-               leading silence moved by one 16-bit step (inaudible, but new samples, so a new
-               SHA-256: never the page's cached clip). Timed in the page from the file input's
-               change event to the first animation frame where the transcript ("Whisper
-               heard: ...") is on screen and the cross-attention explorer has drawn this clip:
-               a ``.ax-cross`` view (explorer/js/cross.js) with ``data-drawn`` that is not the
-               previous clip's (marked before each upload). One untimed upload first.
+               5.00 s, as ``bench whisper``'s clip part builds it, clip k at a gain of
+               1 - 0.001 k (0.009 dB a step: inaudible, but new samples, so a new SHA-256 and
+               never the page's cached clip, and a new log-mel, so new cross-attention for the
+               explorer to draw; one 16-bit step moved in the silence changed neither the
+               log-mel nor the view, and the page rightly kept the view it had). Timed in the
+               page from the file input's change event to the first animation frame where the
+               transcript ("Whisper heard: ...") is on screen and the cross-attention explorer
+               has drawn this clip: a ``.ax-cross`` view (explorer/js/cross.js) with
+               ``data-drawn`` that is not the previous clip's (marked before each upload). One
+               untimed upload first.
   engine       after each upload, in this process: load_audio + log_mel + transcribe of the
                same WAV, one BLAS thread: the engine's share, as ``bench whisper`` times it.
 """
@@ -49,6 +52,7 @@ from scripts.live_app import launch_chromium, streamlit_server
 
 TARGET_S = 1.5  # p50, a 5 s clip -> transcript and cross-attention drawn, in Chromium
 WAIT_MS = 120_000  # one clip, a busy machine included
+GAIN_STEP = 0.001  # clip k is played at 1 - k * GAIN_STEP (0.009 dB a step)
 HEARD = "Whisper heard:"
 # The page's state, read each animation frame: the transcript on screen (not a stale one) and
 # the cross-attention view (cross.js, in a component's shadow root).
@@ -85,17 +89,16 @@ DRAWN = f"""() => {{
 
 
 def clips(folder: str, count: int) -> list[Path]:
-    """``count`` 5 s WAVs, each animal.wav padded to 5.00 s with sample k of the leading
-    silence one 16-bit step up: the same sound, different samples."""
-    pcm = np.round(np.clip(clip_5s(), -1.0, 1.0) * 32767).astype(np.int16)
+    """``count`` 5 s WAVs, animal.wav padded to 5.00 s, clip k at a gain of 1 - 0.001 k: the
+    same sound to the ear, a different log-mel to Whisper."""
     import soundfile as sf
 
+    speech = np.clip(clip_5s(), -1.0, 1.0) * 32767
     paths = []
     for k in range(count):
-        moved = pcm.copy()
-        moved[k] += 1
+        pcm = np.round(speech * (1 - GAIN_STEP * k)).astype(np.int16)
         path = Path(folder) / f"clip5_{k}.wav"
-        sf.write(str(path), moved, SAMPLE_RATE, subtype="PCM_16")
+        sf.write(str(path), pcm, SAMPLE_RATE, subtype="PCM_16")
         paths.append(path)
     return paths
 

@@ -12,6 +12,7 @@ import asyncio
 import base64
 import json
 import os
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -137,7 +138,8 @@ def _post(app: Starlette, body: bytes) -> tuple[int, bytes]:
     async def send(message: dict) -> None:
         sent.append(message)
 
-    asyncio.run(app(scope, receive, send))
+    with ThreadPoolExecutor(1) as pool:  # a loop of its own: Playwright's may run on this thread
+        pool.submit(asyncio.run, app(scope, receive, send)).result()
     return sent[0]["status"], b"".join(m.get("body", b"") for m in sent[1:])
 
 

@@ -58,7 +58,7 @@ function drawCross(ctx) {
   showHead(ctx, view);
   const rows = ctx.heads.peek(view.layer, view.head);
   if (!rows || rows.error) {
-    waitFor(ctx, view, rows?.error);
+    waitFor(ctx, view); // a head that failed before is asked again: the server may have it now
     return;
   }
   checkHead(rows, shape);
@@ -97,7 +97,8 @@ function showHead(ctx, view) {
 }
 
 // The head is not here yet: say so, fetch it, and draw it if the view still wants it; or say
-// why it cannot come (`error`: the server no longer holds the clip, or did not answer).
+// why it did not come (`error`: the server no longer holds the clip, or did not answer). Only
+// a switch of the view asks again, so a failure never loops.
 function waitFor(ctx, view, error) {
   const { root, map } = ctx;
   ctx.rows = null;

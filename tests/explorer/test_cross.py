@@ -175,6 +175,10 @@ NO_CHROMIUM = pytest.mark.skipif(
 )
 
 
+def _view(page) -> dict:
+    return json.loads(page.locator(".ax-cross").get_attribute("data-view") or "{}")
+
+
 def _open(browser, data: dict, store: CrossStore):
     """The assembled module alone on a page, drawing ``data``; its route answered by
     ``server.cross_blocks.answer`` on ``store``. Returns the page, its errors and the requests
@@ -211,8 +215,7 @@ def test_a_head_switch_at_40_tokens_by_1500_frames_fetches_and_redraws(browser):
         page.keyboard.press("ArrowRight")
         page.locator(f".ax-cross[data-drawn='{head + 1}']").wait_for(timeout=30_000)
         times.append(float(page.locator(".ax-cross").get_attribute("data-draw-ms") or "nan"))
-    view = json.loads(page.locator(".ax-cross").get_attribute("data-view") or "{}")
-    assert view == {"layer": 3, "head": 5, "token": 2}
+    assert _view(page) == {"layer": 3, "head": 5, "token": 2}
     box = page.locator(".ax-cross canvas.ax-map").bounding_box()
     x = box["x"] + 1 + 700.5 * (box["width"] - 2) / 1500
     page.mouse.click(x, box["y"] + 1 + 2.5 * (box["height"] - 2) / 40)
@@ -278,7 +281,8 @@ def test_the_sounds_columns_sit_over_the_matrixs_columns(browser):
 def test_a_clip_the_server_no_longer_holds_is_said_in_the_view(browser):
     pattern = _pattern(5, 250)
     data = cross_data(pattern, list("abcde"), 0, VIEW, "c", store=CrossStore())
-    page, errors, asked = _open(browser, data, CrossStore())  # as after a restart: empty
+    serving = CrossStore()  # as after a restart: empty
+    page, errors, asked = _open(browser, data, serving)
     page.keyboard.press("ArrowRight")
     page.locator(".ax-cross[data-waiting='error']").wait_for(timeout=30_000)
     assert page.locator(".ax-cross .ax-cell").text_content() == GONE
@@ -287,5 +291,11 @@ def test_a_clip_the_server_no_longer_holds_is_said_in_the_view(browser):
     page.keyboard.press("ArrowLeft")  # the head sent with the view still draws
     page.locator(".ax-cross[data-drawn='2']").wait_for(timeout=30_000)
     assert page.locator(".ax-cross").get_attribute("data-waiting") is None
+    serving.put(data["store"], pattern)  # the page's next run mounted the clip again
+    page.keyboard.press("ArrowRight")  # a new switch asks again, and the head comes
+    page.locator(".ax-cross[data-drawn='3']").wait_for(timeout=30_000)
+    assert len(asked) == 2 and _view(page) == {"layer": 3, "head": 1, "token": 2}
+    readout = json.loads(page.locator(".ax-cross .ax-cell").get_attribute("data-cell") or "{}")
+    assert readout["value"] == pytest.approx(float(pattern[3, 1, 2].max()), rel=1e-6)
     assert errors == []
     page.close()

@@ -173,6 +173,8 @@ def run(model: WhisperModel, paths: list[Path]) -> dict[str, list]:
 def report(got: dict[str, list]) -> None:
     drawn = [d for d in got["drawn"] if d is not None]
     engine_s, heard = got["engine"], [h for h in got["heard"] if h is not None]
+    pairs = zip(got["drawn"], got["heard"], strict=True)
+    later = [d - h for d, h in pairs if d is not None and h is not None]
     rows = [
         [
             "new 5 s clip → transcript shown and cross-attention drawn (p50 / p95 / min)",
@@ -181,6 +183,7 @@ def report(got: dict[str, list]) -> None:
             verdict(p50(drawn) if drawn else None, TARGET_S),
         ],
         ["  of which: change event → transcript on screen (p50)", fmt_s(heard), "", ""],
+        ["  then transcript on screen → cross-attention drawn (p50)", fmt_s(later), "", ""],
         [
             "  the engine's share, same WAVs: load_audio + log_mel + transcribe (p50 / min)",
             f"{fmt_s(engine_s)} / {fmt_s(engine_s, min)}",

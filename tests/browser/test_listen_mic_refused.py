@@ -63,9 +63,8 @@ def test_a_refused_microphone_is_explained_and_the_page_keeps_working(app_url, r
     recorder.get_by_text(ASKS).wait_for(timeout=WAIT_MS)
     # it did not start recording, and the page says what to do about a refusal
     assert page.get_by_role("button", name="Stop recording").count() == 0
-    help_line = page.get_by_test_id("stAlert").filter(has_text="it was refused")
-    assert help_line.inner_text().strip() == MIC_HELP
-    assert "upload a file" in MIC_HELP
+    assert page.get_by_test_id("stAlert").filter(has_text=MIC_HELP).count() == 1
+    assert "refused" in MIC_HELP and "upload a file" in MIC_HELP  # what to do about it
     assert page.get_by_test_id("stException").count() == 0  # no Python traceback
     assert page.locator("text=Whisper heard:").count() == 0  # nothing was transcribed
     page.screenshot(path=SHOT)

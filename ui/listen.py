@@ -33,9 +33,10 @@ NO_SPEECH = (
 )
 MIC_HELP = (
     "Press the microphone button, say a sentence (a few seconds; the first 30 s are heard), "
-    "then press it again to stop. If the browser asked for the microphone and it was refused, "
-    "allow it in the site's settings (the icon left of the address) and reload, or upload a "
-    "file instead."
+    "then press it again to stop. If the recorder says “This app would like to use your "
+    "microphone”, the browser refused it: allow the microphone in the site's settings (the icon "
+    "left of the address) and reload. If it says “An error has occurred”, the browser found no "
+    "microphone. Either way, you can upload a file instead."
 )
 
 

@@ -3,7 +3,8 @@
 // (the log-mel, low pitches at the bottom) on the same time axis: frame f of the strip sits
 // above column f of the matrix. The opening head comes with the view (float32, the engine's
 // softmaxed weights); another is fetched once from the server when first shown (crossheads.js),
-// then switches with no round trip: the selects, − +, ↑ ↓ on the focused view (layer) and ← →
+// and once the visitor has switched, the heads one step away are fetched ahead; a head here
+// switches with no round trip: the selects, − +, ↑ ↓ on the focused view (layer) and ← →
 // anywhere on the page (head), as in the explorer. Hover a cell for its weight, the strip for
 // the time; click a cell for the readout (its moment is outlined in the strip), and the page
 // hears {layer, head, token}.
@@ -22,6 +23,7 @@ import {
   crossTip,
   frameAt,
   frameLeft,
+  neighbours,
   secondsText,
 } from "./crossdata.js";
 
@@ -83,6 +85,7 @@ function drawCross(ctx) {
   root.dataset.view = JSON.stringify(view);
   root.dataset.drawMs = String(performance.now() - t0);
   root.dataset.drawn = String(Number(root.dataset.drawn || 0) + 1);
+  if (ctx.switched) ctx.heads.prefetch(neighbours(view, shape)); // never for the opening view
   ctx.onDrawn(view);
 }
 
@@ -114,8 +117,12 @@ function waitFor(ctx, view, error) {
     const now = ctx.state.get();
     return now.layer === view.layer && now.head === view.head && !ctx.closed;
   };
+  const asked = performance.now();
   ctx.heads.load(view.layer, view.head).then(
-    () => still() && drawCross(ctx),
+    () => {
+      root.dataset.fetchMs = String(performance.now() - asked); // asked to arrived
+      return still() && drawCross(ctx);
+    },
     (err) => still() && waitFor(ctx, view, String(err?.message || err)),
   );
 }
@@ -275,6 +282,7 @@ export function renderCross(parent, data, state, onDrawn) {
   const unkey = wireKeys(ctx, () => true, true);
   const unsubscribe = state.subscribe((view, changed) => {
     if (changed.includes("token") && !ctx.clicked) ctx.frame = -1; // the page picked a token
+    if (changed.includes("layer") || changed.includes("head")) ctx.switched = true;
     drawCross(ctx);
   });
   drawCross(ctx);

@@ -30,6 +30,19 @@ export function headKey(layer, head) {
   return `${layer},${head}`;
 }
 
+// The heads one step from the view (← → the head, ↑ ↓ the layer), within the model: fetched
+// ahead once the visitor has started switching, so stepping on draws at once.
+export function neighbours(view, shape) {
+  const { layer, head } = view;
+  const near = [
+    [layer, head + 1],
+    [layer, head - 1],
+    [layer + 1, head],
+    [layer - 1, head],
+  ];
+  return near.filter(([l, h]) => l >= 0 && h >= 0 && l < shape.nLayers && h < shape.nHeads);
+}
+
 // The sound strip and the matrix share one time axis: both are `width` px wide and frame f
 // of the span covers [frameLeft(f), frameLeft(f + 1)) in either. frameAt is its inverse for
 // the pointer (-1 outside).

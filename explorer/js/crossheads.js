@@ -41,5 +41,11 @@ export function crossHeads(data, shape) {
       if (here) return Promise.resolve(here);
       return remote ? remote.block(layer, head) : Promise.reject(new Error(missing));
     },
+    // Ask for these [layer, head] pairs now, if nobody has yet (a failure is kept, not thrown).
+    prefetch(pairs) {
+      for (const [layer, head] of pairs) {
+        if (!this.peek(layer, head)) this.load(layer, head).catch(() => {});
+      }
+    },
   };
 }

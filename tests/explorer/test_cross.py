@@ -211,9 +211,15 @@ def test_a_head_switch_at_40_tokens_by_1500_frames_fetches_and_redraws(browser):
     data = cross_data(pattern, [f"t{i}" for i in range(40)], 0, VIEW, "c", mel_mf=mel, store=store)
     page, errors, asked = _open(browser, data, store)
     times = []
-    for head in range(1, 6):  # each head not sent with the view: fetched over the route
+    ahead = '"layer":3,"head":2'  # once the visitor switched, the next head is asked ahead
+    with page.expect_request(lambda r: ahead in (r.post_data or "").replace(" ", "")):
         page.keyboard.press("ArrowRight")
-        page.locator(f".ax-cross[data-drawn='{head + 1}']").wait_for(timeout=30_000)
+        page.locator(".ax-cross[data-drawn='2']").wait_for(timeout=30_000)
+    assert (asked[0]["layer"], asked[0]["head"]) == (3, 1)  # nothing ahead of the first switch
+    for head in range(1, 6):  # each head not sent with the view: fetched over the route
+        if head > 1:
+            page.keyboard.press("ArrowRight")
+            page.locator(f".ax-cross[data-drawn='{head + 1}']").wait_for(timeout=30_000)
         times.append(float(page.locator(".ax-cross").get_attribute("data-draw-ms") or "nan"))
     assert _view(page) == {"layer": 3, "head": 5, "token": 2}
     box = page.locator(".ax-cross canvas.ax-map").bounding_box()
@@ -222,9 +228,14 @@ def test_a_head_switch_at_40_tokens_by_1500_frames_fetches_and_redraws(browser):
     cell = json.loads(page.locator(".ax-cross .ax-cell").get_attribute("data-cell") or "{}")
     assert (cell["layer"], cell["head"], cell["token"], cell["frame"]) == (3, 5, 2, 700)
     assert cell["value"] == pytest.approx(float(pattern[3, 5, 2, 700]), rel=1e-6)
+    n_asked = len(asked)
     page.keyboard.press("ArrowLeft")  # head 4 has arrived already: drawn with no request
     page.locator(".ax-cross[data-drawn='8']").wait_for(timeout=30_000)
-    assert asked == [{"id": data["store"], "layer": 3, "head": h} for h in range(1, 6)]
+    assert len(asked) == n_asked and {a["id"] for a in asked} == {data["store"]}
+    heads = [(a["layer"], a["head"]) for a in asked]
+    assert len(heads) == len(set(heads))  # each head asked once
+    assert {(3, h) for h in range(1, 6)} <= set(heads) and (3, 0) not in heads  # sent inline
+    assert set(heads) <= {(layer, h) for layer in (2, 3) for h in range(6)}  # one step away
     assert errors == []
     with page.expect_download() as saved:  # the SVG: tokens and seconds as text
         page.locator(".ax-cross [data-export=svg]").click()
@@ -287,14 +298,15 @@ def test_a_clip_the_server_no_longer_holds_is_said_in_the_view(browser):
     page.locator(".ax-cross[data-waiting='error']").wait_for(timeout=30_000)
     assert page.locator(".ax-cross .ax-cell").text_content() == GONE
     assert page.locator(".ax-cross .ax-title").text_content() == "Layer 3, head 1"
-    assert asked == [{"id": data["store"], "layer": 3, "head": 1}]
+    assert asked == [{"id": data["store"], "layer": 3, "head": 1}]  # nothing asked ahead
     page.keyboard.press("ArrowLeft")  # the head sent with the view still draws
     page.locator(".ax-cross[data-drawn='2']").wait_for(timeout=30_000)
     assert page.locator(".ax-cross").get_attribute("data-waiting") is None
     serving.put(data["store"], pattern)  # the page's next run mounted the clip again
     page.keyboard.press("ArrowRight")  # a new switch asks again, and the head comes
     page.locator(".ax-cross[data-drawn='3']").wait_for(timeout=30_000)
-    assert len(asked) == 2 and _view(page) == {"layer": 3, "head": 1, "token": 2}
+    assert [(a["layer"], a["head"]) for a in asked].count((3, 1)) == 2  # asked again
+    assert _view(page) == {"layer": 3, "head": 1, "token": 2}
     readout = json.loads(page.locator(".ax-cross .ax-cell").get_attribute("data-cell") or "{}")
     assert readout["value"] == pytest.approx(float(pattern[3, 1, 2].max()), rel=1e-6)
     assert errors == []

@@ -19,6 +19,7 @@ import {
   headKey,
   inlineHeads,
   melRange,
+  neighbours,
   stripRows,
   stripTip,
 } from "../../explorer/js/crossdata.js";
@@ -36,6 +37,20 @@ test("the heads sent with the view are found by layer and head, each checked", (
   assert.throws(() => checkHead(ROWS.subarray(1), SHAPE), /7 floats for a head, want 8/);
   assert.throws(() => inlineHeads([[0, 0, "1 2"]], SHAPE, decode), /2 floats/);
   assert.equal(headRequest("ab12", 3, 5), '{"id":"ab12","layer":3,"head":5}');
+});
+
+test("the heads fetched ahead are one step from the view, within the model", () => {
+  const shape = { nLayers: 4, nHeads: 6 };
+  assert.deepEqual(neighbours({ layer: 2, head: 3 }, shape), [
+    [2, 4],
+    [2, 2],
+    [3, 3],
+    [1, 3],
+  ]);
+  assert.deepEqual(neighbours({ layer: 3, head: 0 }, shape), [
+    [3, 1],
+    [2, 0],
+  ]);
 });
 
 test("the sound and the matrix put frame f at the same x, and the pointer finds it", () => {

@@ -40,14 +40,21 @@ class CrossStore:
 
     def put(self, key: str, pattern_lhqf: NDArray[np.float32]) -> bool:
         """Hold ``pattern_lhqf`` under ``key`` (the most recently used), dropping the least
-        recently used past the budget; False (nothing held) when it alone exceeds the budget."""
-        pattern = np.ascontiguousarray(pattern_lhqf, dtype="<f4")
-        if pattern.ndim != 4:
-            raise ValueError(f"pattern must be [layer, head, token, frame], got {pattern.shape}")
-        if pattern.nbytes > self.budget:
+        recently used past the budget; False (nothing held) when it alone exceeds the budget.
+        The store keeps its own copy, so the bytes it counts are the bytes it holds."""
+        if pattern_lhqf.ndim != 4:
+            raise ValueError(
+                f"pattern must be [layer, head, token, frame], got {pattern_lhqf.shape}"
+            )
+        if pattern_lhqf.size * 4 > self.budget:
             return False
         with self._lock:
             if key in self._held:
+                self._held.move_to_end(key)
+                return True
+        pattern = np.array(pattern_lhqf, dtype="<f4", order="C")  # a copy (outside the lock)
+        with self._lock:
+            if key in self._held:  # another session put it meanwhile
                 self._held.move_to_end(key)
                 return True
             self._held[key] = pattern

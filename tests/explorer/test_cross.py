@@ -106,8 +106,15 @@ def test_the_store_is_bounded_by_bytes_least_recently_used_first_out():
     assert store.put(keys[3], one)  # so clip1 goes
     assert store.keys() == ["clip2", "clip0", "clip3"] and store.nbytes() == 3 * one.nbytes
     assert store.head("clip1", 0, 0) is None
+    mine = _pattern(5, 100, seed=5)
+    store.put("clip0", mine)  # held already: only its place in the order changes
+    assert store.head("clip0", 0, 0) == one[0, 0].tobytes()
+    assert store.put("copied", mine)
+    mine[0, 0] = 0  # the store keeps its own copy: what it counts is what it holds
+    assert store.head("copied", 0, 0) == _pattern(5, 100, seed=5)[0, 0].tobytes()
+    assert store.keys() == ["clip3", "clip0", "copied"]
     assert not store.put("huge", _pattern(20, 100))  # larger than the whole budget: not held
-    assert store.keys() == ["clip2", "clip0", "clip3"]
+    assert store.keys() == ["clip3", "clip0", "copied"]
     # cross_data then sends every head inline rather than a view that could not fetch them
     data = cross_data(_pattern(20, 100), ["x"] * 20, 0, VIEW, "huge", store=store)
     assert data["store"] == "" and len(data["inline"]) == 24

@@ -43,7 +43,7 @@ const CROSS_SKELETON = `
   <div class="ax-plot">
     <div class="ax-strip-title" hidden>The sound: pitch (low → high) over time</div>
     <div class="ax-strip-axis" hidden><span class="ax-hi">high</span><span class="ax-lo">low</span>
-    </div><canvas class="ax-strip" hidden></canvas>
+    </div><canvas class="ax-strip" role="img" aria-label="The sound over time" hidden></canvas>
     <div class="ax-rows"></div><canvas class="ax-map"></canvas>
     <div class="ax-bar"><canvas></canvas><span class="ax-hi">1</span><span class="ax-lo">0</span>
     </div><div class="ax-cols ax-time"></div><div class="ax-box" hidden></div>

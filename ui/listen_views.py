@@ -14,6 +14,7 @@ from numpy.typing import NDArray
 import explorer
 from attention_core.audio import SAMPLE_RATE, Audio
 from attention_core.models.llama_tokenizer import show_piece
+from explorer.streamlit_adapter import pool_mel
 from ui import explore, safe
 from ui.cache_listen import Heard, encoder_span
 from ui.listen import wav_bytes
@@ -70,9 +71,7 @@ def _cross_told(heard: Heard) -> Callable[[], None]:
 def cross(heard: Heard, layer: int, head: int) -> None:
     """Cross-attention tokens × time over the speech span under the sound itself (the log-mel
     pooled to the same 20 ms frames), every layer and head drawn in the browser (the explorer),
-    opening on the chosen head; a click there moves the page's pickers."""
-    from explorer.streamlit_adapter import pool_mel  # the top imports belong to the page's lead
-
+    opening on the shared layer and head; a click there moves them (and the token below)."""
     lo, hi = heard.alignment.span
     pattern = heard.cross_pattern_lhqk[:, :, heard.rows, lo:hi]
     clip = f"{lo}-{hi}:" + ",".join(map(str, heard.token_ids))

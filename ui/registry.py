@@ -44,6 +44,12 @@ PAGES: tuple[PageInfo, ...] = (
         ("minilm",),
     ),
     PageInfo(
+        "notes",
+        "The notes' examples",
+        ":material/menu_book:",
+        "Each example of the notes run on the real models, beside the notes' own numbers.",
+    ),
+    PageInfo(
         "pattern",
         "Attention pattern",
         ":material/grid_on:",

@@ -1,0 +1,35 @@
+"""The notes' examples: each example of the learners' notes run on the real models, the notes'
+own numbers beside the model's, and where and why they differ."""
+
+import streamlit as st
+
+from ui import decoder_view, notes, notes_select, router
+from ui.cache import LABELS, model_error
+
+shared = router.shared()  # the sidebar's model runs every example but the decoder's table
+model = shared.model
+st.title("The notes' examples")
+if error := model_error(model) or model_error(decoder_view.MODEL):
+    st.error(f"A model could not be loaded. {error}")
+    st.stop()
+st.caption(
+    f"Each example of the notes, run on {LABELS[model]} (pick the model in the sidebar), with the "
+    "notes' own numbers beside the model's. The examples bring their own sentences: the "
+    "sidebar's sentence, layer and head are not used here, and each head shown is picked by a "
+    "rule stated next to it."
+)
+
+st.subheader("1 · “Dirty quantum plumbing”: the notes' table on a real decoder")
+notes.plumbing()
+st.subheader("2 · “Fluffy blue creature”, “verdant forest”: adjectives and their nouns")
+notes.fluffy(model)
+st.subheader("3 · “Jane visits Africa” as a soft SELECT")
+notes_select.jane(model)
+st.subheader("4 · Dot product or cosine similarity?")
+notes_select.dot_cosine(model)
+st.subheader("5 · Does “monster” move towards “Mike Wazowski”?")
+notes_select.monster(model)
+st.subheader("6 · The context window")
+notes_select.context(model)
+
+notes.engineers()

@@ -1,0 +1,166 @@
+"""The notes' examples page, first half: the cached engine calls, the "dirty quantum plumbing"
+table (the Inside a decoder page's, reused) and the adjectives of "fluffy blue creature".
+
+Every number is the engine's (attention_core.notes), formatted here; tests/app/test_page_notes.py
+checks each sentence's claim against the engine."""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from attention_core.model import ModelConfig
+from attention_core.notes import (
+    ADJECTIVES,
+    FLUFFY,
+    JANE,
+    JANE_NOTE,
+    LOOK_BACK,
+    MONSTER_ALONE,
+    MONSTER_CONTEXT,
+    MONSTER_PROBES,
+    Adjectives,
+    Jane,
+    MonsterShift,
+    PairHead,
+    adjectives,
+    jane,
+    monster_shift,
+)
+from ui import decoder_view, show
+from ui.cache import LABELS, get_trace, model_config, read_probes
+from viz.word_table import make_word_table
+
+NEARLY = 0.8  # a verb's weight this share of the weakest adjective's or more reads "nearly as much"
+THREE = st.column_config.NumberColumn(format="%.3f")  # learners read three decimals
+
+
+# Worst case 4 × a few kB (two 10 × 10 word tables and a handful of floats).
+@st.cache_data(max_entries=4, show_spinner="Measuring every head on the sentence…")
+def get_adjectives(model: str) -> Adjectives:
+    return adjectives(get_trace(model, FLUFFY))
+
+
+# Worst case 4 × a few kB (5 × 5 tables, a few 5 × 64 arrays).
+@st.cache_data(max_entries=4, show_spinner="Measuring every head on the sentence…")
+def get_jane(model: str) -> Jane:
+    return jane(get_trace(model, JANE))
+
+
+# Worst case 4 × < 1 kB (a few cosines).
+@st.cache_data(max_entries=4, show_spinner="Running the passage and the probe words…")
+def get_monster(model: str) -> MonsterShift:
+    kept, probes_lpd, _ = read_probes(model, ", ".join(MONSTER_PROBES))
+    with_pass, without_pass = get_trace(model, MONSTER_CONTEXT), get_trace(model, MONSTER_ALONE)
+    return monster_shift(with_pass, without_pass, tuple(kept), probes_lpd)
+
+
+def config(model: str) -> ModelConfig:
+    """The model's config (the page stops earlier when a model cannot be loaded)."""
+    cfg = model_config(model)
+    if cfg is None:
+        raise ValueError(f"model {model!r} could not be loaded")
+    return cfg
+
+
+def quote(word: str) -> str:
+    return f"“{word}”"
+
+
+def plumbing() -> None:
+    """The notes' table beside SmolLM2's, always on the decoder (its mask is the notes' zeros)."""
+    st.markdown(
+        "The notes draw one made-up head on “dirty quantum plumbing”. Their zeros are a "
+        "decoder's mask: a word never attends to the words after it. So this table always runs "
+        f"on {LABELS[decoder_view.MODEL]}, a real decoder trained with that mask, whichever model "
+        "the sidebar shows."
+    )
+    decoder_view.note_table(decoder_view.MODEL)
+    st.caption(
+        "Here each column is a query (the word that attends) and each row a key, as in the "
+        "notes, so the masked cells sit below the diagonal. The app's other pages draw it the "
+        "other way round (a row per query), where the mask sits above the diagonal."
+    )
+
+
+def _table(model: str, pick: PairHead, words: tuple[str, ...], key: str, where: show.Area) -> None:
+    causal = config(model).causal
+    n = len(words)
+    mask = np.triu(np.ones((n, n), bool), 1) if causal else None
+    title = f"{LABELS[model]}, layer {pick.layer}, head {pick.head}"
+    show.plot(make_word_table(pick.table_ww, words, masked_qk=mask, title=title), key, where=where)
+
+
+def fluffy(model: str) -> None:
+    """The head where the adjectives feed their nouns best, how strong it is, and what else it
+    does."""
+    a = get_adjectives(model)
+    best, (fl, bl, ve) = a.best, a.best.weights
+    (creature, fluffy_), (_, blue), (forest, verdant) = ADJECTIVES
+    st.markdown(
+        f"The notes say {quote(fluffy_)} and {quote(blue)} feed {quote(creature)}, and "
+        f"{quote(verdant)} feeds {quote(forest)} (they draw dots, no numbers). Rule used here: "
+        "the head whose weakest of those three weights is largest, so a head that serves one "
+        f"adjective and ignores another is not picked. On {LABELS[model]} that is **layer "
+        f"{best.layer}, head {best.head}**: {quote(creature)} gives **{fl:.3f}** to "
+        f"{quote(fluffy_)} and **{bl:.3f}** to {quote(blue)}; {quote(forest)} gives "
+        f"**{ve:.3f}** to {quote(verdant)}."
+    )
+    st.markdown(_strength(a))
+    left, right = st.columns(2)
+    _table(model, best, a.words, "notes_fluffy_best", left)
+    _table(model, a.next_to, a.words, "notes_fluffy_next", right)
+    near = a.next_to
+    st.caption(
+        f"Right: the head best at the two adjectives right before their nouns, layer "
+        f"{near.layer}, head {near.head}: {quote(blue)} gets {near.weights[0]:.3f} and "
+        f"{quote(verdant)} {near.weights[1]:.3f}, but {quote(fluffy_)}, two words back, gets "
+        f"{near.table_ww[a.words.index(creature), a.words.index(fluffy_)]:.3f}. Such a head "
+        "looks at the word before, whatever it is; that is why the rule asks for all three."
+    )
+
+
+def _strength(a: Adjectives) -> str:
+    """How strong the picked head is, in words that follow the numbers."""
+    weakest = min(a.best.weights)
+    even = max(a.even)
+    verb, noun = LOOK_BACK
+    ratio = weakest / even
+    strength = "well above" if ratio >= 2 else "above" if ratio > 1 else "not above"
+    if a.look_back >= weakest:
+        also = "as much as its weakest adjective gets: it favours nearby earlier words, not "
+        also += "adjectives as such"
+    elif a.look_back >= NEARLY * weakest:
+        also = "nearly as much as its weakest adjective gets: it favours nearby earlier words, "
+        also += "adjectives only a little more"
+    else:
+        also = "clearly less than its weakest adjective gets: here it does prefer the adjectives"
+    return (
+        f"How strong: an even spread over the words each noun may see would give at most "
+        f"**{even:.3f}**; the weakest of the three is **{weakest:.3f}**, {ratio:.1f} times that "
+        f"({strength} an even spread). The same head gives **{a.look_back:.3f}** from "
+        f"{quote(verb)} (a verb) to {quote(noun)}, the noun before it: {also}."
+    )
+
+
+def engineers() -> None:
+    """The code names and rules behind the page, in a closed expander."""
+    adjective_pairs = ", ".join(f"{q}->{k}" for q, k in ADJECTIVES)
+    jane_pairs = ", ".join(f"{q}->{k}" for q, k, _ in JANE_NOTE)
+    with st.expander("For engineers"):
+        st.code(
+            f"attention_core.notes.adjectives: strongest_head over ({adjective_pairs}), the "
+            "argmax over heads of the smallest weight.\n"
+            f"attention_core.notes.jane: closest_head, argmin of Σ|w - note| over ({jane_pairs}); "
+            "soft_select = q_hqe · k_hke / √d_head, softmax, @ v_hke (equal to the trace's "
+            "pattern_lhqk row and z_lhqe).\n"
+            "length_effect; monster_shift at hidden_ltd[-1], probes by embed_words "
+            f"{list(MONSTER_PROBES)}; context_window from config.n_positions, max_tokens.\n"
+            "Word tables: attention_core.words.word_pattern (row = mean of the word's pieces' "
+            "rows, "
+            "column = sum of its pieces' columns); [CLS] and [SEP] count as words on MiniLM.\n"
+            "Plumbing table: attention_core.decoder_heads.note_tables / pick_head through "
+            "ui.decoder_view.note_table.",
+            language=None,
+            wrap_lines=True,
+        )

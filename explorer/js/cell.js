@@ -1,6 +1,8 @@
 // The cell arithmetic under the panels: where the picked entry's number comes from, from the
 // head's queries and keys (the "qk" block) to its softmax share, then its weight × the key's
-// value norm and the layer's rollout share when those stages are shown.
+// value norm and the layer's rollout share when those stages are shown. Everyone reads three
+// decimals in plain words; the engine's seven decimals and names wait in a closed "For
+// engineers" section (kept open across redraws once opened).
 
 import { cellArithmetic, headNorms, headQueriesKeys, weightedCell } from "./stages.js";
 import { cellLines, rolloutLine, rolloutTitle, weightedLine } from "./words.js";
@@ -34,27 +36,47 @@ function beyondLines(ctx, query, key) {
   return { lines, data };
 }
 
-function writeLines(box, title, lines, data) {
+// The closed "For engineers" section holding `lines` (open if it was open before the redraw).
+function engineers(box, lines) {
+  const details = document.createElement("details");
+  details.className = "ax-eng";
+  details.open = !!box.querySelector("details.ax-eng")?.open;
+  const summary = document.createElement("summary");
+  summary.textContent = "For engineers";
+  details.append(summary, ...lines.map(line));
+  return details;
+}
+
+function writeLines(box, title, lines, data, engineer = []) {
   const heading = document.createElement("h4");
   heading.textContent = title;
-  box.replaceChildren(heading, ...lines.map(line));
+  const more = engineer.length ? [engineers(box, engineer)] : [];
+  box.replaceChildren(heading, ...lines.map(line), ...more);
   box.dataset.cell = JSON.stringify(data);
 }
 
 function writeCell(box, cell, ctx, query, key, beyond) {
-  const { title, lines } = cellLines(cell, ctx.tokens, ctx.state.get(), ctx.dk, query, key);
-  writeLines(box, title, [...lines, ...beyond.lines], {
-    query,
-    key,
-    score: cell.score,
-    scaled: cell.scaled,
-    row_max: cell.rowMax,
-    row_exp_sum: cell.rowExpSum,
-    share: cell.share,
-    masked: cell.masked,
-    products: Array.from(cell.products),
-    ...beyond.data,
-  });
+  const view = ctx.state.get();
+  const own = !!ctx.header.causal;
+  const words = cellLines(cell, ctx.tokens, view, ctx.dk, query, key, own);
+  writeLines(
+    box,
+    words.title,
+    [...words.lines, ...beyond.lines],
+    {
+      query,
+      key,
+      score: cell.score,
+      scaled: cell.scaled,
+      row_max: cell.rowMax,
+      row_exp_sum: cell.rowExpSum,
+      share: cell.share,
+      masked: cell.masked,
+      products: Array.from(cell.products),
+      ...beyond.data,
+    },
+    words.engineer,
+  );
 }
 
 // Spell out the picked cell (view.q, view.k): the pattern's arithmetic (asking for the layer's

@@ -22,6 +22,7 @@ const SKELETON = `
       <button data-export="svg" title="the heatmaps as SVG, labels as text">SVG</button></span>
   </div>
   <p class="ax-hint"></p>
+  <p class="ax-labels" hidden></p>
   <div class="ax-grid"></div>
   <div class="ax-tip" role="tooltip" hidden></div>
   <div class="ax-cell" aria-live="polite"></div>
@@ -34,14 +35,34 @@ const PANEL = `
   <div class="ax-cols"></div><div class="ax-box" hidden></div><div class="ax-pick" hidden></div></div>
 <p class="ax-caption"></p>`;
 
-// A decoder (header.causal) was trained with its mask, so the switch is shown on and fixed; on
-// an encoder the mask is a what-if. Without [CLS]/[SEP] the switch that hides them goes.
+// What the switches are, on the label or as its tooltip. A decoder (header.causal) was trained
+// with its mask, so the switch is shown on and fixed; on an encoder the mask is a what-if, as
+// are the √d_k switch and the temperature on every model. Without [CLS]/[SEP] the switch that
+// hides them goes.
+const TIPS = {
+  scale:
+    "The model divides every score by √d_k, the square root of how many numbers a query " +
+    "has. Switching it off is a what-if.",
+  temp:
+    "A what-if: every score is divided by this number before softmax. The model uses 1; " +
+    "below 1 the weights get sharper, above 1 flatter.",
+  ownMask:
+    "This model was trained with this mask: each token sees only itself and the tokens " +
+    "before it. It is always on.",
+  whatIfMask:
+    "A what-if: this model was trained without a mask, reading every token both ways. " +
+    "Switched on, each token sees only itself and the tokens before it, as in a decoder " +
+    "such as SmolLM2, which this model was never trained to do.",
+};
+
 function describeModel(root, header) {
   const box = root.querySelector('[data-name="causal"]');
   box.disabled = !!header.causal;
-  root.querySelector(".ax-causal").textContent = header.causal
-    ? "Causal mask (the model's own)"
-    : "Causal mask (what-if)";
+  const label = root.querySelector(".ax-causal");
+  label.textContent = header.causal ? "Causal mask (the model's own)" : "Causal mask (what-if)";
+  box.closest("label").title = header.causal ? TIPS.ownMask : TIPS.whatIfMask;
+  root.querySelector('[data-name="scale"]').closest("label").title = TIPS.scale;
+  root.querySelector('[data-name="temp"]').closest("label").title = TIPS.temp;
   if (!header.special.some(Boolean)) root.querySelector(".ax-special").hidden = true;
 }
 
@@ -74,7 +95,6 @@ export function buildView(holder, header, { stages, controls, widget }) {
   if (widget) root.classList.add("ax-widget");
   const grid = root.querySelector(".ax-grid");
   const drawn = stages || STAGES;
-  if (drawn.length === 1) grid.style.gridTemplateColumns = "minmax(0, 1fr)";
   const panels = drawn.map((stage) => panel(grid, stage));
   pickControls(root, controls);
   describeModel(root, header);

@@ -1,5 +1,7 @@
 // Drawing: colour scales, one heatmap on a canvas (one pixel per cell, scaled up by CSS), its
-// colour bar, and token labels as real text thinned to fit.
+// colour bar, and token labels as real text sized (and, past what fits, thinned) by labels.js.
+
+import { labelFit } from "./labels.js";
 
 // Colour-blind-safe scales, as the Plotly charts use: Cividis for weights (0 and up), a
 // blue-grey-red diverging scale for signed scores.
@@ -123,25 +125,23 @@ export function paintColourBar(canvas, scale) {
   ctx.putImageData(img, 0, 0);
 }
 
-// Which of `count` positions get a label along an axis `size` pixels long: every `step`-th.
-export function labelStep(count, size) {
-  return Math.max(1, Math.ceil(count / Math.max(1, Math.floor(size / 13))));
-}
-
-// Token labels along one axis as text elements (selectable, read by screen readers), every
-// `step`-th one when there are more than fit; `index` maps a shown position to a token.
+// Token labels along one axis as text elements (selectable, read by screen readers), at the
+// font labelFit gives, every step-th one when even the smallest font cannot hold them all;
+// `index` maps a shown position to a token. Returns the fit ({font, step, shown, hidden}).
 export function labelAxis(holder, index, tokens, size, vertical) {
   holder.replaceChildren();
   const count = index.length;
-  const step = labelStep(count, size);
+  const fit = labelFit(count, size);
   const cell = size / count;
-  for (let p = 0; p < count; p += step) {
+  for (let p = 0; p < count; p += fit.step) {
     const span = document.createElement("span");
     span.textContent = tokens[index[p]];
     span.title = `${index[p]}: ${tokens[index[p]]}`;
     span.style[vertical ? "top" : "left"] = `${(p + 0.5) * cell}px`;
+    span.style.fontSize = `${fit.font}px`;
     holder.appendChild(span);
   }
+  return fit;
 }
 
 export function themeRgb(el, name, fallback) {

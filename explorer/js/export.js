@@ -4,7 +4,8 @@
 // a canvas in the browser. Cells go into the SVG as rects up to MAX_RECTS a panel, beyond that
 // as the panel's own canvas, embedded as an image.
 
-import { colourOf, labelStep } from "./draw.js";
+import { colourOf } from "./draw.js";
+import { labelFit } from "./labels.js";
 import { fmt } from "./words.js";
 
 const SIZE = 360; // a heatmap's side
@@ -22,7 +23,8 @@ export function fileName(model, view, ext) {
 }
 
 // Where everything goes: the picture's size and each panel's corner (x, y: its heatmap's
-// top-left corner) with its labels, every labelStep-th token as on screen.
+// top-left corner) with its labels, sized and thinned as on screen (labels.js), at the smaller
+// of the two axes' fonts.
 export function layout(spec) {
   const across = spec.panels.length > 1 ? 2 : 1;
   const w = LEFT + SIZE + RIGHT;
@@ -31,7 +33,7 @@ export function layout(spec) {
     const x = (i % across) * w + LEFT;
     const y = TOP + Math.floor(i / across) * h + HEAD;
     const label = (list, names = spec.tokens) => {
-      const step = labelStep(list.length, SIZE);
+      const { step } = labelFit(list.length, SIZE);
       const cell = SIZE / list.length;
       const out = [];
       for (let at = 0; at < list.length; at += step) {
@@ -46,6 +48,7 @@ export function layout(spec) {
       y,
       rowLabels: label(p.rows, p.rowNames),
       colLabels: label(p.cols, p.colNames),
+      font: Math.min(labelFit(p.rows.length, SIZE).font, labelFit(p.cols.length, SIZE).font),
     };
   });
   return { width: across * w, height: TOP + Math.ceil(panels.length / across) * h, panels };
@@ -95,12 +98,13 @@ function svgBar(p, i) {
 }
 
 function svgPanel(p, i) {
+  const tok = ` class="tok" style="font-size:${p.font}px"`;
   const rows = p.rowLabels.map((l) =>
-    text(p.x - 6, (p.y + l.at + 4).toFixed(2), l.text, ' text-anchor="end" class="tok"'),
+    text(p.x - 6, (p.y + l.at + 4).toFixed(2), l.text, ` text-anchor="end"${tok}`),
   );
   const cols = p.colLabels.map((l) => {
     const at = `translate(${(p.x + l.at + 4).toFixed(2)},${p.y + SIZE + 6}) rotate(-90)`;
-    return `<text transform="${at}" text-anchor="end" class="tok">${esc(l.text)}</text>`;
+    return `<text transform="${at}" text-anchor="end"${tok}>${esc(l.text)}</text>`;
   });
   const title = text(p.x - LEFT + 8, p.y - 10, p.title, ' class="stage"');
   return [title, ...svgCells(p), ...svgBar(p, i), ...rows, ...cols];
@@ -111,7 +115,7 @@ function svgPanel(p, i) {
 export function svgOf(spec) {
   const l = layout(spec);
   const style =
-    `text{font-family:${FONT};fill:#222}.tok{font-size:11px}.end{font-size:10px}` +
+    `text{font-family:${FONT};fill:#222}.end{font-size:10px}` +
     ".stage{font-size:14px;font-weight:600}.title{font-size:18px;font-weight:600}";
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${l.width}" height="${l.height}" ` +
@@ -133,7 +137,7 @@ function pngPanel(g, p) {
   g.font = `10px ${FONT}`;
   g.fillText(fmt(p.range[1], 2), p.x + SIZE + 22, p.y + 10);
   g.fillText(fmt(p.range[0], 2), p.x + SIZE + 22, p.y + SIZE);
-  g.font = `11px ${FONT}`;
+  g.font = `${p.font}px ${FONT}`;
   g.textAlign = "right";
   for (const l of p.rowLabels) g.fillText(l.text, p.x - 6, p.y + l.at + 4);
   for (const l of p.colLabels) {

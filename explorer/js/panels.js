@@ -1,7 +1,9 @@
 // The panels of one view: each stage's heatmap, its colour bar, token labels, caption and the
-// outline of the picked cell, sized to the room there is; and the hint above them.
+// outline of the picked cell, laid out (labels.js) so that every token label is readable when
+// it can be; the hint above them, and the note saying how many labels were left out if any.
 
 import { colourRange, labelAxis, paint, scaleOf, themeRgb } from "./draw.js";
+import { labelNote, panelLayout } from "./labels.js";
 import { visibleTokens } from "./stages.js";
 import { captions, fmt, hint, STAGE_TITLES } from "./words.js";
 
@@ -18,10 +20,15 @@ export function shownTokens(state, header) {
   return { keep, rows: keep.slice(w.r0, w.r1), cols: keep.slice(w.c0, w.c1) };
 }
 
-function panelSize(ctx) {
+// Two panels to a row or one, and a heatmap's side, for the view's width and shown tokens.
+function layoutPanels(ctx) {
   const width = ctx.root.getBoundingClientRect().width || 900;
-  const across = ctx.stages.length > 1 ? 2 : 1;
-  return Math.max(100, Math.min(460, Math.floor(width / across) - 140));
+  const count = Math.max(ctx.shown.rows.length, ctx.shown.cols.length);
+  const { across, size } = panelLayout(width, ctx.stages.length, count);
+  const columns = across > 1 ? "repeat(2, minmax(0, 1fr))" : "minmax(0, 1fr)";
+  const grid = ctx.root.querySelector(".ax-grid");
+  if (grid.style.gridTemplateColumns !== columns) grid.style.gridTemplateColumns = columns;
+  return size;
 }
 
 // Outline the picked cell (the one the arithmetic below spells out) in a panel.
@@ -53,12 +60,21 @@ function drawPanel(ctx, fig, stage, range, size) {
   fig.querySelector(".ax-stage").textContent = STAGE_TITLES[stage];
   fig.querySelector(".ax-hi").textContent = fmt(range[1], 2);
   fig.querySelector(".ax-lo").textContent = fmt(range[0], 2);
-  labelAxis(fig.querySelector(".ax-rows"), rows, ctx.tokens, size, true);
-  labelAxis(fig.querySelector(".ax-cols"), cols, ctx.tokens, size, false);
+  const rowFit = labelAxis(fig.querySelector(".ax-rows"), rows, ctx.tokens, size, true);
+  const colFit = labelAxis(fig.querySelector(".ax-cols"), cols, ctx.tokens, size, false);
   fig.querySelector(".ax-rows").style.height = `${size}px`;
   fig.querySelector(".ax-bar").style.height = `${size}px`;
   fig.querySelector(".ax-cols").style.width = `${size}px`;
   markPick(ctx, fig, size);
+  return { rows: rowFit, cols: colFit };
+}
+
+// Say how many labels were left out (the same in every panel), or nothing.
+function noteLabels(root, fits) {
+  const note = root.querySelector(".ax-labels");
+  note.textContent = labelNote(fits.rows, fits.cols);
+  note.hidden = !note.textContent;
+  note.dataset.hidden = JSON.stringify([fits.rows.hidden, fits.cols.hidden]);
 }
 
 // Draw every panel from ctx.values (the computed stages); sets ctx.shown (displayed rows and
@@ -67,14 +83,16 @@ export function drawPanels(ctx) {
   const view = ctx.state.get();
   const { keep, rows, cols } = shownTokens(ctx.state, ctx.header);
   ctx.shown = view.transpose ? { keep, rows: cols, cols: rows } : { keep, rows, cols };
-  const size = panelSize(ctx);
+  const size = layoutPanels(ctx);
   ctx.blank ||= themeRgb(ctx.root, "--st-secondary-background-color", "#f0f2f6");
   ctx.ranges = {};
+  let fits = null;
   for (const [i, stage] of ctx.stages.entries()) {
     const range = colourRange(stage, ctx.values[stage], ctx.n, rows, cols);
     ctx.ranges[stage] = range;
-    drawPanel(ctx, ctx.panels[i], stage, range, size);
+    fits = drawPanel(ctx, ctx.panels[i], stage, range, size);
   }
+  noteLabels(ctx.root, fits);
   const text = captions(ctx.header, view, ctx.ranges);
   for (const [i, stage] of ctx.stages.entries()) {
     ctx.panels[i].querySelector(".ax-caption").textContent = text[stage];

@@ -8,7 +8,7 @@ export const STAGE_TITLES = {
   scaled: "2 · scaled",
   masked: "3 · masked",
   pattern: "4 · softmax",
-  weighted: "weight × ‖value‖",
+  weighted: "weight × value length",
   rollout: "rollout (heads averaged)",
 };
 
@@ -22,13 +22,15 @@ export function maskCaption(header, causal) {
   if (header.causal) {
     return (
       "The model's own mask: it was trained to guess the next token, so each token sees " +
-      "only itself and the tokens before it. Later tokens (blank) become −∞ and get exactly 0."
+      "only itself and the tokens before it. Later tokens (blank) are set to −∞, so softmax " +
+      "gives them exactly 0."
     );
   }
   return causal
-    ? "What-if: a causal mask on a model trained without one. Each query now sees only itself " +
-        "and earlier tokens; hidden cells (blank) become −∞, so softmax gives them exactly 0."
-    : "No mask is on: every token may look at every token.";
+    ? "A what-if: this model was trained without a mask, reading every token both ways. With " +
+        "the mask each query sees only itself and earlier tokens; hidden cells (blank) are set " +
+        "to −∞, so softmax gives them exactly 0."
+    : "No mask: every token may look at every token, as this model was trained to.";
 }
 
 // The rollout's caption: what it estimates, and what it assumes.
@@ -36,25 +38,40 @@ export function rolloutCaption(view) {
   const [row, col] = view.transpose ? ["a column", "a row"] : ["a row", "a column"];
   return (
     `How much each token's vector after layer ${view.layer} (${row}) draws on each input ` +
-    `token (${col}), assuming the heads averaged, the residual as half, LayerNorm and the MLP ` +
-    "ignored (Abnar & Zuidema, 2020): an estimate, not a measurement. The head and the " +
-    "switches do not change it."
+    `token (${col}), assuming the layer's heads averaged, the vector that skips attention ` +
+    "counted as half, and the rest of each block (LayerNorm, the MLP) ignored (Abnar & " +
+    "Zuidema, 2020): an estimate, not a measurement. The head and the switches do not change it."
   );
+}
+
+// The scaled stage's caption: what divided the scores, and which of it is a what-if.
+export function scaledCaption(view, dk) {
+  const root = `√d_k = √${dk} = ${Math.sqrt(dk).toFixed(2)}`;
+  const div = view.scale
+    ? `Scores divided by ${root} (d_k: the ${dk} numbers in each query and key)`
+    : `Scores not divided (a what-if: the model divides them by ${root})`;
+  const temp =
+    Number(view.temp) !== 1
+      ? `, then by temperature ${view.temp} (a what-if: the model uses 1; a temperature ` +
+        "below 1 makes the weights sharper, above 1 flatter)"
+      : "";
+  return `${div}${temp}: the numbers softmax turns into weights.`;
 }
 
 // The caption under each stage, given the colour ranges drawn (range.scores: [lo, hi]).
 export function captions(header, view, range) {
-  const dk = header.d_head;
-  const across = view.transpose ? "down each column" : "across each row";
-  const div = view.scale ? `divided by √d_k = ${Math.sqrt(dk).toFixed(2)}` : "not divided by √d_k";
-  const temp = view.temp !== 1 ? `, ÷ temperature ${view.temp}` : "";
+  const [across, line] = view.transpose
+    ? ["down each column", "column"]
+    : ["across each row", "row"];
   const cls = view.hide_special ? " ([CLS]/[SEP] hidden, so what is shown sums to less)" : "";
   const colours = range.scores
-    ? `Colours run from ${fmt(range.scores[0], 2)} to ${fmt(range.scores[1], 2)}.`
+    ? ` Colours run from ${fmt(range.scores[0], 2)} to ${fmt(range.scores[1], 2)}.`
     : "";
   return {
-    scores: `Raw query·key dot products: large means the key answers the query's question. ${colours}`,
-    scaled: `Scores ${div}${temp}: the numbers softmax turns into weights.`,
+    scores:
+      "Each cell is one query · key dot product, before any scaling: the larger it is, the " +
+      `more weight the key gets in that query's ${line}.${colours}`,
+    scaled: scaledCaption(view, header.d_head),
     masked: maskCaption(header, view.causal),
     pattern: `Softmax: the weights sum to 1 ${across}${cls}.`,
     weighted:
@@ -82,42 +99,88 @@ export function hint({ view, rows, cols, zoomed, keys, clickable }) {
   );
 }
 
-// The lines of one cell's arithmetic: [label, text, class] each, after a title.
-export function cellLines(cell, tokens, view, dk, query, key) {
+// What the scaled step did, in words: "÷ √64 ÷ temperature 2", or that nothing divided.
+function scaledWords(view, dk) {
+  const parts = [];
+  if (view.scale) parts.push(`÷ √${dk}`);
+  if (Number(view.temp) !== 1) parts.push(`÷ temperature ${view.temp}`);
+  return parts.join(" ");
+}
+
+// The learner's lines of one cell (three decimals, plain words): [label, text, class] each.
+function plainLines(cell, tokens, view, dk, [query, key], ownMask) {
+  const by = scaledWords(view, dk);
+  const whatIf = !view.scale || Number(view.temp) !== 1;
+  const scaled = by
+    ? `= ${fmt(cell.score, 3)} ${by} = ${fmt(cell.scaled, 3)}`
+    : `= ${fmt(cell.scaled, 3)}, not divided (the √d_k switch is off)`;
+  const model = whatIf ? ` (a what-if: the model itself divides by √${dk}, at temperature 1)` : "";
+  const mask = ownMask ? "the model's own mask" : "the what-if mask";
+  const weight = cell.masked
+    ? `= 0: “${tokens[key]}” comes after “${tokens[query]}”, and ${mask} hides every later token.`
+    : `= ${fmt(cell.share, 3)}: softmax turns this query's scores into weights that add up ` +
+      `to 1; this is the weight “${tokens[key]}” gets.`;
+  return [
+    ["query · key", `= ${fmt(cell.score, 3)}: the query's ${dk} numbers times the key's, added up`],
+    ["scaled", scaled + model],
+    ["weight", weight],
+  ].map(([label, text], i) => [label, text, `ax-n-plain ax-n-plain-${i}`]);
+}
+
+// The engineers' lines of one cell (seven decimals, as the engine computes them).
+function engineerLines(cell, view, dk) {
   const terms = Array.from(cell.products.slice(0, 4), (x) => `(${fmt(x, 3)})`).join(" + ");
-  const div = view.scale ? `÷ √${dk} (${Math.sqrt(dk).toFixed(3)})` : "÷ 1 (scaling off)";
+  const div = view.scale ? `÷ √d_k = √${dk} (${Math.sqrt(dk).toFixed(3)})` : "÷ 1 (scaling off)";
   const temp = Number(view.temp) !== 1 ? ` ÷ temperature ${view.temp}` : "";
+  const last = cell.masked
+    ? [
+        "masked:",
+        "key after query under the causal mask: −∞, so exp gives exactly 0.",
+        "ax-n-masked",
+      ]
+    : [
+        "softmax",
+        `= exp(scaled − row max) ÷ Σ exp(row − row max) = exp(${fmt(cell.scaled, 4)} − ` +
+          `${fmt(cell.rowMax, 4)}) ÷ ${fmt(cell.rowExpSum, 4)} = ${fmt(cell.share)}`,
+        "ax-n-share",
+      ];
+  return [
+    ["q·k", `= Σ q_e·k_e over e = 0…${dk - 1} = ${terms} + … = `, "ax-n-sum"],
+    ["", fmt(cell.score), "ax-n-score"],
+    ["scaled", `= ${fmt(cell.score, 4)} ${div}${temp} = ${fmt(cell.scaled)}`, "ax-n-scaled"],
+    last,
+    [
+      "",
+      "Computed here from the engine's float32 queries and keys, each product rounded to " +
+        "float32: attention_core.cell_arithmetic gives the same numbers to float32 rounding.",
+      "ax-n-note",
+    ],
+  ];
+}
+
+// The lines of one cell's arithmetic after a title: `lines` for everyone (three decimals,
+// plain words), `engineer` for the closed "For engineers" section (seven decimals, code names).
+// [label, text, class] each. `ownMask`: the model was trained with its causal mask.
+export function cellLines(cell, tokens, view, dk, query, key, ownMask = false) {
   const title =
     `Where one number comes from: query “${tokens[query]}” (${query}) → ` +
     `key “${tokens[key]}” (${key})`;
-  const last = cell.masked
-    ? ["masked:", "this key is hidden from this query, so its weight is exactly 0.", "ax-n-masked"]
-    : [
-        "softmax share",
-        `= exp(${fmt(cell.scaled, 4)} − ${fmt(cell.rowMax, 4)}) ÷ ${fmt(cell.rowExpSum, 4)} = ` +
-          fmt(cell.share),
-        "ax-n-share",
-      ];
   return {
     title,
-    lines: [
-      ["q·k", `= sum over ${dk} dimensions of q_e·k_e = ${terms} + … = `, "ax-n-sum"],
-      ["", fmt(cell.score), "ax-n-score"],
-      ["scaled", `= ${fmt(cell.score, 4)} ${div}${temp} = ${fmt(cell.scaled)}`, "ax-n-scaled"],
-      last,
-    ],
+    lines: plainLines(cell, tokens, view, dk, [query, key], ownMask),
+    engineer: engineerLines(cell, view, dk),
   };
 }
 
 // The cell readout of the norm-weighted stage: [label, text, class].
 export function weightedLine({ weight, norm, weighted }) {
-  const text = `weight ${fmt(weight, 3)} × ‖value‖ ${fmt(norm, 3)} = ${fmt(weighted, 3)}`;
-  return ["weight × ‖value‖", text, "ax-n-weighted"];
+  const text = `weight ${fmt(weight, 3)} × value length ${fmt(norm, 3)} = ${fmt(weighted, 3)}`;
+  return ["weight × value length", text, "ax-n-weighted"];
 }
 
 // What a rollout cell says: the token after `layer` draws `value` on the input token.
-export function rolloutText(tokens, layer, query, key, value, digits = 3) {
-  return `after layer ${layer}, “${tokens[query]}” draws ${fmt(value, digits)} on input “${tokens[key]}”`;
+export function rolloutText(tokens, layer, query, key, value) {
+  return `after layer ${layer}, “${tokens[query]}” draws ${fmt(value, 3)} on input “${tokens[key]}”`;
 }
 
 // The cell readout of the rollout stage: [label, text, class].
@@ -130,11 +193,11 @@ export function rolloutTitle(tokens, layer, query, key) {
   return `Where one number comes from: “${tokens[query]}” (${query}) after layer ${layer} ← input “${tokens[key]}” (${key})`;
 }
 
-// The tooltip over a stage's cell.
+// The tooltip over a stage's cell (three decimals; its data-value holds the exact number).
 export function tipText(stage, tokens, query, key, value, layer) {
-  if (stage === "rollout") return rolloutText(tokens, layer, query, key, value, 7);
+  if (stage === "rollout") return rolloutText(tokens, layer, query, key, value);
   return (
     `${STAGE_TITLES[stage]} · query “${tokens[query]}” (${query}) → ` +
-    `key “${tokens[key]}” (${key}): ${fmt(value)}`
+    `key “${tokens[key]}” (${key}): ${fmt(value, 3)}`
   );
 }

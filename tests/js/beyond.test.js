@@ -85,18 +85,21 @@ test("colours: weighted 0..its largest shown value on Cividis, rollout 0..1", ()
 
 test("the readouts and tooltips of the two stages", () => {
   const line = weightedLine({ weight: 0.4121, norm: 2.3009, weighted: 0.9482 });
-  assert.equal(line[1], "weight 0.412 × ‖value‖ 2.301 = 0.948");
+  assert.equal(line[1], "weight 0.412 × value length 2.301 = 0.948");
   const tokens = ["the", "river", "bank"];
   assert.equal(
     rolloutLine(tokens, 3, 2, 1, 0.2314)[1],
     "after layer 3, “bank” draws 0.231 on input “river”",
   );
+  assert.equal(rolloutText(tokens, 0, 0, 0, 1), "after layer 0, “the” draws 1.000 on input “the”");
   assert.equal(
-    rolloutText(tokens, 0, 0, 0, 1, 7),
-    "after layer 0, “the” draws 1.0000000 on input “the”",
+    tipText("rollout", tokens, 2, 1, 0.25, 4),
+    "after layer 4, “bank” draws 0.250 on input “river”",
   );
-  assert.match(tipText("rollout", tokens, 2, 1, 0.25, 4), /^after layer 4, “bank” draws 0\.25/);
-  assert.match(tipText("weighted", tokens, 2, 1, 0.25, 4), /^weight × ‖value‖ · query “bank”/);
+  assert.equal(
+    tipText("weighted", tokens, 2, 1, 0.25, 4),
+    "weight × value length · query “bank” (2) → key “river” (1): 0.250",
+  );
 });
 
 test("captions say what the rollout assumes and where the weighted colours end", () => {
@@ -107,7 +110,7 @@ test("captions say what the rollout assumes and where the weighted colours end",
   assert.match(text.weighted, /Kobayashi et al\., 2020/);
   assert.match(text.weighted, /from 0 to 3\.50/);
   assert.match(text.rollout, /after layer 2 \(a row\)/);
-  for (const part of ["heads averaged", "residual as half", "LayerNorm and the MLP", "Abnar"]) {
+  for (const part of ["heads averaged", "skips attention", "counted as half", "the MLP", "Abnar"]) {
     assert.ok(text.rollout.includes(part), part);
   }
   assert.match(text.rollout, /an estimate, not a measurement/);

@@ -5,7 +5,7 @@ import { test } from "node:test";
 import { fileName, layout, svgOf } from "../../explorer/js/export.js";
 import { SCALES } from "../../explorer/js/draw.js";
 import { headLabel, headsPerKv, sharing, startsGroup, viewTitle } from "../../explorer/js/model.js";
-import { cellLines, fmt, hint } from "../../explorer/js/words.js";
+import { captions, cellLines, fmt, hint } from "../../explorer/js/words.js";
 
 test("heads sharing keys and values", () => {
   assert.equal(headsPerKv(9, 3), 3);
@@ -51,10 +51,65 @@ test("the hint and the cell's lines", () => {
     rowExpSum: 4,
     share: 0.1,
   };
-  const { title, lines } = cellLines(cell, ["a", "<b>"], view, 4, 0, 1);
+  const { title, lines, engineer } = cellLines(cell, ["a", "<b>"], view, 4, 0, 1);
   assert.equal(title, "Where one number comes from: query “a” (0) → key “<b>” (1)");
-  assert.equal(lines[1][1], "3.0000000");
-  assert.match(lines[3][1], /= 0.1000000$/);
+  // everyone: three decimals, plain words, no code names
+  assert.deepEqual(
+    lines.map((l) => l[0]),
+    ["query · key", "scaled", "weight"],
+  );
+  assert.equal(lines[0][1], "= 3.000: the query's 4 numbers times the key's, added up");
+  assert.equal(lines[1][1], "= 3.000 ÷ √4 = 1.500");
+  assert.match(lines[2][1], /^= 0\.100: softmax turns this query's scores into weights/);
+  for (const [, text] of lines) assert.doesNotMatch(text, /q_e|d_k|\d\.\d{4}|attention_core/);
+  // engineers: seven decimals and the engine's names
+  assert.equal(engineer[1][1], "3.0000000");
+  assert.match(engineer[0][1], /q_e·k_e over e = 0…3 = \(1\.000\) \+ \(−2\.000\)/);
+  assert.match(engineer[2][1], /÷ √d_k = √4 \(2\.000\) = 1\.5000000$/);
+  assert.match(engineer[3][1], /= 0.1000000$/);
+  assert.match(engineer[4][1], /attention_core\.cell_arithmetic/);
+});
+
+test("a cell's lines under the what-ifs and the masks", () => {
+  const cell = { products: [1], score: 3, scaled: 6, masked: false, rowMax: 6, rowExpSum: 1 };
+  const off = { scale: false, temp: 0.5 };
+  const { lines } = cellLines({ ...cell, share: 1 }, ["a", "b"], off, 64, 1, 0);
+  assert.equal(
+    lines[1][1],
+    "= 3.000 ÷ temperature 0.5 = 6.000 (a what-if: the model itself divides by √64, at " +
+      "temperature 1)",
+  );
+  const none = cellLines({ ...cell, share: 1 }, ["a", "b"], { scale: false, temp: 1 }, 64, 1, 0);
+  assert.match(none.lines[1][1], /^= 6\.000, not divided \(the √d_k switch is off\) \(a what-if/);
+  const hidden = { ...cell, masked: true, share: 0 };
+  const on = { scale: true, temp: 1 };
+  const whatIf = cellLines(hidden, ["a", "b"], on, 64, 0, 1).lines[2][1];
+  assert.equal(whatIf, "= 0: “b” comes after “a”, and the what-if mask hides every later token.");
+  const own = cellLines(hidden, ["a", "b"], on, 64, 0, 1, true).lines[2][1];
+  assert.match(own, /the model's own mask hides/);
+  assert.equal(cellLines(hidden, ["a", "b"], on, 64, 0, 1).engineer[3][2], "ax-n-masked");
+});
+
+test("captions: the what-ifs and temperature said in words", () => {
+  const header = { d_head: 64, causal: false };
+  const base = { layer: 0, transpose: false, scale: true, temp: 1, hide_special: false };
+  const plain = captions(header, base, {});
+  assert.equal(
+    plain.scaled,
+    "Scores divided by √d_k = √64 = 8.00 (d_k: the 64 numbers in each query and key): the " +
+      "numbers softmax turns into weights.",
+  );
+  assert.doesNotMatch(plain.scaled, /what-if/);
+  const hot = captions(header, { ...base, scale: false, temp: 2 }, {}).scaled;
+  assert.match(hot, /^Scores not divided \(a what-if: the model divides them by √d_k = √64/);
+  assert.match(
+    hot,
+    /temperature 2 \(a what-if: the model uses 1; .*below 1 .*sharper, above 1 flatter/,
+  );
+  assert.match(captions(header, { ...base, causal: true }, {}).masked, /^A what-if: this model/);
+  assert.match(captions({ ...header, causal: true }, base, {}).masked, /^The model's own mask/);
+  assert.match(plain.scores, /more weight the key gets in that query's row/);
+  assert.match(captions(header, { ...base, transpose: true }, {}).scores, /query's column/);
 });
 
 const TOKENS = ["[CLS]", "a", "<b>&", "[SEP]"];

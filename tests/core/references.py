@@ -1,8 +1,9 @@
 """Reference numbers for issue 21's views, read from the libraries that run each model.
 
 The oracles are transformers' own models, never our engine: ``BertModel`` (eager attention) on the
-packaged all-MiniLM-L6-v2 folder, and ``LlamaForCausalLM`` from SmolLM2's GGUF file. Each is
-loaded once per process (``functools.cache``: once per pytest worker) and run with forward hooks:
+packaged all-MiniLM-L6-v2 folder, and ``LlamaForCausalLM`` from SmolLM2's GGUF file, built in
+ui/verify_refs.py (the app's verify button uses the same). Each is loaded once per process
+(``functools.cache``: once per pytest worker) and run here with forward hooks:
 on the value projection (value norms), as a forward pre-hook on the output projection (knock-out:
 the knocked head's slice of its input set to zero), and on each decoder layer (logit lens).
 Rollout is computed here from transformers' ``attentions`` with Abnar & Zuidema's formula.
@@ -25,6 +26,11 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
+# The oracles themselves are shared with the app's "Verify against the reference library" button.
+from ui.verify_refs import HOOK_PATHS, Oracle, bert_oracle, llama_oracle, oracle  # noqa: E402
+
+__all__ = ["Oracle", "bert_oracle", "llama_oracle", "oracle"]
+
 # Varied sentences, each run through both models: short, repeated words, punctuation, ~100 tokens.
 SENTENCES = {
     "short": "The cat sat.",
@@ -38,66 +44,6 @@ SENTENCES = {
         "then nine, each one heavier than the last."
     ),
 }
-
-# The hooked submodules, per family: the value projection, the output projection (W_O) and the
-# attention layers' list, as transformers names them.
-_PATHS = {
-    "bert": ("attention.self.value", "attention.output.dense", "encoder.layer"),
-    "llama": ("self_attn.v_proj", "self_attn.o_proj", "model.layers"),
-}
-
-
-@dataclass(frozen=True)
-class Oracle:
-    """A transformers model with what the hooks need to know about its heads."""
-
-    family: str  # "bert" or "llama"
-    model: Any  # BertModel or LlamaForCausalLM, eval mode, float32
-    tokenizer: Any
-    n_heads: int
-    n_kv_heads: int
-    d_head: int
-
-    @property
-    def layers(self) -> list[Any]:
-        return list(self.model.get_submodule(_PATHS[self.family][2]))
-
-    def ids(self, text: str) -> list[int]:
-        return list(self.tokenizer(text, padding=False, truncation=False)["input_ids"])
-
-
-@functools.cache
-def bert_oracle(folder: str) -> Oracle:
-    """transformers' BertModel for the packaged MiniLM folder, eager attention (the sdpa default
-    returns no attentions)."""
-    model = transformers.AutoModel.from_pretrained(folder, attn_implementation="eager").eval()
-    tok = transformers.AutoTokenizer.from_pretrained(folder)
-    cfg = model.config
-    e = cfg.hidden_size // cfg.num_attention_heads
-    return Oracle("bert", model, tok, cfg.num_attention_heads, cfg.num_attention_heads, e)
-
-
-@functools.cache
-def llama_oracle() -> Oracle:
-    """transformers' LlamaForCausalLM from SmolLM2's GGUF (dequantized to float32, ~17 s)."""
-    from attention_core.models.llama import SMOLLM2_FILE, smollm2_path
-
-    torch.set_num_threads(1)
-    folder = str(smollm2_path().parent)
-    tok = transformers.AutoTokenizer.from_pretrained(folder, gguf_file=SMOLLM2_FILE)
-    model = transformers.AutoModelForCausalLM.from_pretrained(
-        folder, gguf_file=SMOLLM2_FILE, attn_implementation="eager", dtype=torch.float32
-    ).eval()
-    cfg = model.config
-    e = cfg.hidden_size // cfg.num_attention_heads
-    return Oracle("llama", model, tok, cfg.num_attention_heads, cfg.num_key_value_heads, e)
-
-
-def oracle(key: str) -> Oracle:
-    """The oracle for an engine model key: "minilm" or "smollm2"."""
-    from attention_core import default_model_path
-
-    return llama_oracle() if key == "smollm2" else bert_oracle(str(default_model_path()))
 
 
 @dataclass(frozen=True)
@@ -145,7 +91,7 @@ def _knock_hook(heads: list[int], d_head: int):
 
 def _install(oracle: Oracle, knocked: Iterable[tuple[int, int]], captured: dict) -> list[Any]:
     """Hooks on every layer: value output, block output, and the knock-out pre-hooks."""
-    value_path, out_path, _ = _PATHS[oracle.family]
+    value_path, out_path, _ = HOOK_PATHS[oracle.family]
     by_layer: dict[int, list[int]] = {}
     for layer, head in knocked:
         by_layer.setdefault(layer, []).append(head)
@@ -179,7 +125,7 @@ def run_reference(
         for handle in handles:
             handle.remove()
     n_layers = len(oracle.layers)
-    out_path = _PATHS[oracle.family][1]
+    out_path = HOOK_PATHS[oracle.family][1]
     norms = [
         _value_norms_hk(
             oracle,

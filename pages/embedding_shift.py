@@ -5,7 +5,7 @@ import streamlit as st
 
 from attention_core import closest_token, fit_shift_plane
 from attention_core.geometry import probe_cosines
-from ui import downloads, params, router, safe, show
+from ui import downloads, params, router, safe, show, verify
 from ui.cache import read_probes
 from ui.presets import probes_for
 from ui.widgets import token_picker
@@ -185,3 +185,4 @@ with st.expander("For engineers", expanded=False):
         f"- Plane: `fit_shift_plane`, one PCA (SVD) over the kept tokens and the probes at all "
         f"{len(hidden)} states, `hidden_ltd[0]` to `hidden_ltd[{len(hidden) - 1}]`."
     )
+verify.button(shared, trace)  # run the sentence through the reference library

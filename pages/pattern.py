@@ -6,7 +6,7 @@ the numbers as a table and files."""
 
 import streamlit as st
 
-from ui import pattern_view, router
+from ui import pattern_view, router, verify
 
 shared = router.shared()
 trace = router.require_trace(shared)  # messages and a stop when there is nothing to show
@@ -23,3 +23,5 @@ for name, fallback in (("q", min(3, n - 1)), ("k", min(2, n - 1))):
 
 
 pattern_view.view_and_numbers(shared)
+
+verify.button(shared, trace)  # run the sentence through the reference library

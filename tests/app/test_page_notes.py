@@ -1,0 +1,187 @@
+"""The notes' examples page on both text models: every number a sentence quotes is the engine's,
+and every worded claim (which way, stronger or not, agree or not) follows the engine's numbers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from attention_core import embed_words, trace_sentence
+from attention_core.decoder_heads import NOTE_PHRASE, note_tables, pick_head
+from attention_core.notes import (
+    FLUFFY,
+    JANE,
+    JANE_NOTE,
+    LONGER,
+    MONSTER_ALONE,
+    MONSTER_CONTEXT,
+    MONSTER_PROBES,
+    adjectives,
+    context_window,
+    jane,
+    length_effect,
+    monster_shift,
+)
+from tests.app.conftest import open_page
+from tests.figdata import array, spec
+from ui.cache import LABELS
+
+MODELS = ("minilm", "smollm2")
+
+
+@pytest.fixture(scope="module", params=MODELS)
+def shown(request, engines):
+    """(model key, its engine, the page opened on it)."""
+    at = open_page("notes", model=request.param)
+    assert not at.exception
+    return request.param, engines[request.param], at
+
+
+def _text(at) -> str:
+    return "\n".join(m.value for m in at.markdown) + "\n" + "\n".join(c.value for c in at.caption)
+
+
+def _said(at, start: str) -> str:
+    return next(m.value for m in [*at.markdown, *at.caption] if start in m.value)
+
+
+def _charts(at) -> dict[str, dict]:
+    return {c.proto.id.rsplit("-", 1)[-1]: spec(c) for c in at.get("plotly_chart")}
+
+
+def _table(at, column: str):
+    return next(df.value for df in at.dataframe if column in df.value.columns)
+
+
+def test_the_page_shows_the_sidebars_model_and_keeps_code_names_closed(shown):
+    key, _, at = shown
+    assert at.selectbox(key="model").value == key
+    assert [box.label for box in at.expander] == ["For engineers"]
+    assert not at.expander[0].proto.expanded
+    learner = _text(at)
+    for name in ("strongest_head", "soft_select", "hidden_ltd", "pattern_lhqk", "1e-"):
+        assert name not in learner
+
+
+def test_plumbing_table_is_smollm2s_with_queries_as_columns(shown, engines):
+    _, _, at = shown
+    tables = note_tables(trace_sentence(engines["smollm2"], NOTE_PHRASE))
+    pick = pick_head(tables, "closest")  # the radio's first rule
+    chart = _charts(at)["dec_note_model"]
+    np.testing.assert_allclose(array(chart["data"][0]["z"]), tables[pick.layer, pick.head].T)
+    text = chart["data"][0]["text"]  # [key row][query column]: masked below the diagonal
+    assert [text[1][0], text[2][0], text[2][1]] == ["0 · masked"] * 3
+    assert all("masked" not in text[r][c] for r in range(3) for c in range(r, 3))
+    assert chart["layout"]["xaxis"]["title"]["text"] == "queries (attending)"
+    assert "masked cells sit below the diagonal" in _text(at)
+
+
+def test_fluffy_claims_are_the_engines(shown):
+    key, engine, at = shown
+    a = adjectives(trace_sentence(engine, FLUFFY))
+    fl, bl, ve = a.best.weights
+    said = _said(at, "Rule used here")
+    assert f"layer {a.best.layer}, head {a.best.head}" in said
+    assert all(f"**{w:.3f}**" in said for w in (fl, bl, ve))
+    strength = _said(at, "How strong")
+    weakest = min(a.best.weights)
+    assert f"**{max(a.even):.3f}**" in strength and f"**{weakest:.3f}**" in strength
+    assert f"**{a.look_back:.3f}**" in strength
+    if a.look_back >= weakest:
+        assert "as much as its weakest adjective" in strength and "nearly" not in strength
+    elif a.look_back >= 0.8 * weakest:
+        assert "nearly as much" in strength
+    else:
+        assert "clearly less" in strength
+    assert ("not above" in strength) == (weakest <= max(a.even))
+    charts = _charts(at)
+    np.testing.assert_allclose(
+        array(charts["notes_fluffy_best"]["data"][0]["z"]), a.best.table_ww.T
+    )
+    np.testing.assert_allclose(
+        array(charts["notes_fluffy_next"]["data"][0]["z"]), a.next_to.table_ww.T
+    )
+    near = _said(at, "the head best at the two adjectives")
+    fluffy = a.next_to.table_ww[a.words.index("creature"), a.words.index("fluffy")]
+    assert f"layer {a.next_to.layer}, head {a.next_to.head}" in near
+    assert f"gets {fluffy:.3f}" in near and fluffy < min(a.next_to.weights)  # "whatever it is"
+    if key == "minilm":  # the head that looks one token back: all or nothing
+        assert min(a.next_to.weights) > 0.99 and fluffy < 0.01
+
+
+def test_jane_as_a_soft_select(shown):
+    key, engine, at = shown
+    j = jane(trace_sentence(engine, JANE))
+    note = _table(at, "the notes")
+    column = f"{LABELS[key]} L{j.best.layer} H{j.best.head}"  # the model and the picked head
+    np.testing.assert_allclose(note[column].to_numpy(), j.best.weights)
+    np.testing.assert_allclose(note["the notes"].to_numpy(), [w for _, _, w in JANE_NOTE])
+    rule = _said(at, "closest to the notes' three numbers")
+    total = sum(abs(w - n) for w, (_, _, n) in zip(j.best.weights, JANE_NOTE, strict=True))
+    assert f"**{total:.3f}**" in rule and f"layer {j.best.layer}, head {j.best.head}" in rule
+    assert ("2 of the notes' three rows cannot happen" in rule) == engine.config.causal
+    assert "self-attention" in rule and "encoder-decoder" in rule
+    assert any(link.proto.page == "listen" for link in at.get("page_link"))
+    s = j.select
+    steps = _table(at, "weight × value")
+    np.testing.assert_allclose(steps["weight"].to_numpy(), s.weight_k)
+    np.testing.assert_allclose(steps["query · key"].to_numpy(), s.dot_k)
+    top = int(np.argmax(s.weight_k))
+    said = _said(at, "a weighted bag of values")
+    assert f"**{s.weight_k[top]:.3f}**" in said
+    assert ", ".join(f"{x:.3f}" for x in s.z_e[:3]) in said and f"{s.z_e.size} numbers" in said
+
+
+def test_dot_product_beside_cosine(shown):
+    _, engine, at = shown
+    s = jane(trace_sentence(engine, JANE)).select
+    table = _table(at, "cosine")
+    np.testing.assert_allclose(table["cosine"].to_numpy(), s.cos_k)
+    np.testing.assert_allclose(table["length of the key"].to_numpy(), s.k_norm_k)
+    said = _said(at, "attention uses the dot product")
+    agree = int(np.argmax(s.dot_k)) == int(np.argmax(s.cos_k))
+    assert ("both pick" in said) == agree and ("disagree" in said) == (not agree)
+    top = int(np.argmax(s.dot_k))
+    effect = length_effect(s.q_e, s.k_ke[top], LONGER)
+    what_if = _said(at, "a what-if, not the model")
+    assert f"**{effect.dot:.3f}** to **{effect.dot_longer:.3f}**" in what_if
+    assert f"**{effect.cos:.3f}** before and **{effect.cos_longer:.3f}** after" in what_if
+    assert effect.dot_longer == pytest.approx(LONGER * effect.dot)  # dot grows
+    assert effect.cos_longer == pytest.approx(effect.cos)  # cosine stays
+
+
+def test_monster_which_way(shown):
+    _, engine, at = shown
+    m = monster_shift(
+        trace_sentence(engine, MONSTER_CONTEXT),
+        trace_sentence(engine, MONSTER_ALONE),
+        MONSTER_PROBES,
+        embed_words(engine, list(MONSTER_PROBES)),
+    )
+    table = _table(at, "whole passage")
+    np.testing.assert_allclose(table["whole passage"].to_numpy(), m.with_p, rtol=1e-6)
+    np.testing.assert_allclose(table["last sentence alone"].to_numpy(), m.without_p, rtol=1e-6)
+    said = _said(at, "With the passage before it")
+    mike = MONSTER_PROBES.index("Mike Wazowski")
+    way = "towards" if m.change_p[mike] > 0 else "away from"
+    assert f"**{way}** “Mike Wazowski”" in said
+    assert f"{m.without_p[mike]:.3f} → {m.with_p[mike]:.3f}" in said
+    rank = int((m.with_p > m.with_p[mike]).sum()) + 1
+    assert f"number {rank} of the 4 probes" in said and f"cosine {m.moved:.3f}" in said
+    if (m.change_p < 0).all():
+        assert "All 4 cosines fall" in said
+    elif (m.change_p > 0).all():
+        assert "All 4 cosines rise" in said
+    else:
+        assert f"most towards “{MONSTER_PROBES[int(np.argmax(m.change_p))]}”" in said
+
+
+def test_context_window_is_the_patterns_size(shown):
+    _, engine, at = shown
+    n = trace_sentence(engine, MONSTER_CONTEXT).n_tokens
+    w = context_window(engine.config, n)
+    said = _said(at, "context window")
+    assert f"**{n}** tokens" in said and f"{n} × {n} = **{n * n:,}** weights" in said
+    assert f"**{w.longest:,}** tokens" in said and f"{w.longest**2:,} weights per head" in said
+    assert f"{w.heads} heads" in said
+    assert (f"at most {w.runs:,} tokens" in _text(at)) == (w.runs < w.longest)

@@ -42,10 +42,10 @@ LONGER = 2.0  # how much longer the key is made in the length what-if
 
 
 def word_tables(trace: Any) -> tuple[tuple[str, ...], F64]:
-    """The trace's words (lower case) and every head's word-level pattern, [l, h, w, w]: a word's
-    row is the mean of its pieces' rows, its column the sum of its pieces' columns."""
+    """The trace's words (as written) and every head's word-level pattern, [l, h, w, w]: a
+    word's row is the mean of its pieces' rows, its column the sum of its pieces' columns."""
     spans = word_spans(trace.tokens)
-    words = tuple(word.lower() for word, _ in spans)
+    words = tuple(word for word, _ in spans)
     tables = np.stack(
         [
             [word_pattern(p_qk, spans) for p_qk in trace.pattern_lhqk[layer]]
@@ -56,10 +56,12 @@ def word_tables(trace: Any) -> tuple[tuple[str, ...], F64]:
 
 
 def word_index(words: tuple[str, ...], word: str) -> int:
-    """The position of ``word``'s first occurrence; ValueError naming the words when absent."""
-    if word not in words:
+    """The position of ``word``'s first occurrence, ignoring case; ValueError naming the words
+    when absent."""
+    lower = [w.lower() for w in words]
+    if word.lower() not in lower:
         raise ValueError(f"{word!r} is not one of the words {list(words)}")
-    return words.index(word)
+    return lower.index(word.lower())
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from attention_core.notes import (
     adjectives,
     jane,
     monster_shift,
+    word_index,
 )
 from ui import decoder_view, show
 from ui.cache import LABELS, get_trace, model_config, read_probes
@@ -111,11 +112,12 @@ def fluffy(model: str) -> None:
     _table(model, best, a.words, "notes_fluffy_best", left)
     _table(model, a.next_to, a.words, "notes_fluffy_next", right)
     near = a.next_to
+    far = near.table_ww[word_index(a.words, creature), word_index(a.words, fluffy_)]
     st.caption(
         f"Right: the head best at the two adjectives right before their nouns, layer "
         f"{near.layer}, head {near.head}: {quote(blue)} gets {near.weights[0]:.3f} and "
         f"{quote(verdant)} {near.weights[1]:.3f}, but {quote(fluffy_)}, two words back, gets "
-        f"{near.table_ww[a.words.index(creature), a.words.index(fluffy_)]:.3f}. Such a head "
+        f"{far:.3f}. Such a head "
         "looks at the word before, whatever it is; that is why the rule asks for all three."
     )
 

@@ -10,7 +10,13 @@ import numpy as np
 import streamlit as st
 
 from attention_core.geometry import SPACE
-from attention_core.notes import JANE_NOTE, MONSTER_CONTEXT, context_window, length_effect
+from attention_core.notes import (
+    JANE_NOTE,
+    MONSTER_CONTEXT,
+    context_window,
+    length_effect,
+    word_index,
+)
 from attention_core.tokens import tokenize
 from ui import registry
 from ui.cache import LABELS, get_model
@@ -33,7 +39,7 @@ def jane(model: str) -> None:
     j = get_jane(model)
     best = j.best
     causal = config(model).causal
-    seen = [not causal or j.words.index(q) >= j.words.index(k) for q, k, _ in JANE_NOTE]
+    seen = [not causal or word_index(j.words, q) >= word_index(j.words, k) for q, k, _ in JANE_NOTE]
     st.dataframe(
         {
             "query": [q for q, _, _ in JANE_NOTE],

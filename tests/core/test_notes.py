@@ -73,7 +73,7 @@ def test_adjectives_yardsticks(engine):
         assert a.even == tuple(1 / (words.index(q) + 1) for q, _ in ADJECTIVES)
         assert (np.triu(a.best.table_ww, 1) == 0).all()
     else:  # [CLS] and [SEP] are words of their own
-        assert a.even == (1 / len(words),) * 3 and words[0] == "[cls]"
+        assert a.even == (1 / len(words),) * 3 and words[0] == "[CLS]"
     # the look-one-word-back head: strongest on the two adjectives right before their nouns
     assert a.next_to.pairs == ADJECTIVES[1:]
     assert min(a.next_to.weights) >= min(a.best.weights[1:])

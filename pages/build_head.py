@@ -67,8 +67,8 @@ combine = c9.radio("Combine heads", list(COMBINE), format_func=COMBINE.get, key=
 
 d, n = x_td.shape[1], f"{len(tokens)} token{'s' if len(tokens) != 1 else ''}"
 what = (
-    f"the model's static word embeddings of the {n} shown (`trace.word_td`: "
-    "the raw rows of its embedding table, before positions, LayerNorm or any context)"
+    f"the model's static word embeddings of the {n} shown (the raw rows of its "
+    "embedding table, before positions, LayerNorm or any context)"
     if use_model
     else f"hashed random vectors for the {n} (words and punctuation marks)"
 ) + (
@@ -121,11 +121,18 @@ st.caption(
 st.subheader("Combining the heads")
 gap = "exactly 0" if view.combine_gap == 0 else f"{view.combine_gap:.2e}"
 st.markdown(
-    f"Sum of the heads' proposals `Σ_h pattern_h·V_h·W_O,h` versus `concat(z_h)·W_O`: max "
-    f"|difference| = **{gap}** over all {len(tokens)} × {d} "
-    f"entries of ΔE, whose largest entry is {view.delta_max:.3g}. The two are one linear map "
-    f"written two ways; any gap is float32 rounding. Drawn below: {COMBINE[combine]}."
+    "Two ways to combine the heads: add up each head's proposed update, or put the heads' "
+    "weighted values side by side and apply W_O once. They are one calculation written two "
+    "ways, so they give the same ΔE (up to the computer's rounding). Drawn below: "
+    f"{COMBINE[combine]}."
 )
+with st.expander("For engineers"):
+    st.markdown(
+        f"Sum of the heads' proposals `Σ_h pattern_h·V_h·W_O,h` versus `concat(z_h)·W_O`: max "
+        f"|difference| = **{gap}** over all {len(tokens)} × {d} entries of ΔE, whose largest "
+        f"entry is {view.delta_max:.3g} (float32 rounding). "
+        + ("Input: `trace.word_td`, scaled to unit variance per dimension." if use_model else "")
+    )
 show.plot(make_head_deltas(view.head_norm_ht, view.delta_norm_t, tokens), "bh_deltas")
 st.caption(
     f"Length of each head's proposed update ΔE_h for each token, and of their total ΔE (last "

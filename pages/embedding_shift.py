@@ -7,7 +7,7 @@ from attention_core import closest_token, fit_shift_plane
 from attention_core.geometry import probe_cosines
 from ui import downloads, params, router, safe, show, verify
 from ui.cache import read_probes
-from ui.presets import probes_for
+from ui.presets import auto_probes
 from ui.widgets import token_picker
 from viz.embedding_shift import layer_name, make_embedding_shift, name_states
 from viz.layer_similarity import make_layer_similarity
@@ -23,17 +23,23 @@ state = shared.layer + 1  # the hidden state the sidebar's layer hands on
 now, last = layer_name(state), layer_name(len(hidden) - 1)  # "after layer 2", "after layer 5"
 st.title(f"Embedding shift · {now}")
 st.caption(
-    "A word enters the model with one fixed vector, its **embedding**, whatever the sentence. "
-    "Each layer then mixes in information from the other tokens. Layers count from 0, like the "
+    "A word enters the model with a vector that no other word of the sentence has changed yet, "
+    "its **embedding**: "
+    + (
+        "the word's own vector plus a vector for its position (so the same word in another "
+        "place starts slightly differently), rescaled. "
+        if trace.config.positions == "learned"
+        else "the word's own vector, the same wherever it stands (this model marks positions "
+        "by rotating queries and keys instead). "
+    )
+    + "Each layer then mixes in information from the other tokens. Layers count from 0, like the "
     f"sidebar's Layer slider: “{now}” is what layer {shared.layer} hands on. Watch the vectors "
     "move, and see whether a word like “bank” drifts towards “river” or towards “money”."
 )
 
-previous = st.session_state.get("_es_text")
-if previous != shared.text:  # a new sentence: its preset probes, unless the probes were edited
-    if st.session_state["es_probes"] == ", ".join(probes_for(previous or "")):
-        st.session_state["es_probes"] = ", ".join(probes_for(shared.text))
-    st.session_state["_es_text"] = shared.text
+session = st.session_state  # the sentence's own probes, unless the visitor edited them
+session["es_probes"] = auto_probes(session["es_probes"], session.get("_es_text"), shared.text)
+session["_es_text"] = shared.text
 raw = st.text_input(
     "Probe words, comma-separated (at most 12, each up to 40 characters)",
     key="es_probes",

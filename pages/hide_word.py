@@ -7,7 +7,7 @@ import streamlit as st
 from attention_core.hide_word import default_base, default_choice, words_of
 from ui import callbacks, params, router, safe, show
 from ui.cache import read_probes, word_effect
-from ui.presets import curated, probes_for
+from ui.presets import auto_probes, curated
 from ui.show import NUM
 from viz.embedding_shift import layer_name
 from viz.word_effect import make_word_effect
@@ -20,7 +20,7 @@ st.title("What did that word do?")
 st.caption(
     "Hide one word from every other token, in every layer, and run the sentence again: whatever "
     "changes in another token's vector is what that word passed on through attention. The "
-    "3Blue1Brown notes say “river” makes “bank” a riverside bank; here you can take “river” away "
+    "notes say “river” makes “bank” a riverside bank; here you can take “river” away "
     "and measure what “bank” loses."
 )
 words = words_of(trace.tokens)
@@ -37,9 +37,8 @@ state, previous = st.session_state, st.session_state.get("_hw_text")
 if previous != shared.text:  # a new sentence: its own defaults (the URL's on the first run)
     if previous is not None:
         state["hw_word"], state["hw_token"], state["hw_base"] = "", -1, ""
-    if state["hw_probes"] == ", ".join(probes_for(previous or "")):
-        state["hw_probes"] = ", ".join(probes_for(shared.text))
     state["_hw_text"] = shared.text
+state["hw_probes"] = auto_probes(state["hw_probes"], previous, shared.text)  # unless edited
 keep = shared.visible(trace)
 if state["hw_word"] not in words:
     if state["hw_word"]:

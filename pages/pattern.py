@@ -16,6 +16,7 @@ st.caption(
     "Their dot products are scaled, masked and turned by softmax into weights that sum to 1 "
     "for each query: how much that token draws from each of the others."
 )
+st.caption(pattern_view.what_ifs(trace.config))
 n = trace.n_tokens
 for name, fallback in (("q", min(3, n - 1)), ("k", min(2, n - 1))):
     if st.session_state.get(name, 0) >= n:

@@ -6,13 +6,13 @@ import streamlit as st
 from attention_core import default_token, largest_terms, output_bias, update_steps, value_update
 from ui import downloads, router, safe, show
 from ui.cache import get_model
-from ui.show import NUM
 from ui.widgets import token_picker
 from viz.norm_bars import make_norm_bars
 from viz.value_update import make_value_update
 
 SHOWN = 8  # dimensions of a vector shown in the tables
 SUB = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
+NUM = st.column_config.NumberColumn(format="%.3f")  # three decimals for learners
 
 shared = router.shared()
 trace = router.require_trace(shared)
@@ -63,10 +63,10 @@ st.markdown(
     + (f" + … ({rest.size} more keys, weight {up.weights_k[rest].sum():.3f})" if rest.size else "")
 )
 st.caption(
-    "The 3Blue1Brown notes write this sum as the update itself, e.g. ΔE₂ = 0.55·V₀ + 0.4·V₁ + "
-    f"0.05·V₂ for “Dirty Quantum Plumbing”. In the real model z is {up.z_e.size} numbers wide "
-    "and still passes through the output matrix W_O to become the head's "
-    f"{up.delta_d.size}-number update (step 3)."
+    "The notes write this sum as the update itself, e.g. ΔE₂ = 0.55·V₀ + 0.4·V₁ + "
+    "0.05·V₂ for “Dirty Quantum Plumbing”. In the real model z is shorter than the token's "
+    "vector, and it still passes through the output matrix W_O to become this head's update "
+    "of the whole vector (step 3)."
 )
 dims = [f"V[{e}]" for e in range(SHOWN)]
 table = {
@@ -83,8 +83,8 @@ st.dataframe(
     column_config={c: NUM for c in ["weight a_j", "‖V_j‖", *dims]},
 )
 st.caption(
-    f"How to read this: one row per key j — its weight, the size of its value vector and the first "
-    f"{SHOWN} of its {up.z_e.size} numbers. Multiply each row by its weight and add the rows up: "
+    f"How to read this: one row per key j — its weight, the size of its value vector and its "
+    f"first {SHOWN} numbers. Multiply each row by its weight and add the rows up: "
     "that is z, the first line of the next table."
     + (" [CLS]/[SEP] stay in this table: the sum needs every key." if keep.size < n else "")
 )
@@ -110,7 +110,6 @@ steps = update_steps(up, last_layer=layer == trace.config.n_layers - 1)
 st.dataframe(
     {
         "vector": list(steps),
-        "width": [v.size for v in steps.values()],
         "size ‖·‖": [float(np.linalg.norm(v)) for v in steps.values()],
     }
     | {f"[{e}]": [float(v[e]) for v in steps.values()] for e in range(SHOWN)}
@@ -120,12 +119,13 @@ st.dataframe(
     column_config={c: NUM for c in ["size ‖·‖", *(f"[{e}]" for e in range(SHOWN))]},
 )
 st.caption(
-    f"How to read this: z ({up.z_e.size} numbers) goes through this head's slice of the output "
-    f"matrix W_O and becomes a {up.delta_d.size}-number proposal ΔE_h. The "
+    "How to read this: z goes through this head's slice of the output matrix W_O and becomes "
+    "this head's proposal ΔE_h, as long as the token's vector. The "
     f"{trace.config.n_heads} heads' proposals "
     + (
-        "plus a bias b_O make the layer's ΔE, which is added to E. That sum is not yet the token's "
-        "new vector: a LayerNorm rescales it, the block's feed-forward network adds its own "
+        "plus a bias b_O make the layer's ΔE, which is added to E. That sum is not yet the "
+        "token's new vector: a LayerNorm re-centres and rescales it (to mean 0 and spread 1, "
+        "then a learned gain and bias per number), the block's feed-forward network adds its own "
         "update, and a second LayerNorm gives the vector the next layer reads (last row)."
         if up.normed_d is not None
         else "make the layer's ΔE (this model has no bias b_O), which is added to E. The block's "
@@ -147,10 +147,6 @@ st.caption(
     f"How to read this: the size of each head's proposed change to {who}; the orange bar is the "
     "head followed above. A tall bar is a head that wants to move this token a lot."
 )
-st.markdown(
-    f"Check: Σ_h ΔE_h + b_O − ΔE has largest difference **{up.sum_error:.2e}** over the "
-    f"{up.delta_d.size} dimensions (float32 rounding), and ‖b_O‖ = {np.linalg.norm(up.bias_d):.3f}."
-)
 
 st.subheader(f"5 · How much layer {layer} changes every token")
 fig = make_norm_bars(
@@ -165,3 +161,14 @@ st.caption(
     "How to read this: the size of the whole layer's update ΔE for each token (all heads plus the "
     "bias); the orange bar is the chosen token. Tokens with tall bars are rewritten the most."
 )
+
+with st.expander("For engineers"):
+    st.markdown(
+        f"- Widths: z is `z_lhqe[{layer}, {head}, {token}]`, {up.z_e.size} numbers (d_head); "
+        f"ΔE_h, ΔE and the stream have {up.delta_d.size} (d_model); `v_lhke` holds V.\n"
+        f"- Check: Σ_h ΔE_h + b_O − ΔE has largest difference {up.sum_error:.2e} over the "
+        f"{up.delta_d.size} dimensions (float32 rounding); "
+        f"‖b_O‖ = {np.linalg.norm(up.bias_d):.3f}.\n"
+        "- Numbers: `attention_core.values.value_update` and `update_steps`; the downloaded "
+        "table keeps full precision."
+    )

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from attention_core import Trace, attention_steps
+from attention_core import ModelConfig, Trace, attention_steps
 from attention_core.pack import visible_tokens
 from ui import downloads, explore, params, router
 from ui.cache import get_trace
@@ -16,6 +16,39 @@ from viz.pattern_heatmap import STAGE_TITLES
 
 TABLE_MAX = 64  # a bigger table is only built and sent when asked for
 KEY = "pattern_explorer"
+
+
+def what_ifs(cfg: ModelConfig) -> str:
+    """What the view's switches are (what-ifs, against what the model itself computes), and what
+    temperature does, for the learner, on ``cfg``'s model."""
+    own = (
+        "applies its causal mask (it was trained with it: each token reads only itself and the "
+        "tokens before it, so that switch stays on)"
+        if cfg.causal
+        else "applies no mask (it reads the sentence in both directions; it was never trained "
+        "with the causal mask, so that switch shows a model it is not)"
+    )
+    return (
+        "The view's switches for the mask, √d_k and temperature are **what-ifs**: they change "
+        f"the arithmetic to show what each step does. {cfg.name} itself divides every score by "
+        f"√d_k = √{cfg.d_head} = {cfg.d_head**0.5:.3f}, {own}, and runs at temperature 1. "
+        "**Temperature** divides the scores before softmax: below 1 the pattern gets sharper "
+        "(the largest weights grow), above 1 flatter (the weights even out)."
+    )
+
+
+def active_what_ifs(cfg: ModelConfig) -> list[str]:
+    """The what-ifs the session's switches apply now, in plain words (empty: the model's own
+    arithmetic)."""
+    state = st.session_state
+    found = []
+    if not state["scale"]:
+        found.append("no division by √d_k")
+    if state["temp"] != 1.0:
+        found.append(f"temperature {state['temp']:g}")
+    if state["causal"] and not cfg.causal:
+        found.append("the causal mask")
+    return found
 
 
 @st.fragment
@@ -42,12 +75,20 @@ def numbers_section(trace: Trace, layer: int, head: int) -> None:
         trace.config.d_head,
         scale=st.session_state["scale"],
         temperature=st.session_state["temp"],
-        causal=st.session_state["causal"],
+        causal=st.session_state["causal"] or trace.config.causal,  # a decoder's own mask
     )
     keep = visible_tokens(trace.tokens.special_t, st.session_state["hide_special"])
     cells = np.ix_(keep, keep)
     names = [f"{i}:{trace.tokens.tokens[i]}" for i in keep]  # unique, even repeated
-    st.caption(f"Layer {layer}, head {head}: rows are queries, columns are keys.")
+    changed = active_what_ifs(trace.config)
+    st.caption(
+        f"Layer {layer}, head {head}: rows are queries, columns are keys. "
+        + (
+            f"What-if: {', '.join(changed)}; the model's own weights differ."
+            if changed
+            else "The model's own weights (no what-if switched on)."
+        )
+    )
     if len(keep) <= TABLE_MAX or st.toggle(
         f"Show the {len(keep)}×{len(keep)} table", key="pattern_big_table"
     ):

@@ -3,13 +3,15 @@ embedding-shift page, and one measured claim.
 
 Every layer, head and token was chosen by measuring the packaged all-MiniLM-L6-v2 (the telling
 head of ``attention_core.telling`` and the patterns themselves), and tests/core/test_presets.py
-recomputes each claim's number with the engine. Probe words are never words of their sentence:
-a token compared with a copy of its neighbour would only show that the neighbour is there.
+recomputes each claim's number with the engine. Probe words are never words of their sentence
+(``probes_for`` drops the generic ones a typed sentence contains): a token compared with a copy
+of its neighbour would only show that the neighbour is there.
 No streamlit here, so the core tests can import it.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,6 +31,7 @@ class Preset:
     key: int  # the token it reads, the one the claim names (position)
     probes: tuple[str, ...]  # probe words for the embedding-shift page, none from the sentence
     claim: str  # what the view shows, in one sentence, with the engine's number
+    also: tuple[int, ...] = ()  # other keys the claim names with their weight (positions)
 
 
 CURATED: tuple[Preset, ...] = (
@@ -54,23 +57,25 @@ CURATED: tuple[Preset, ...] = (
     ),
     Preset(
         "dirty quantum plumbing",
-        0,
-        0,
+        3,
+        11,
         3,
         2,
         ("physics", "pipe", "water", "dirt"),
-        "Layer 0, head 0: “plumbing” puts 0.82 of its attention on “quantum”, the adjective "
-        "right before it.",
+        "Layer 3, head 11: “plumbing” puts 0.31 of its attention on “quantum” and 0.21 on "
+        "“dirty”: the two words that describe it get 0.52 together.",
+        (1,),
     ),
     Preset(
         "the fluffy blue creature roamed the verdant forest",
         0,
-        1,
+        3,
         4,
         2,
         ("animal", "tree", "green", "soft"),
-        "Layer 0, head 1: “creature” puts 0.40 of its attention on “fluffy”, an adjective that "
-        "describes it.",
+        "Layer 0, head 3: “creature” puts 0.19 of its attention on “fluffy” and 0.13 on “blue”: "
+        "the two words that describe it get 0.32 together.",
+        (3,),
     ),
     Preset(
         "Jane visits Africa",
@@ -101,8 +106,22 @@ DEFAULT_PROBES = ("river", "water", "money", "finance")
 
 
 def probes_for(sentence: str) -> tuple[str, ...]:
-    """Default probe words for a preset; generic ones for a sentence the user typed."""
-    return PRESETS.get(sentence, DEFAULT_PROBES)
+    """Default probe words for a preset; for a sentence the user typed, the generic ones that are
+    not words of it (a probe compared with its own copy in the sentence shows only that it is
+    there)."""
+    if sentence in PRESETS:
+        return PRESETS[sentence]
+    words = set(re.findall(r"\w+", sentence.lower()))
+    return tuple(probe for probe in DEFAULT_PROBES if probe not in words)
+
+
+def auto_probes(current: str, previous: str | None, sentence: str) -> str:
+    """The probe box's text for ``sentence``: the visitor's own probes when they edited them,
+    else the sentence's defaults. Unedited is the default for the sentence shown before
+    (``previous``) or the URL's default: a page's widget state is dropped while another page
+    shows, and comes back as that default."""
+    unedited = {", ".join(probes_for(previous or "")), ", ".join(DEFAULT_PROBES)}
+    return ", ".join(probes_for(sentence)) if current in unedited else current
 
 
 def curated(sentence: str, model: str = "minilm") -> Preset | None:

@@ -139,7 +139,7 @@ def test_defaults_run_a_random_block_on_the_word_embeddings(model, trace):
     pattern, head_norm, gap = _engine(trace.word_td)
     _check_block(at, trace.tokens.tokens, pattern, head_norm)
     text = _text(at)
-    assert "static word embeddings" in text and "trace.word_td" in text
+    assert "static word embeddings" in text and "trace.word_td" in text  # For engineers
     shown = float(re.search(r"max \|difference\| = \*\*([0-9.e+-]+)\*\*", text).group(1))
     assert shown == pytest.approx(gap, abs=1e-9) and shown < 1e-6
     assert at.warning.len == 0

@@ -97,7 +97,9 @@ def test_one_numbering_for_learners_and_engineer_names_in_the_expander():
     at = open_page("embedding_shift", s=RIVER, layer="2")
     expander = at.expander[0]
     assert expander.label == "For engineers" and not expander.proto.expanded
-    assert at.main.children[len(at.main.children) - 1] is expander  # the end of the page
+    children = [at.main.children[i] for i in range(len(at.main.children))]
+    after = children[children.index(expander) + 1 :]  # the end of the page: only the check
+    assert [c.type for c in after] == ["subheader", "caption", "button"], after
     inside = " ".join(m.value for m in expander.markdown)
     assert "`hidden_ltd[0]`" in inside and "sidebar's layer 2 is `hidden_ltd[3]`" in inside
     assert "probe_cosines" in inside and "relative_lp" in inside
@@ -190,11 +192,11 @@ def test_probe_defaults_follow_the_preset_until_edited():
     assert at.text_input(key="es_probes").value == plumbing
     assert url_param(at, "es_probes") == plumbing
     at.text_input(key="s").input("Jane visits Africa")
-    at.button[0].click().run()
+    at.sidebar.button[0].click().run()  # the sentence form's Run
     assert at.text_input(key="es_probes").value == ", ".join(probes_for("Jane visits Africa"))
     at.text_input(key="es_probes").input("tea, coffee").run()
     at.text_input(key="s").input("The river bank was muddy")
-    at.button[0].click().run()
+    at.sidebar.button[0].click().run()
     assert not at.exception
     assert at.text_input(key="es_probes").value == "tea, coffee"
     assert list(at.dataframe[0].value["probe"]) == ["tea", "coffee"]

@@ -1,0 +1,193 @@
+"""Start here's numbers and its one-head view: what the bank probes really show, how long the
+attention bias is next to ΔE, how many weights the feed-forward network has next to attention,
+and the sentence's head drawn with the sidebar's layer and head (one truth per screen)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import streamlit as st
+from numpy.typing import NDArray
+
+from attention_core import ModelConfig, Trace, cosine, output_bias
+from ui import explore, router, safe
+from ui.cache import get_model, get_trace, read_probes
+from ui.presets import BANK_PROBES, MONEY_BANK, RIVER_BANK
+
+ATTENTION = ("w_qkv", "w_o_")  # a block's attention matrices (W_Q, W_K, W_V; W_O)
+FEED_FORWARD = ("w_in", "w_out", "w_gate", "w_up", "w_down")  # its feed-forward matrices
+
+
+@dataclass(frozen=True)
+class BankContrast:
+    """The two "bank"s after the last layer against one probe of each sense."""
+
+    water: str  # the river-sense probe the river sentence pulls "bank" towards most
+    money: str  # the money-sense probe the deposit sentence pulls "bank" towards most
+    river_water: float  # cosine of "bank" in the river sentence with ``water``
+    river_money: float
+    deposit_water: float  # cosine of "bank" in the deposit sentence with ``water``
+    deposit_money: float
+
+
+def bank_position(trace: Trace) -> int | None:
+    """The last token that is the word "bank" (whatever the tokenizer's space mark)."""
+    found = [i for i, t in enumerate(trace.tokens.tokens) if t.lstrip("▁Ġ#").lower() == "bank"]
+    return found[-1] if found else None
+
+
+def bank_contrast(model: str) -> BankContrast | None:
+    """Measure what the bank probes show on ``model``; None when it cannot read them."""
+    probes, vectors_lpd, _ = read_probes(model, ", ".join(BANK_PROBES))
+    traces = [get_trace(model, text) for text in (RIVER_BANK, MONEY_BANK)]
+    where = [bank_position(trace) for trace in traces]
+    if len(probes) != len(BANK_PROBES) or None in where:
+        return None
+    river_p, deposit_p = (
+        cosine(trace.hidden_ltd[-1, t], vectors_lpd[-1])
+        for trace, t in zip(traces, where, strict=True)
+    )  # [d] vs [p,d] -> [p]
+    water = int(np.argmax((river_p - deposit_p)[:2]))  # shore, stream
+    money = 2 + int(np.argmax((deposit_p - river_p)[2:]))  # money, finance
+    return BankContrast(
+        probes[water],
+        probes[money],
+        float(river_p[water]),
+        float(river_p[money]),
+        float(deposit_p[water]),
+        float(deposit_p[money]),
+    )
+
+
+def bank_sentence(model: str) -> str:
+    """What the bank probes show on ``model``, in plain words with the numbers."""
+    c = bank_contrast(model)
+    if c is None:
+        return ""
+    said = (
+        f"Take *bank*: after the model's last layer, in “{RIVER_BANK}” it has cosine "
+        f"{c.river_water:.3f} with the word *{c.water}* and {c.river_money:.3f} with "
+        f"*{c.money}*; in “{MONEY_BANK}”, {c.deposit_water:.3f} and {c.deposit_money:.3f}."
+    )
+    if c.river_water > c.deposit_water and c.deposit_money > c.river_money:
+        said += " Each sentence pulls its *bank* towards its own sense, compared with the other"
+        if c.river_money > c.river_water and c.deposit_money > c.deposit_water:
+            said += (
+                f", yet both stay nearer *{c.money}* than *{c.water}*: context nudges the "
+                "vector, it does not swap the word's meaning."
+            )
+        else:
+            said += "."
+    return said
+
+
+def block_weights(model: str) -> tuple[int, int]:
+    """How many weights one block has in attention and in its feed-forward network (matrices
+    only: biases and norms are small next to them)."""
+    layer = get_model(model).params.layer(0)
+    arrays = {f.name: getattr(layer, f.name) for f in dataclasses.fields(layer)}
+    sizes = {name: a.size for name, a in arrays.items() if isinstance(a, np.ndarray)}
+    attention = sum(n for name, n in sizes.items() if name.startswith(ATTENTION))
+    feed_forward = sum(n for name, n in sizes.items() if name.startswith(FEED_FORWARD))
+    return attention, feed_forward
+
+
+def bias_shares(model: str, trace: Trace) -> NDArray[np.float64]:
+    """‖b_O‖ / ‖ΔE‖ of every layer and token of ``trace`` [l, t] (zeros without a bias)."""
+    engine = get_model(model)
+    n_layers = len(trace.delta_ltd)
+    bias_l = np.array([np.linalg.norm(output_bias(engine, layer)) for layer in range(n_layers)])
+    delta_lt = np.linalg.norm(trace.delta_ltd.astype(np.float64), axis=-1)
+    shares: NDArray[np.float64] = np.divide(
+        bias_l[:, None], delta_lt, out=np.zeros_like(delta_lt), where=delta_lt > 0
+    )
+    return shares
+
+
+def block_phrases(shared: router.Shared, cfg: ModelConfig | None) -> tuple[str, str]:
+    """Start here's words for the bias of the heads' sum (with its length next to ΔE on the
+    sentence, when the model has one) and for the feed-forward network (with its weights next
+    to attention's)."""
+    attention, feed_forward = block_weights(shared.model)
+    ffn = (
+        f"a feed-forward network with {feed_forward / attention:.1f} times as many weights as "
+        "the attention"
+    )
+    if cfg is None or cfg.causal or not shared.text.strip():
+        return " (plus a fixed bias)", ffn
+    shares = bias_shares(shared.model, get_trace(shared.model, shared.text))
+    bias = (
+        f" (plus a fixed bias, not a small one: on your sentence its length is a median "
+        f"{np.median(shares):.0%} of ΔE's, from {shares.min():.0%} to {shares.max():.0%})"
+    )
+    return bias, ffn
+
+
+def follow_sentence(page: str, open_view: Callable[[], None]) -> None:
+    """For ui.router.frame, before the sidebar draws: a sentence typed on Start here opens on
+    its own view (a preset's curated head, else its most telling one), so the sidebar, the URL
+    and the chart name one head. Elsewhere a new sentence keeps the visitor's head."""
+    state = st.session_state
+    seen, last = (state["model"], state["s"]), state.get("_sentence_seen")
+    state["_sentence_seen"] = seen
+    if page == "home" and last is not None and last != seen:
+        open_view()
+
+
+def your_sentence(shared: router.Shared) -> None:
+    """The sentence on the sidebar's layer and head, with one true sentence about what it shows,
+    and a button to the sentence's most telling head when the sidebar is elsewhere."""
+    view = router.opening_view(shared.model, shared.text)
+    if view is None:
+        return
+    trace = get_trace(shared.model, shared.text)
+    layer, head = shared.layer, shared.head
+    on_view = (layer, head) == (view.layer, view.head)
+    query = view.query
+    key = view.key if on_view else int(np.argmax(trace.pattern_lhqk[layer, head, query]))
+    st.subheader(f"Your sentence, layer {layer}, head {head}")
+    if on_view:
+        st.markdown(safe.md(view.said))
+    else:
+        weight = trace.pattern_lhqk[layer, head, query, key]
+        tokens = trace.tokens.tokens
+        st.markdown(
+            safe.md(
+                f"Layer {layer}, head {head} (the sidebar's): “{tokens[query]}” puts "
+                f"{weight:.3f} of its attention on “{tokens[key]}”, its largest weight in this "
+                "head."
+            )
+        )
+        st.button(
+            f"Show the head that tells most on this sentence: layer {view.layer}, head {view.head}",
+            key="home_open_view",
+            on_click=router.open_view,
+        )
+    explore.shared_only(
+        trace,
+        shared.model,
+        shared.text,
+        "home_pattern",
+        stages=("pattern",),
+        switches={"layer": layer, "head": head, "q": query, "k": key},
+        controls=(),
+        tell=False,
+    )
+    skipped = "the first token" if trace.config.causal else "[CLS]/[SEP]"
+    chosen = (
+        ", chosen for this example by hand." if view.by_hand else ", measured on your sentence."
+    )
+    st.caption(
+        "How to read this: each row is a token reading the sentence, each column a token it can "
+        "read; the brighter the cell, the more weight. "
+        + (
+            f"Shown: the head where one word (not a little word like “the”, not {skipped}, not "
+            "itself) puts the most weight on another word" + chosen
+            if on_view
+            else "Shown: the layer and head of the sidebar's sliders."
+        )
+        + " Open it on the Attention pattern page to take it apart."
+    )

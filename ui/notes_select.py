@@ -39,18 +39,19 @@ def jane(model: str) -> None:
     j = get_jane(model)
     best = j.best
     causal = config(model).causal
+    real = f"{LABELS[model]}, layer {best.layer}, head {best.head}"
     seen = [not causal or word_index(j.words, q) >= word_index(j.words, k) for q, k, _ in JANE_NOTE]
     st.dataframe(
         {
             "query": [q for q, _, _ in JANE_NOTE],
             "key": [k for _, k, _ in JANE_NOTE],
             "the notes": [w for _, _, w in JANE_NOTE],
-            f"{LABELS[model]} L{best.layer} H{best.head}": list(best.weights),
+            real: list(best.weights),
             "can the query see the key?": ["yes" if ok else "no: it comes later" for ok in seen],
         },
         key="notes_jane_note",
         hide_index=True,
-        column_config={"the notes": THREE, f"{LABELS[model]} L{best.layer} H{best.head}": THREE},
+        column_config={"the notes": THREE, real: THREE},
     )
     total = sum(abs(w - n) for w, (_, _, n) in zip(best.weights, JANE_NOTE, strict=True))
     blocked = (

@@ -113,7 +113,9 @@ def test_jane_as_a_soft_select(shown):
     key, engine, at = shown
     j = jane(trace_sentence(engine, JANE))
     note = _table(at, "the notes")
-    column = f"{LABELS[key]} L{j.best.layer} H{j.best.head}"  # the model and the picked head
+    column = (
+        f"{LABELS[key]}, layer {j.best.layer}, head {j.best.head}"  # the model and the picked head
+    )
     np.testing.assert_allclose(note[column].to_numpy(), j.best.weights)
     np.testing.assert_allclose(note["the notes"].to_numpy(), [w for _, _, w in JANE_NOTE])
     rule = _said(at, "closest to the notes' three numbers")

@@ -214,6 +214,13 @@ def close(got: float, want: float, tol: float = 1e-6) -> bool:
     return abs(got - want) <= tol
 
 
+def close_shown(shown: float, want: float) -> bool:
+    """A number as a learner reads it (three decimals) is the engine's, rounded."""
+    if math.isinf(want) or math.isinf(shown):
+        return shown == want
+    return abs(shown - want) <= 5e-4 + 1e-9 * max(1.0, abs(want))
+
+
 def close_rel(got: float, want: float) -> bool:
     # The engine's numbers are float32, which holds ~7 significant digits: a score of 30 is
     # only defined to ~2e-6 (one float32 step), a sum of exps computed in another order differs
@@ -281,7 +288,7 @@ def test_every_stage_and_the_cell_arithmetic_equal_the_engine(app_url, ax_page, 
                 if causal and k > q and stage == "pattern":
                     assert want == value == shown == 0.0
                 assert close(value, want), (stage, layer, head, q, k, value, want)
-                assert close(shown, want), (stage, layer, head, q, k, shown, want)
+                assert close_shown(shown, want), (stage, layer, head, q, k, shown, want)
 
         # Click a cell (press and release without moving): its arithmetic. The view is focused
         # first (a habit kept from before the view focused without scrolling).
@@ -314,7 +321,27 @@ def test_every_stage_and_the_cell_arithmetic_equal_the_engine(app_url, ax_page, 
         assert close(cell["share"], want.share)
         if want.masked:
             assert want.share == cell["share"] == 0.0
-        # the same numbers as the visitor reads them (7 decimals)
+        # the same numbers as everyone reads them: three decimals, in plain words
+        plain = [cell_box.locator(f".ax-n-plain-{i}").text_content() for i in range(3)]
+        assert plain[0].endswith(
+            f"the query's {trace.config.d_head} numbers times the key's, added up"
+        )
+        assert close_shown(number(re.match(r"= (\S+):", plain[0])[1]), want.score)
+        assert close_shown(
+            number(re.search(r"= (\S+)(?: \(a what-if|$)", plain[1])[1]), want.scaled
+        )
+        assert ("a what-if" in plain[1]) is (not scale or temp != 1)
+        if want.masked:
+            assert plain[2].startswith("= 0: ") and "the what-if mask hides" in plain[2]
+        else:
+            assert close_shown(number(re.match(r"= (\S+):", plain[2])[1]), want.share)
+        for text in plain:
+            assert not re.search(r"q_e|\d\.\d{4}", text), text
+        # and as an engineer reads them (7 decimals), in the section that starts closed
+        details = cell_box.locator("details.ax-eng")
+        assert details.locator("summary").text_content() == "For engineers"
+        assert not details.evaluate("(d) => d.open")
+        assert not cell_box.locator(".ax-n-score").is_visible()
         assert close_rel(number(cell_box.locator(".ax-n-score").text_content()), want.score)
         scaled_text = cell_box.locator(".ax-n-scaled").text_content()
         assert close_rel(number(scaled_text.rsplit("= ", 1)[1]), want.scaled)
@@ -435,7 +462,7 @@ def test_columns_are_queries_when_transposed(app_url, ax_page, trace):
         q, k, value, shown = hover(page, "pattern", r, c)
         assert (q, k) == (c, r)  # shown row = key, shown column = query
         assert close(value, float(steps.pattern[c, r]))
-        assert close(shown, float(steps.pattern[c, r]))
+        assert close_shown(shown, float(steps.pattern[c, r]))
     # Each column (one query) sums to 1: read a whole column through the tooltip.
     geometry = canvas_geometry(page, "pattern")
     column = [hover(page, "pattern", r, 3, geometry)[2] for r in range(n)]
@@ -483,6 +510,11 @@ def test_zoom_at_512_tokens(app_url, ax_page):
     spans = live(page).locator("figure.ax-panel[data-stage=pattern] .ax-cols span")
     count = spans.count()
     assert 5 <= count <= 40
+    note = live(page).locator(".ax-labels")  # how many labels did not fit, said
+    assert note.text_content() == (
+        f"{512 - count} of 512 labels hidden on the rows and on the columns; "
+        "hover a cell for its tokens."
+    )
     assert spans.evaluate_all("(s) => s.every((e) => e.tagName === 'SPAN' && e.textContent)")
     assert spans.first.text_content() == "[CLS]"
 

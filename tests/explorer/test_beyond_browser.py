@@ -84,7 +84,7 @@ def test_weighted_and_rollout_cells_are_the_engines(browser, name):
             assert cell["rollout"] == pytest.approx(float(rollout[layer, q, k]), rel=1e-6)
             text = page.locator(".ax-cell .ax-n-weighted").text_content() or ""
             w, norm = cell["weighted"]["weight"], cell["weighted"]["norm"]
-            assert text == f"weight {w:.3f} × ‖value‖ {norm:.3f} = {want:.3f}"
+            assert text == f"weight {w:.3f} × value length {norm:.3f} = {want:.3f}"
             words = page.locator(".ax-cell .ax-n-rollout").text_content() or ""
             tokens = widget.header["tokens"]
             share = f"{rollout[layer, q, k]:.3f}"

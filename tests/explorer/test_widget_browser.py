@@ -125,8 +125,11 @@ def test_the_cell_arithmetic_shows_the_engines_pattern(view, widget):
     cell = json.loads(page.locator(".ax-cell").get_attribute("data-cell"))
     want = float(widget.trace.pattern_lhqk[layer][head][q, k])
     assert abs(cell["share"] - want) <= 1e-6, (cell["share"], want)
-    shown = page.locator(".ax-cell .ax-n-share").text_content() or ""
+    shown = page.locator(".ax-cell .ax-n-share").text_content() or ""  # For engineers
     assert abs(float(shown.rsplit("= ", 1)[1]) - want) <= 1e-6, shown
+    plain = page.locator(".ax-cell .ax-n-plain-2").text_content() or ""  # everyone's: 3 decimals
+    assert plain.endswith(f"this is the weight “{widget.header['tokens'][k]}” gets."), plain
+    assert abs(float(plain.split(":")[0].removeprefix("= ")) - want) <= 5e-4 + 1e-9, plain
 
 
 def test_a_click_picks_the_cell_and_hover_shows_the_engines_weight(view, widget):

@@ -4,7 +4,7 @@
 // only when the model writes a token. Rows of heads that share a key/value head are grouped.
 
 import { holderIn, labelAxis, paint, paintColourBar, SCALES, themeRgb } from "./draw.js";
-import { headLabel, headsPerKv, startsGroup } from "./model.js";
+import { headLabel, headsPerKv, sharing, startsGroup } from "./model.js";
 import { placeTip } from "./pointer.js";
 import { decodeFloat32 } from "./protocol.js";
 
@@ -64,7 +64,8 @@ function showStepTip(ctx, event, layer) {
     return;
   }
   const value = ctx.rows[(layer * ctx.nHeads + h) * n + c];
-  tip.textContent = `head ${h} (${ctx.labels[r]}) → key “${ctx.tokens[c]}” (${c}): ${value.toFixed(4)}`;
+  const shared = sharing({ n_heads: ctx.nHeads, n_kv_heads: ctx.nKv }, h);
+  tip.textContent = `head ${h} (${ctx.labels[r]}) → key “${ctx.tokens[c]}” (${c}): ${value.toFixed(3)}${shared}`;
   tip.dataset.value = String(value);
   placeTip(tip, ctx.root, event);
 }
@@ -77,6 +78,7 @@ function stepContext(root, data) {
     root,
     nLayers,
     nHeads,
+    nKv,
     tokens,
     drawn,
     n: tokens.length,

@@ -70,7 +70,7 @@ export function captions(header, view, range) {
   return {
     scores:
       "Each cell is one query · key dot product, before any scaling: the larger it is, the " +
-      `more weight the key gets in that query's ${line}.${colours}`,
+      `more weight the key gets in that query's ${line}, among the keys it may see.${colours}`,
     scaled: scaledCaption(view, header.d_head),
     masked: maskCaption(header, view.causal),
     pattern: `Softmax: the weights sum to 1 ${across}${cls}.`,
@@ -92,7 +92,7 @@ export function hint({ view, rows, cols, zoomed, keys, clickable }) {
       "double-click to see all. "
     : "";
   const arrows = keys ? "; ← → change the head, ↑ ↓ the layer (after a click on the view)" : "";
-  const click = clickable ? ", click it for its arithmetic" : "";
+  const click = clickable ? ", click it to see where its number comes from" : "";
   return (
     `${zoom}Here ${axis}. Hover a cell for its value${click}, drag or scroll to zoom, ` +
     `double-click to see all${arrows}.`

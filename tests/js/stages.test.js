@@ -151,3 +151,29 @@ test("pooled thumbnails keep every row summing to 1", () => {
     assert.ok(Math.abs(sum(Array.from(pooled.subarray(r * side, (r + 1) * side))) - 1) < 1e-12);
   }
 });
+
+// What the captions claim (words.js): within a row a larger score gets a larger weight (among
+// the keys the query may see), and a temperature below 1 sharpens the weights, above 1 flattens.
+test("a larger score, a larger weight in its row; temperature below 1 sharper, above 1 flatter", () => {
+  const scores = numbers(N * N, 7);
+  for (const causal of [false, true]) {
+    const s = computeStages(scores, N, DK, { scale: true, temperature: 1, causal });
+    for (let q = 0; q < N; q++) {
+      for (let a = 0; a < N; a++) {
+        for (let b = 0; b < N; b++) {
+          if (causallyHidden(causal, q, a) || causallyHidden(causal, q, b)) continue;
+          if (scores[q * N + a] > scores[q * N + b]) {
+            assert.ok(s.pattern[q * N + a] > s.pattern[q * N + b]);
+          }
+        }
+      }
+    }
+  }
+  const entropy = (temperature) => {
+    const p = computeStages(scores, N, DK, { scale: true, temperature, causal: false }).pattern;
+    let h = 0;
+    for (const x of p) h -= x > 0 ? x * Math.log(x) : 0;
+    return h;
+  };
+  assert.ok(entropy(0.5) < entropy(1) && entropy(1) < entropy(2));
+});

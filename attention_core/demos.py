@@ -3,14 +3,15 @@
 A query recomputed from the layer's input and weights, a repeated word's two vectors, the
 sentence padded with [PAD] tokens with and without the padding mask, what ÷√d_k does to a
 head's scores and to softmax's gradient, how much weight heads park on [CLS]/[SEP], how far a
-token's vector turns per block, and where the time of a layer goes (attention vs dense layers).
+token's vector turns per block, where two uses of one word part ways, random heads with and
+without ÷√d_k, and where the time of a layer goes (attention vs dense layers).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 
 import numpy as np
 from numpy.typing import NDArray
@@ -20,6 +21,7 @@ from attention_core.forward import Trace, embed
 from attention_core.functional import attention_steps, gelu, softmax
 from attention_core.geometry import cosine
 from attention_core.model import Model, ModelConfig
+from attention_core.saturation import random_scores
 from attention_core.tokens import Tokens
 from attention_core.weights import LayerWeights
 
@@ -121,6 +123,14 @@ def softmax_jacobian(pattern_k: NDArray[np.floating]) -> F64:
     return np.diag(a) - np.outer(a, a)
 
 
+def jacobian_norms(pattern_qk: NDArray[np.floating]) -> F64:
+    """Per row, the size (Frobenius norm) of ``softmax_jacobian``, without building it:
+    ‖diag(a) − a·aᵀ‖² = Σa² − 2·Σa³ + (Σa²)²."""
+    a = np.asarray(pattern_qk, dtype=np.float64)
+    sq = (a * a).sum(axis=-1)
+    return np.sqrt(np.maximum(sq - 2 * (a**3).sum(axis=-1) + sq * sq, 0.0))
+
+
 @dataclass(frozen=True)
 class ScaleEffect:
     """What dividing by √d_k does to one head on one sentence (means over query rows)."""
@@ -130,7 +140,7 @@ class ScaleEffect:
     top_raw: float  # largest weight of a row, softmax of the raw scores
     top_scaled: float  # largest weight of a row, softmax of the scaled scores
     grad_raw: float  # size (Frobenius norm) of softmax's Jacobian on a raw row
-    grad_scaled: float  # the same on a scaled row
+    grad_scaled: float  # the same on a scaled row (the Jacobian at softmax's own input)
 
 
 def scale_effect(scores_qk: NDArray[np.floating], d_k: int) -> ScaleEffect:
@@ -138,14 +148,20 @@ def scale_effect(scores_qk: NDArray[np.floating], d_k: int) -> ScaleEffect:
     figures = []
     for scale in (False, True):
         steps = attention_steps(np.asarray(scores_qk, np.float64), d_k, scale=scale)
-        grads = [np.linalg.norm(softmax_jacobian(row)) for row in steps.pattern]
         figures += [
             float(steps.scaled.std(axis=-1).mean()),
             float(steps.pattern.max(axis=-1).mean()),
-            float(np.mean(grads)),
+            float(jacobian_norms(steps.pattern).mean()),
         ]
     (s_raw, t_raw, g_raw), (s_sc, t_sc, g_sc) = figures[:3], figures[3:]
     return ScaleEffect(s_raw, s_sc, t_raw, t_sc, g_raw, g_sc)
+
+
+def random_scale_effect(x_td: NDArray[np.floating], d_k: int, n_heads: int = 8) -> ScaleEffect:
+    """``scale_effect`` averaged over ``n_heads`` random heads of width ``d_k`` on the tokens
+    ``x_td`` (attention_core.saturation.random_scores: q and k entries of variance 1)."""
+    effects = [scale_effect(random_scores(x_td, d_k, seed), d_k) for seed in range(n_heads)]
+    return ScaleEffect(*(float(m) for m in np.mean([astuple(e) for e in effects], axis=0)))
 
 
 def dot_spread(d_ks: tuple[int, ...], n_pairs: int = 4096, seed: int = 0) -> tuple[F64, F64]:
@@ -188,6 +204,30 @@ def drift(trace: Trace, token: int) -> Drift:
     step = np.array([cosine(h[s], h[s + 1]) for s in range(len(h) - 1)], dtype=np.float64)
     static = np.array([cosine(trace.word_td[token], v) for v in h], dtype=np.float64)
     return Drift(step, static)
+
+
+@dataclass(frozen=True)
+class Parting:
+    """One word piece in two sentences: the cosine of its two vectors, state by state."""
+
+    cos_s: F64  # static vectors, hidden state 0 (embedding, positions added), after each layer
+
+    @property
+    def drop_l(self) -> F64:
+        """Per layer l: how much the cosine falls across it (negative: it rises)."""
+        return self.cos_s[1:-1] - self.cos_s[2:]
+
+    @property
+    def largest_drop(self) -> int:
+        """The layer across which the cosine falls most."""
+        return int(np.argmax(self.drop_l))
+
+
+def parting(a: Trace, ia: int, b: Trace, ib: int) -> Parting:
+    """Token ``ia`` of ``a`` against token ``ib`` of ``b``: static vectors, then every state."""
+    pairs = [(a.word_td[ia], b.word_td[ib])]
+    pairs += [(a.hidden_ltd[s, ia], b.hidden_ltd[s, ib]) for s in range(len(a.hidden_ltd))]
+    return Parting(np.array([cosine(x, y) for x, y in pairs], dtype=np.float64))
 
 
 def crossover_tokens(cfg: ModelConfig) -> int:

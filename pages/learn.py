@@ -16,13 +16,18 @@ trace = router.require_trace(shared)
 keep_choices()
 titles = tour.titles()
 last = tour.N_STEPS
+masking, decoding = (tour.ORDER.index(name) + 1 for name in ("masking", "decoder"))
 
 
 st.title("Learn step by step")
 st.caption(
     f"A guided walk through one transformer layer, on your own sentence (change it in the "
-    f"sidebar). Every number and chart below comes from running {trace.config.name} on that "
-    "sentence; each step ends with a link to the page that explores it in full."
+    f"sidebar). The numbers and charts come from running {trace.config.name} on that sentence, "
+    f"except where a step says otherwise: steps {masking} and {decoding} also run the decoder "
+    f"SmolLM2 and step {decoding} the speech model Whisper; a what-if (a mask, a switch or a "
+    "head turned off that the model was not trained with) and random heads or random inputs "
+    "are named as such where they appear. Each step ends with a link to the page that "
+    "explores it in full."
 )
 if (picked := st.session_state.get("_model_pref")) and picked != shared.model:
     st.info(

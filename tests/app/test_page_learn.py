@@ -179,15 +179,15 @@ def test_step_tokens_same_word_same_static_vector(model, trace):
     at = _open(STEP["tokens"])
     a, b = trace_sentence(model, BANK_A), trace_sentence(model, BANK_B)
     ia, ib = a.tokens.tokens.index("bank"), b.tokens.tokens.index("bank")
-    assert _metric(at, "“bank”: cosine of the static") == "1.0000"
+    assert _metric(at, "“bank”: cosine of the static") == "1.000"
     after = cosine(a.hidden_ltd[-1, ia], b.hidden_ltd[-1, ib])
-    assert _metric(at, "“bank”: cosine after all 6 layers") == f"{after:.4f}"
+    assert _metric(at, "“bank”: cosine after all 6 layers") == f"{after:.3f}"
     assert after < 0.99  # the contextual vectors really differ
     twin = repeated_word(trace)
     text = _words(at)
-    assert "positions 1 and 4: static cosine **1.0000**" in text  # "the" repeats in SENTENCE
-    assert f"after the 6 layers **{twin.context_cos:.4f}**" in text
-    assert f"{cosine(trace.hidden_ltd[-1, 1], trace.hidden_ltd[-1, 4]):.4f}" in text
+    assert "positions 1 and 4: static cosine **1.000**" in text  # "the" repeats in SENTENCE
+    assert f"after the 6 layers **{twin.context_cos:.3f}**" in text
+    assert f"{cosine(trace.hidden_ltd[-1, 1], trace.hidden_ltd[-1, 4]):.3f}" in text
     assert "vocabulary of 30,522" in text and "384 numbers" in text  # from the config
     np.testing.assert_array_equal(_z(at, 0), trace.word_td)
 
@@ -195,7 +195,7 @@ def test_step_tokens_same_word_same_static_vector(model, trace):
 def test_step_positions_are_the_models_and_the_sine_waves(trace):
     at = _open(STEP["positions"])
     np.testing.assert_allclose(_z(at, 0), trace.position_td, atol=1e-7)
-    assert f"= {np.sin(1.0):.4f}" in _words(at)
+    assert f"= {np.sin(1.0):.3f}" in _words(at)
     assert _z(at, 1)[0, 1] == pytest.approx(1.0)  # cos(0) in the first position's dimension 1
     assert "its 512 position vectors" in _words(at)
     assert "hidden state 0 (“embedding”): the input of layer 0" in _words(at)
@@ -207,8 +207,8 @@ def test_step_queries_recomputed_from_weights_matches_the_pass(model, trace):
     np.testing.assert_allclose(_z(at, 0), q[:, :8], atol=1e-6)
     np.testing.assert_allclose(_z(at, 1), trace.k_lhke[LAYER, HEAD][:, :8], atol=1e-6)
     rec = query_from_weights(model, LAYER, HEAD, trace.hidden_ltd[LAYER, TOKEN])
-    value = f"{rec.q_e[0]:.4f}"
-    assert value == f"{q[TOKEN, 0]:.4f}"
+    value = f"{rec.q_e[0]:.3f}"
+    assert value == f"{q[TOKEN, 0]:.3f}"
     assert f"= {value}" in " ".join(x.value for x in at.latex)
     assert f"q = **{value}**" in _words(at)
     assert f"({rec.b_e[0]:.3f}) = {value}" in _words(at)
@@ -223,7 +223,7 @@ def test_step_scores_are_the_raw_dot_products(trace):
     row = trace.scores_lhqk[LAYER, HEAD, TOKEN]
     j, low = int(np.argmax(row)), int(np.argmin(row))
     text = _words(at)
-    assert f"= {row[j]:.4f}" in text
+    assert f"= {row[j]:.3f}" in text
     assert f"(**{row[j]:.2f}**)" in text and f"(**{row[low]:.2f}**)" in text
 
 
@@ -243,8 +243,8 @@ def test_step_softmax_rows_sum_to_one_top_keys_and_shift(trace):
     best = int(np.argmax(pattern[TOKEN]))
     assert table["1st"][TOKEN] == f"{best}: {trace.tokens.tokens[best]}"
     text = _words(at)
-    assert f"= {pattern[TOKEN, best]:.4f}" in text
-    assert r"c = 10 \Rightarrow \max_j |\Delta a_{8,j}| = 0.0000" in text
+    assert f"= {pattern[TOKEN, best]:.3f}" in text
+    assert r"c = 10 \Rightarrow \max_j |\Delta a_{8,j}| = 0.000" in text
     assert "adding the same number to every score of a row" in text
     assert "√d_k = √32 ≈ 5.66" in text
 
@@ -266,15 +266,14 @@ def test_step_scaling_spread_gradient_and_saturation(trace):
     assert largest == [f"{raw.pattern.max(axis=1).mean():.3f}"]
     j = int(np.argmax(scaled.pattern[TOKEN]))
     text = _words(at)
-    assert f"= {scaled.scores[TOKEN, j]:.4f}" in text
-    assert f"{scaled.scaled[TOKEN, j]:.4f}" in text
+    assert f"= {scaled.scores[TOKEN, j]:.3f}" in text
+    assert f"{scaled.scaled[TOKEN, j]:.3f}" in text
     eff = scale_effect(scores, 32)
-    assert f"spread by **{eff.spread_raw:.2f}**" in text
-    assert f"by **{eff.spread_scaled:.2f}**" in text
-    assert f"**{eff.grad_scaled:.3f}** per row with" in text
-    assert f"**{eff.grad_raw:.3f}** without" in text
+    assert f"spread by **{eff.spread_raw:.3f}**" in text
+    assert f"by **{eff.spread_scaled:.3f}**" in text
+    assert f"**{eff.grad_raw:.3f}** per row instead of **{eff.grad_scaled:.3f}**" in text
     assert "its average stays near 0" in text and "grows like √d_k" in text
-    assert "passes almost no gradient" in text
+    assert "its gradient vanishes" in text and "What-if on this head" in text
     saturation = spec(_chart(at, "learn_saturation"))["data"]
     assert {t["name"] for t in saturation} == {"with ÷√d_k", "without scaling"}
 
@@ -290,9 +289,12 @@ def test_step_masking_causal_and_padding(model, trace):
     np.testing.assert_allclose(causal.sum(axis=1), 1.0, atol=1e-5)
     later = trace.pattern_lhqk[LAYER, HEAD, 3, 4:].sum()
     text = _words(at)
-    assert f"gave **{later:.4f}** of its attention to later tokens; with it, **0.0000**" in text
-    assert "Largest weight above the diagonal: **0.0000**" in text
-    assert rf"{later:.4f} \to 0.0000" in text and r"a_{3,j} = 1.0000" in text
+    assert (
+        f"gives **{later:.3f}** of its attention to later tokens; "
+        "with the mask switched on, **0.000**" in text
+    )
+    assert "Largest weight above the diagonal: **0.000**" in text
+    assert rf"{later:.3f} \to 0.000" in text and r"a_{3,j} = 1.000" in text
     pad = padding_demo(model, trace, 3)
     padded = _z(at, "learn_pad_masked")
     assert padded.shape == (n + 3, n + 3)
@@ -300,9 +302,9 @@ def test_step_masking_causal_and_padding(model, trace):
     np.testing.assert_allclose(padded, pad.masked_hqk[HEAD], atol=1e-7)
     np.testing.assert_allclose(_z(at, "learn_pad_free"), pad.free_hqk[HEAD], atol=1e-7)
     np.testing.assert_allclose(padded[:n, :n], trace.pattern_lhqk[0, HEAD], atol=1e-6)
-    assert _metric(at, "weight on [PAD], with the mask") == "0.0000"
+    assert _metric(at, "weight on [PAD], with the mask") == "0.000"
     leak = _metric(at, "weight on [PAD], no mask")
-    assert leak == f"{pad.leak_hq[HEAD].mean():.4f}" and float(leak) > 0
+    assert leak == f"{pad.leak_hq[HEAD].mean():.3f}" and float(leak) > 0
     assert float(_metric(at, "largest change")) < 1e-6
     assert "largest change" in _engineers(at) and "key_mask_k" in _engineers(at)
 
@@ -312,8 +314,8 @@ def test_step_values_weighted_sum_and_update(trace):
     bars = array(spec(at.get("plotly_chart")[0])["data"][0]["y"])
     np.testing.assert_allclose(bars, trace.pattern_lhqk[LAYER, HEAD, TOKEN], atol=1e-6)
     text = _words(at)
-    assert f"\\|z_{{{TOKEN}}}\\| = {np.linalg.norm(trace.z_lhqe[LAYER, HEAD, TOKEN]):.4f}" in text
-    assert f"= {np.linalg.norm(trace.delta_ltd[LAYER, TOKEN]):.4f}" in text
+    assert f"\\|z_{{{TOKEN}}}\\| = {np.linalg.norm(trace.z_lhqe[LAYER, HEAD, TOKEN]):.3f}" in text
+    assert f"= {np.linalg.norm(trace.delta_ltd[LAYER, TOKEN]):.3f}" in text
     assert "a LayerNorm rescales that sum, the block's feed-forward network adds" in text
     strips = _z(at, 1)
     e = trace.hidden_ltd[LAYER, TOKEN]
@@ -336,7 +338,7 @@ def test_step_heads_side_by_side_their_sum_and_the_markers(model, trace):
         norms, np.linalg.norm(trace.head_delta_lhtd[LAYER, :, TOKEN], axis=-1), rtol=1e-5
     )
     total = trace.head_delta_lhtd[LAYER, :, TOKEN].sum(0) + output_bias(model, LAYER)
-    assert f"= {np.linalg.norm(total):.4f}" in _words(at)
+    assert f"= {np.linalg.norm(total):.3f}" in _words(at)
     assert float(_metric(at, "largest difference")) < 1e-5
     share = special_share(trace, LAYER)
     np.testing.assert_allclose(
@@ -380,8 +382,8 @@ def test_step_block_each_labelled_stage_and_the_drift(model, trace):
     apart = [cosine(ta.hidden_ltd[s, ia], tb.hidden_ltd[s, ib]) for s in range(1, 7)]
     np.testing.assert_allclose(bank["A vs B after the layer"], apart, rtol=1e-5)
     static = drift(ta, ia).static_cos_s
-    assert f"falls from **{static[0]:.4f}** (embedding) to **{static[-1]:.4f}**" in _words(at)
-    assert f"end at **{apart[-1]:.4f}**" in _words(at)
+    assert f"falls from **{static[0]:.3f}** (embedding) to **{static[-1]:.3f}**" in _words(at)
+    assert f"end at **{apart[-1]:.3f}**" in _words(at)
     active = int((trace.ffn_hidden_ltf[LAYER, TOKEN] > 0).sum())
     assert f"{active} \\text{{ of }} 1536" in _words(at)
     assert "Why stack blocks?" in _words(at)
@@ -400,7 +402,8 @@ def test_step_cost_split_crossover_and_memory(model, trace):
     own = attention_bytes(trace.n_tokens, 6, 12)
     assert own == trace.scores_lhqk.nbytes + trace.pattern_lhqk.nbytes
     text = _words(at)
-    assert f"**{own:,} bytes**" in text
+    assert f"**{own // 4:,} numbers**" in text and f"**{own / 1e6:.3f} MB**" in text
+    assert f"{own:,} bytes" in _engineers(at) and "bytes" not in " ".join(_learner_text(at.main))
     assert crossover_tokens(model.config) == 2304 and "n = 2d + d_ff = 2,304 tokens" in text
     assert "beyond the 512 positions" in text and "bends towards" not in text
     curve = spec(_chart(at, "learn_cost"))["data"]

@@ -44,13 +44,15 @@ def test_numbers_are_the_engines(model, text, token):
     assert list(table["token"]) == [f"{k}: {trace.tokens.tokens[k]}" for k in order]
     np.testing.assert_allclose(table["share of the weight"], weight_hk[best.head, order])
     np.testing.assert_allclose(table["share of what is moved"], moved_hk[best.head, order])
-    assert f"= {moved_hk[best.head, best.key]:.4f}" in at.latex[0].value
+    assert f"= {moved_hk[best.head, best.key]:.3f}" in at.latex[0].value
     knocked = trace_sentence(model, text, WhatIf(knocked=((best.layer, best.head),)))
     change = vector_change(trace, knocked, token)
-    assert f"cosine **{change.cosine_l[-1]:.4f}**" in words
+    assert f"cosine **{change.cosine_l[-1]:.3f}**" in words and "Now a what-if" in words
+    # the vector the parked-on token hands on is shorter than the head's average: less moved
+    assert moved_hk[best.head, best.key] < weight_hk[best.head, best.key]
     assert [m.value for m in at.metric] == [
-        f"{change.cosine_l[-1]:.4f}",
-        f"{change.sentence_cosine:.4f}",
+        f"{change.cosine_l[-1]:.3f}",
+        f"{change.sentence_cosine:.3f}",
     ]
     assert any("Kobayashi et al. 2020" in c.value for c in at.caption)
     link = at.get("page_link")[0].proto

@@ -14,10 +14,13 @@ from attention_core.demos import (
     crossover_tokens,
     dot_spread,
     drift,
+    jacobian_norms,
     layer_flops,
     measure_split,
     padding_demo,
+    parting,
     query_from_weights,
+    random_scale_effect,
     repeated_word,
     scale_effect,
     shift_gap,
@@ -118,6 +121,42 @@ def test_scale_effect_on_a_real_head(trace):
     assert eff.top_raw > eff.top_scaled  # unscaled rows lean on fewer keys
     np.testing.assert_allclose(eff.top_scaled, trace.pattern_lhqk[2, 5].max(-1).mean(), 1e-5)
     assert eff.grad_raw < eff.grad_scaled  # and pass less gradient back
+
+
+def test_jacobian_norms_without_building_the_jacobian():
+    rng = np.random.default_rng(1)
+    rows = rng.random((6, 9))
+    rows /= rows.sum(-1, keepdims=True)
+    rows[0] = np.eye(9)[2]  # saturated: no gradient at all
+    expected = [np.linalg.norm(softmax_jacobian(r)) for r in rows]
+    np.testing.assert_allclose(jacobian_norms(rows), expected, atol=1e-12)
+    assert jacobian_norms(rows)[0] == 0
+
+
+def test_random_heads_saturate_without_the_division(model, trace):
+    from attention_core.saturation import random_scores, saturation_curve
+
+    x = trace.hidden_ltd[0]
+    eff = random_scale_effect(x, 384)
+    one = [scale_effect(random_scores(x, 384, seed), 384) for seed in range(8)]
+    assert eff.grad_raw == pytest.approx(np.mean([e.grad_raw for e in one]), rel=1e-12)
+    curve = saturation_curve(x, d_ks=(384,))  # the same heads as the tour's chart
+    assert eff.top_raw == pytest.approx(curve.max_unscaled[0], rel=1e-9)
+    assert eff.top_scaled == pytest.approx(curve.max_scaled[0], rel=1e-9)
+    assert eff.top_raw > 0.9 and eff.grad_raw < eff.grad_scaled / 3
+    assert 0.5 < eff.spread_scaled < 1.5 < eff.spread_raw
+
+
+def test_parting_of_the_two_banks(model):
+    a = trace_sentence(model, "The river bank was muddy")
+    b = trace_sentence(model, "I made a deposit at the bank")
+    cut = parting(a, 3, b, 7)
+    assert cut.cos_s.shape == (8,)
+    assert cut.cos_s[0] == pytest.approx(1.0)  # one lookup row
+    assert cut.cos_s[1] == pytest.approx(float(cosine(a.hidden_ltd[0, 3], b.hidden_ltd[0, 7])))
+    assert cut.cos_s[-1] == pytest.approx(float(cosine(a.hidden_ltd[-1, 3], b.hidden_ltd[-1, 7])))
+    np.testing.assert_allclose(cut.drop_l, cut.cos_s[1:-1] - cut.cos_s[2:])
+    assert cut.largest_drop == int(np.argmax(cut.drop_l))
 
 
 def test_dot_product_spread_grows_like_root_dk():

@@ -7,11 +7,10 @@ import streamlit as st
 
 from attention_core import ModelConfig, Trace, cosine
 from attention_core.demos import drift
-from attention_core.tour_numbers import block_chain
+from attention_core.tour_numbers import BlockChain, block_chain
 from ui.cache import get_trace
 from ui.router import Shared
-from ui.show import NUM
-from ui.tour.common import BANK_A, BANK_B, chart, engineers, say, token
+from ui.tour.common import BANK_A, BANK_B, THREE, chart, engineers, say, token
 from viz.embedding_shift import layer_name
 from viz.learn_strip import make_embedding_strip
 from viz.norm_bars import make_norm_bars
@@ -24,12 +23,27 @@ def text(cfg: ModelConfig) -> str:
     return (
         "Attention is one half of an encoder block. In order: each head proposes a change; the "
         "proposals are summed and the bias b_O added, giving ΔE; ΔE is added to the input "
-        "(E + ΔE, the residual connection); a LayerNorm rescales that sum to zero mean and unit "
-        "spread; a feed-forward network then processes each token on its own — "
-        f"{cfg.d_model} numbers to {cfg.d_ff:,}, GELU, back to {cfg.d_model} — and its output "
-        "is added and normalized the same way. The result is the block's output, the next "
-        f"block's input. Blocks (layers) count from 0 to {cfg.n_layers - 1}, like the sidebar; "
-        "hidden state 0 is the embedding and hidden state l comes out of layer l − 1."
+        "(E + ΔE, the residual connection); a LayerNorm shifts and rescales that sum to mean 0 "
+        "and spread 1, then multiplies each of its numbers by a learned gain and adds a learned "
+        "bias, so its result is not exactly mean 0 and spread 1 any more; a feed-forward network "
+        f"then processes each token on its own — {cfg.d_model} numbers to {cfg.d_ff:,}, GELU, "
+        f"back to {cfg.d_model} — and its output is added and normalized the same way. Only "
+        "that is the block's output, the next block's input: E + ΔE on its own is not. Blocks "
+        f"(layers) count from 0 to {cfg.n_layers - 1}, like the sidebar; hidden state 0 is the "
+        "embedding and hidden state l comes out of layer l − 1."
+    )
+
+
+def norm_text(chain: BlockChain, i: int, d: int) -> str:
+    """What the first LayerNorm did to token ``i``, read off the numbers."""
+    a, out = chain.attn_out_d, chain.out_d
+    return (
+        f"For token {i}: E + ΔE has mean **{chain.mid_mean:.3f}** and spread "
+        f"**{chain.mid_std:.3f}**. The LayerNorm first makes that mean 0 and spread 1, which "
+        f"for {d} numbers is always a size of √{d} ≈ **{np.sqrt(d):.3f}**, whatever the input; "
+        f"after its gain and bias, a has mean **{a.mean():.3f}**, spread **{a.std():.3f}** and "
+        f"size **{np.linalg.norm(a):.3f}**. The block's output (after the second LayerNorm) has "
+        f"size **{np.linalg.norm(out):.3f}**."
     )
 
 
@@ -81,7 +95,8 @@ def _chain(trace: Trace, layer: int, i: int) -> None:
         fig,
         "learn_block_norms",
         "How to read this: the size of the chosen token's vector at each sub-step of this "
-        "layer, in order. Each LayerNorm pulls the size back to about the same value.",
+        "layer, in order. Each LayerNorm sets the size anew, whatever it was before: its "
+        "learned gain and bias decide it, so the two LayerNorms need not give the same size.",
     )
     chart(
         make_embedding_strip(vectors, labels, token_axis=False),
@@ -91,7 +106,7 @@ def _chain(trace: Trace, layer: int, i: int) -> None:
     )
     st.latex(
         rf"\mathrm{{LN}}(x) = \gamma \odot \frac{{x - \mu}}{{\sigma}} + \beta:\quad "
-        rf"\mu = {chain.mid_mean:.4f},\ \sigma = {chain.mid_std:.4f}"
+        rf"\mu = {chain.mid_mean:.3f},\ \sigma = {chain.mid_std:.3f}"
         rf"\ \text{{for }} E_{{{i}}} + \Delta E_{{{i}}}"
     )
     d, f = trace.config.d_model, chain.d_ff
@@ -99,6 +114,7 @@ def _chain(trace: Trace, layer: int, i: int) -> None:
         rf"\mathrm{{FFN}}(a) = W_2\,\mathrm{{GELU}}(W_1 a + b_1) + b_2:\quad {d} \to {f} \to {d},"
         rf"\quad {chain.n_active} \text{{ of }} {f} \text{{ GELU outputs}} > 0"
     )
+    st.markdown(norm_text(chain, i, d))
 
 
 def _stack(trace: Trace, i: int) -> None:
@@ -117,7 +133,7 @@ def _stack(trace: Trace, i: int) -> None:
         key="learn_stack",
         hide_index=True,
         column_config={
-            c: NUM for c in ("‖h‖", "cos with the state before", "cos with the static vector")
+            c: THREE for c in ("‖h‖", "cos with the state before", "cos with the static vector")
         },
     )
     st.caption(
@@ -144,7 +160,7 @@ def _bank_drift(shared: Shared, n_layers: int) -> None:
         key="learn_bank_drift",
         hide_index=True,
         column_config={
-            c: NUM
+            c: THREE
             for c in (
                 "A: cos(in, out)",
                 "B: cos(in, out)",
@@ -154,14 +170,14 @@ def _bank_drift(shared: Shared, n_layers: int) -> None:
         },
     )
     st.markdown(
-        f"Measured: each layer turns “bank” in A by a cosine between **{da.step_cos_l.min():.4f}**"
-        f" and **{da.step_cos_l.max():.4f}** (1 = not at all); its cosine with its static vector "
-        f"falls from **{da.static_cos_s[0]:.4f}** (embedding) to **{da.static_cos_s[-1]:.4f}** "
-        f"({layer_name(n_layers)}), and the two “bank”s end at **{apart[-1]:.4f}**."
+        f"Measured: each layer turns “bank” in A by a cosine between **{da.step_cos_l.min():.3f}**"
+        f" and **{da.step_cos_l.max():.3f}** (1 = not at all); its cosine with its static vector "
+        f"falls from **{da.static_cos_s[0]:.3f}** (embedding) to **{da.static_cos_s[-1]:.3f}** "
+        f"({layer_name(n_layers)}), and the two “bank”s end at **{apart[-1]:.3f}**."
     )
     st.caption(
         f"“bank” in A = “{BANK_A}” and B = “{BANK_B}”. cos(in, out): how little each layer "
         "turns the vector (1 = not at all); A vs B: how far the two “bank”s have parted after "
-        f"each layer (they start at {apart[0]:.4f} in the embedding, where only the position "
+        f"each layer (they start at {apart[0]:.3f} in the embedding, where only the position "
         "differs)."
     )

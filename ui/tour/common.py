@@ -10,6 +10,7 @@ from streamlit.delta_generator import DeltaGenerator
 
 from attention_core import Trace, default_token
 from ui import safe, show
+from ui.cache import get_trace
 from ui.presets import MONEY_BANK, RIVER_BANK
 from ui.router import Shared
 from ui.show import Area
@@ -18,6 +19,7 @@ from ui.widgets import token_picker
 BANK_A, BANK_B = RIVER_BANK, MONEY_BANK  # the tour's sentences A and B
 LAYER_HEAD = ("layer", "head")  # the explorer's controls in the tour: the switches stay off
 KEPT = ("learn_token",)  # choices that survive steps without the widget
+THREE = st.column_config.NumberColumn(format="%.3f")  # numbers for learners: three decimals
 
 
 def view(shared: Shared, trace: Trace) -> tuple[NDArray[np.int64], list[str]]:
@@ -42,6 +44,20 @@ def token(shared: Shared, trace: Trace) -> int:
         lambda: default_token(tokens, trace.tokens.special_t),
         st.columns([1, 2])[0],
     )
+
+
+def bank_pair(model: str) -> tuple[Trace, int, Trace, int]:
+    """The tour's two sentences, each with the position of its “bank”."""
+    a, b = get_trace(model, BANK_A), get_trace(model, BANK_B)
+    return a, a.tokens.tokens.index("bank"), b, b.tokens.tokens.index("bank")
+
+
+def layers(ls: list[int]) -> str:
+    """“layer 3”, “layers 3 and 4”, “layers 1, 3 and 4”."""
+    names = [str(x) for x in ls]
+    if len(names) == 1:
+        return f"layer {names[0]}"
+    return f"layers {', '.join(names[:-1])} and {names[-1]}"
 
 
 def say(i: int, trace: Trace) -> str:

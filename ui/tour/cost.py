@@ -37,8 +37,8 @@ def text(cfg: ModelConfig) -> str:
 def render(shared: Shared, trace: Trace) -> None:
     st.markdown(text(trace.config))
     _split(shared)
-    _whole_pass(shared)
-    _memory(trace)
+    load_note = _whole_pass(shared)
+    _memory(trace, load_note)
 
 
 def _split(shared: Shared) -> None:
@@ -65,7 +65,7 @@ def _split(shared: Shared) -> None:
     )
 
 
-def _whole_pass(shared: Shared) -> None:
+def _whole_pass(shared: Shared) -> str:
     """The whole forward pass timed, and the memory of its scores and patterns, per length."""
     points, load, cpus, one_thread = cache.cost_points(shared.model)
     ns = np.array([p.n_tokens for p in points])
@@ -99,29 +99,35 @@ def _whole_pass(shared: Shared) -> None:
         },
     )
     st.caption(
-        f"Measured while this machine's 1-minute load average was {load:.1f} on {cpus} cores"
-        + (", with the matrix library held to one thread" if one_thread else "")
-        + ": other programs running at the same time slow some passes down."
+        "Timed on this machine while other programs may be running: those slow some passes "
+        "down, so compare the growth, not single times."
+    )
+    return (
+        f"Whole pass: `attention_core.measure_cost`, measured while this machine's 1-minute "
+        f"load average was {load:.1f} on {cpus} cores"
+        + (", with BLAS held to one thread (threadpoolctl). " if one_thread else ". ")
     )
 
 
-def _memory(trace: Trace) -> None:
+def _memory(trace: Trace, load_note: str) -> None:
     """What the reader's own sentence holds: n² numbers per layer, head and matrix."""
     cfg, n = trace.config, trace.n_tokens
     own = attention_bytes(n, cfg.n_layers, cfg.n_heads)
+    numbers = own // 4
     st.latex(
-        rf"2 \times {cfg.n_layers} \times {cfg.n_heads} \times {n}^2 \times 4\ \text{{bytes}} = "
-        rf"{own:,}\ \text{{bytes}}".replace(",", "{,}")
+        rf"2 \times {cfg.n_layers} \times {cfg.n_heads} \times {n}^2 = "
+        rf"{numbers:,}\ \text{{numbers}}".replace(",", "{,}")
     )
     st.markdown(
-        f"Your sentence: **{n} tokens**, whose scores and patterns take **{own:,} bytes** "
-        f"({cfg.n_layers} layers × {cfg.n_heads} heads × 2 matrices of {n}×{n} numbers of "
-        "4 bytes)."
+        f"Your sentence: **{n} tokens**, whose scores and patterns are **{numbers:,} numbers** "
+        f"({cfg.n_layers} layers × {cfg.n_heads} heads × 2 tables of {n}×{n}), "
+        f"**{own / 1e6:.3f} MB** of memory."
     )
     with engineers():
         st.markdown(
-            "Split: `attention_core.demos.measure_split` (layer 0's weights, random inputs, "
-            "best of 3); whole pass: `attention_core.measure_cost`. Bytes: "
-            "`trace.scores_lhqk.nbytes + trace.pattern_lhqk.nbytes` = "
-            f"{trace.scores_lhqk.nbytes + trace.pattern_lhqk.nbytes:,}."
+            load_note
+            + "Split: `attention_core.demos.measure_split` (layer 0's weights, random inputs, "
+            "best of 3). Bytes: float32, 4 bytes a number: "
+            f"`trace.scores_lhqk.nbytes + trace.pattern_lhqk.nbytes` = "
+            f"{trace.scores_lhqk.nbytes + trace.pattern_lhqk.nbytes:,} bytes."
         )

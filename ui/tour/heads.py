@@ -81,8 +81,8 @@ def _sum(heads: HeadSum, layer: int, head: int, i: int) -> None:
     st.latex(
         rf"\Delta E_{{{i}}} = \sum_{{h=0}}^{{{n_heads - 1}}} \Delta E^{{(h)}}_{{{i}}} + b_O:"
         rf"\quad \Big\|\sum_h \Delta E^{{(h)}}_{{{i}}} + b_O\Big\| = "
-        rf"{np.linalg.norm(heads.total_d):.4f},"
-        rf"\quad \|\Delta E_{{{i}}}\| = {np.linalg.norm(heads.delta_d):.4f}"
+        rf"{np.linalg.norm(heads.total_d):.3f},"
+        rf"\quad \|\Delta E_{{{i}}}\| = {np.linalg.norm(heads.delta_d):.3f}"
     )
     with engineers():
         st.metric("largest difference, Σ_h ΔE_h + b_O vs. the layer's ΔE", f"{heads.gap:.1e}")

@@ -1,4 +1,5 @@
-"""Step: masking: the causal mask of a decoder, and the padding mask of a batch."""
+"""Step: masking: the causal mask of a decoder (on SmolLM2, trained with it; on MiniLM as a
+what-if), and the padding mask of a batch."""
 
 from __future__ import annotations
 
@@ -7,8 +8,10 @@ import streamlit as st
 
 from attention_core import Trace, attention_steps
 from ui import cache, explore, show
+from ui.decoder_view import MODEL as DECODER
 from ui.router import Shared
 from ui.tour.common import LAYER_HEAD, engineers, say, token
+from ui.tour.decoder import previous_head
 from viz.pattern_heatmap import make_pattern_heatmap
 
 TITLE = "Masking"
@@ -18,18 +21,33 @@ TEXT = (
     "A mask decides which keys a query may see. A decoder, which writes text one token at a "
     "time, must not peek at later tokens, so every score above the diagonal is set to −∞ before "
     "softmax; e^−∞ = 0, so those weights vanish and the rest of the row shares the whole weight "
-    "of 1. MiniLM is an encoder and normally sees in both directions; here the mask is switched "
-    "on to show the difference."
+    "of 1."
+)
+WHATIF = (
+    "**What-if: the same mask on MiniLM.** MiniLM is an encoder: it was trained to look both "
+    "ways and never with this mask. Below it is switched on anyway, on MiniLM's own scores: the "
+    "weights on later tokens become 0 and the earlier ones share the row's whole 1. A model "
+    "trained with the mask would have learned other scores, so this shows the arithmetic of "
+    "masking, not what a decoder computes."
 )
 PADDING = (
-    "The second kind of mask handles batches. Sentences of different lengths are padded with "
-    "[PAD] tokens to a common length, and a padding mask hides those keys from every query, so "
-    "the real tokens' weights come out as if the padding were not there."
+    "The second kind of mask handles batches, and MiniLM does use this one. Sentences of "
+    "different lengths are padded with [PAD] tokens to a common length, and a padding mask "
+    "hides those keys from every query, so the real tokens' weights come out as if the padding "
+    "were not there."
 )
 
 
 def render(shared: Shared, trace: Trace) -> None:
     st.markdown(TEXT)
+    real(shared.text)
+    _whatif(shared, trace)
+    _padding(shared, trace)
+
+
+def _whatif(shared: Shared, trace: Trace) -> None:
+    """MiniLM's own scores with the causal mask switched on."""
+    st.markdown(WHATIF)
     layer, head, e, n = shared.layer, shared.head, trace.config.d_head, trace.n_tokens
     i = token(shared, trace)
     causal = attention_steps(trace.scores_lhqk[layer, head], e, causal=True)
@@ -43,22 +61,50 @@ def render(shared: Shared, trace: Trace) -> None:
         controls=LAYER_HEAD,
     )
     st.caption(
-        "How to read this: left, the scaled scores with the hidden cells blanked out (−∞); "
-        "right, the pattern that results — the upper triangle is exactly 0."
+        "How to read this (what-if, MiniLM): left, the scaled scores with the hidden cells "
+        "blanked out (−∞); right, the pattern that results — the upper triangle is exactly 0."
     )
     before = float(trace.pattern_lhqk[layer, head, i, i + 1 :].sum())
     after = float(causal.pattern[i, i + 1 :].sum())
+    top = float(causal.pattern[np.triu_indices(n, 1)].max(initial=0.0))
     st.latex(
         rf"x_{{{i},j}} = -\infty \ (j > {i}) \;\Rightarrow\; e^{{-\infty}} = 0:\quad "
-        rf"\sum_{{j > {i}}} a_{{{i},j}} = {before:.4f} \to {after:.4f},\quad "
-        rf"\sum_{{j \le {i}}} a_{{{i},j}} = {causal.pattern[i, : i + 1].sum():.4f}"
+        rf"\sum_{{j > {i}}} a_{{{i},j}} = {before:.3f} \to {after:.3f},\quad "
+        rf"\sum_{{j \le {i}}} a_{{{i},j}} = {causal.pattern[i, : i + 1].sum():.3f}"
     )
     st.markdown(
-        f"For {say(i, trace)}: without the mask it gave **{before:.4f}** of its attention to "
-        f"later tokens; with it, **{after:.4f}**. Largest weight above the diagonal: "
-        f"**{causal.pattern[np.triu_indices(n, 1)].max(initial=0.0):.4f}**."
+        f"What-if, for {say(i, trace)}: as MiniLM runs, it gives **{before:.3f}** of its "
+        f"attention to later tokens; with the mask switched on, **{after:.3f}**. Largest "
+        f"weight above the diagonal: **{top:.3f}**."
     )
-    _padding(shared, trace)
+
+
+def real(text: str) -> None:
+    """The mask as a decoder trained with it uses it: one SmolLM2 head on the sentence."""
+    st.markdown("**The real thing: SmolLM2**, a decoder trained with this mask, on your sentence.")
+    if error := cache.model_error(DECODER):
+        st.warning(f"SmolLM2 could not be loaded, so this part is not shown. {error}")
+        return
+    dec = cache.get_trace(DECODER, text)
+    layer, head, _ = previous_head(text)
+    pattern = np.asarray(dec.pattern_lhqk[layer, head])
+    tokens, n = list(dec.tokens.tokens), dec.n_tokens
+    show.plot(
+        make_pattern_heatmap(pattern, tokens, title=f"SmolLM2, layer {layer}, head {head}"),
+        "learn_mask_real",
+        st,
+        "How to read this: row i is where token i looks; the cells right of the diagonal are "
+        "later tokens, hidden by the mask.",
+    )
+    above = pattern[np.triu_indices(n, 1)]
+    exact = "exactly 0" if not above.any() else f"at most {above.max():.3f}"
+    st.markdown(
+        f"In this head of SmolLM2 (its layer {layer}, head {head}: the one that looks most at "
+        "the token just before; the sidebar's layer and head are MiniLM's) every weight above "
+        f"the diagonal is **{exact}**. The first token can see only "
+        f"itself, so its whole weight, **{pattern[0, 0]:.3f}**, is on itself; the last can "
+        f"see all {n} tokens."
+    )
 
 
 def _padding(shared: Shared, trace: Trace) -> None:
@@ -82,8 +128,8 @@ def _padding(shared: Shared, trace: Trace) -> None:
         "[PAD]), right with it."
     )
     c = st.columns(2)
-    c[0].metric("weight on [PAD], no mask (mean per row)", f"{pad.leak_hq[head].mean():.4f}")
-    c[1].metric("weight on [PAD], with the mask", f"{pad.masked_leak_hq[head].max():.4f}")
+    c[0].metric("weight on [PAD], no mask (mean per row)", f"{pad.leak_hq[head].mean():.3f}")
+    c[1].metric("weight on [PAD], with the mask", f"{pad.masked_leak_hq[head].max():.3f}")
     with engineers():
         st.metric("largest change vs. no padding at all", f"{pad.gap:.1e}")
         st.markdown(
@@ -91,5 +137,7 @@ def _padding(shared: Shared, trace: Trace) -> None:
             "`key_mask_k` (False on [PAD]); `multi_head_attention(..., key_mask_k=key_mask_k)` "
             "sets those keys to −∞. The change against the unpadded trace is float rounding; "
             "`tests/core/test_demos.py` checks both patterns against transformers' "
-            "`attention_mask`."
+            "`attention_mask`. SmolLM2: `ui.cache.get_trace('smollm2', text).pattern_lhqk"
+            "[layer, head]`, the head chosen as in the decoder step "
+            "(`ui.tour.decoder.previous_head`)."
         )

@@ -53,29 +53,29 @@ def render(shared: Shared, trace: Trace) -> None:
     st.latex(
         rf"PE_{{(p,\,2i)}} = \sin\!\left(\frac{{p}}{{10000^{{2i/{d}}}}}\right),\quad "
         rf"PE_{{(p,\,2i+1)}} = \cos\!\left(\frac{{p}}{{10000^{{2i/{d}}}}}\right),\quad "
-        rf"PE_{{(1,\,0)}} = \sin(1) = {sinus[1, 0]:.4f}"
+        rf"PE_{{(1,\,0)}} = \sin(1) = {sinus[1, 0]:.3f}"
     )
     far = n - 1
     near_l, far_l = (float(cosine(trace.position_td[1], trace.position_td[j])) for j in (2, far))
     near_s, far_s = (float(cosine(sinus[1], sinus[j])) for j in (2, far))
     st.markdown(
         f"Neighbours look alike, distant positions less: cosine of positions 1 and 2 is "
-        f"**{near_l:.4f}** (learned) / **{near_s:.4f}** (sinusoidal); of positions 1 and {far}, "
-        f"**{far_l:.4f}** / **{far_s:.4f}**."
+        f"**{near_l:.3f}** (learned) / **{near_s:.3f}** (sinusoidal); of positions 1 and {far}, "
+        f"**{far_l:.3f}** / **{far_s:.3f}**."
     )
     i = default_token(trace.tokens.tokens, trace.tokens.special_t)
     w, p, t = trace.word_td[i], trace.position_td[i], trace.token_type_td[i]
     st.latex(
         rf"x_{{{i}}} = \mathrm{{LayerNorm}}(w_{{{i}}} + p_{{{i}}} + t):\quad "
-        rf"\|w_{{{i}}}\| = {np.linalg.norm(w):.4f},\ \|p_{{{i}}}\| = {np.linalg.norm(p):.4f},\ "
-        rf"\|t\| = {np.linalg.norm(t):.4f}"
+        rf"\|w_{{{i}}}\| = {np.linalg.norm(w):.3f},\ \|p_{{{i}}}\| = {np.linalg.norm(p):.3f},\ "
+        rf"\|t\| = {np.linalg.norm(t):.3f}"
     )
     a, b = get_trace(shared.model, BANK_A), get_trace(shared.model, BANK_B)
     ia, ib = a.tokens.tokens.index("bank"), b.tokens.tokens.index("bank")
     moved = float(cosine(a.embed_sum_td[ia], b.embed_sum_td[ib]))
     st.markdown(
         f"With positions added, “bank” at position {ia} of “{BANK_A}” and at position {ib} of "
-        f"“{BANK_B}” no longer share a vector: cosine **{moved:.4f}** (it was 1 in step 1)."
+        f"“{BANK_B}” no longer share a vector: cosine **{moved:.3f}** (it was 1 in step 1)."
     )
     with engineers():
         st.markdown(

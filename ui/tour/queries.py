@@ -47,25 +47,27 @@ def render(shared: Shared, trace: Trace) -> None:
             f"{'query' if name == 'Q' else 'key'} numbers."
         )
         chart(fig, f"learn_{name.lower()}", caption, col)
-    st.latex(
-        rf"Q = E\,W_Q + b_Q:\quad [{trace.n_tokens} \times {d}] \cdot [{d} \times {e}] "
-        rf"\to [{trace.n_tokens} \times {e}]"
+    st.markdown(
+        f"All {trace.n_tokens} tokens at once: each token's {d} numbers go in, this head's "
+        f"{e} query numbers come out, the same weights for every token."
     )
     rec = query_from_weights(get_model(shared.model), layer, head, trace.hidden_ltd[layer, i])
     x, w0 = rec.x_d, rec.w_de[:, 0]
     terms = " + ".join(f"({x[j]:.3f})({w0[j]:.3f})" for j in range(2))
     st.latex(
         rf"q_{{{i},0}} = \sum_{{d=0}}^{{{d - 1}}} E_{{{i},d}}\,W^Q_{{d,0}} + b^Q_0 = "
-        rf"{terms} + \dots + ({rec.b_e[0]:.3f}) = {rec.q_e[0]:.4f}"
+        rf"{terms} + \dots + ({rec.b_e[0]:.3f}) = {rec.q_e[0]:.3f}"
     )
     st.markdown(
         f"Recomputed here for {say(i, trace)} from the vector entering layer {layer} and the "
-        f"head's weights: q = **{rec.q_e[0]:.4f}**, the number the model's own forward pass "
+        f"head's weights: q = **{rec.q_e[0]:.3f}**, the number the model's own forward pass "
         "holds in that cell."
     )
     gap = float(np.abs(rec.q_e - trace.q_lhqe[layer, head, i]).max())
     with engineers():
         st.markdown(
+            f"Shapes: Q = E·W_Q + b_Q is [{trace.n_tokens} × {d}] · [{d} × {e}] → "
+            f"[{trace.n_tokens} × {e}]. "
             f"`attention_core.demos.query_from_weights(model, {layer}, {head}, "
             f"trace.hidden_ltd[{layer}, {i}])` against `trace.q_lhqe[{layer}, {head}, {i}]`: "
             f"largest difference over the {e} numbers **{gap:.1e}** (float32 rounding). The "

@@ -7,7 +7,7 @@ import streamlit as st
 from numpy.typing import NDArray
 
 from attention_core import Trace, attention_steps, cell_arithmetic, row_entropy_bits
-from attention_core.demos import dot_spread, scale_effect
+from attention_core.demos import ScaleEffect, dot_spread, random_scale_effect, scale_effect
 from ui import cache, explore
 from ui.router import Shared
 from ui.tour.common import LAYER_HEAD, chart, engineers, say, token
@@ -21,15 +21,16 @@ def text(d_ks: tuple[int, ...], stds: NDArray[np.float64]) -> str:
     measured = ", ".join(
         f"{s:.1f} at d_k = {d} (√{d} = {np.sqrt(d):.1f})" for d, s in zip(d_ks, stds, strict=True)
     )
+    scaled = ", ".join(f"{s / np.sqrt(d):.2f}" for d, s in zip(d_ks, stds, strict=True))
     return (
         "A dot product adds up d_k products. If the query's and key's numbers are random with "
         "spread 1, the sum is as often negative as positive, so its average stays near 0; what "
         "grows with d_k is its spread: the standard deviation grows like √d_k. Measured on "
-        f"random vectors: {measured}. Widely spread scores make softmax pick one winner (a "
-        "weight near 1, the rest near 0). Dividing by √d_k brings the spread back to about 1 "
-        "whatever the width. It matters most in training: a softmax stuck at 0 and 1 changes "
-        "almost not at all when its scores move, so it passes almost no gradient back to W_Q "
-        "and W_K, and the head stops learning."
+        f"random vectors: {measured}. Divided by √d_k, these spreads become {scaled}: about 1 "
+        "whatever the width. Without the division, widely spread scores make softmax saturate: "
+        "one weight near 1, the rest near 0. A saturated softmax hardly changes when its inputs "
+        "move a little (its gradient vanishes), so in training almost no signal would flow "
+        "back through it to W_Q and W_K, and the head would learn slowly."
     )
 
 
@@ -54,19 +55,36 @@ def render(shared: Shared, trace: Trace) -> None:
     j = int(np.argmax(steps.pattern[i]))
     cell = cell_arithmetic(trace.q_lhqe[layer, head], trace.k_lhke[layer, head], steps, i, j)
     st.latex(
-        rf"s_{{{i},{j}}} = q_{{{i}}} \cdot k_{{{j}}} = {cell.score:.4f},\qquad "
-        rf"\frac{{s_{{{i},{j}}}}}{{\sqrt{{{e}}}}} = \frac{{{cell.score:.4f}}}{{{np.sqrt(e):.4f}}}"
-        rf" = {cell.scaled:.4f}"
+        rf"s_{{{i},{j}}} = q_{{{i}}} \cdot k_{{{j}}} = {cell.score:.3f},\qquad "
+        rf"\frac{{s_{{{i},{j}}}}}{{\sqrt{{{e}}}}} = \frac{{{cell.score:.3f}}}{{{np.sqrt(e):.3f}}}"
+        rf" = {cell.scaled:.3f}"
     )
     st.markdown(f"Query: {say(i, trace)}; key: {say(j, trace)}, the one it weights most.")
     _this_head(trace, layer, head)
     _saturation(shared, trace)
     with engineers():
         st.markdown(
-            "Gradient size: the Frobenius norm of softmax's Jacobian diag(a) − a·aᵀ per row, "
-            "averaged (`attention_core.demos.scale_effect`); spread: `scores.std(axis=-1)`. "
-            "Random widths: `attention_core.demos.dot_spread` (4,096 pairs each)."
+            "Gradient size: the Frobenius norm of softmax's Jacobian diag(a) − a·aᵀ at softmax's "
+            "own input (the scaled scores with the division, the raw ones without), per row, "
+            "averaged (`attention_core.demos.scale_effect`). With the division, the gradient "
+            "with respect to the raw scores is that Jacobian ÷ √d_k. Spread: "
+            "`scores.std(axis=-1)`. Random widths: `attention_core.demos.dot_spread` (4,096 "
+            "pairs each); random heads: `attention_core.saturation.random_scores` (unit-length "
+            "token vectors, N(0, 1) weights, seeds 0–7), `demos.random_scale_effect`."
         )
+
+
+def head_text(eff: ScaleEffect, layer: int, head: int, e: int) -> str:
+    return (
+        f"**What-if on this head** (layer {layer}, head {head}): MiniLM was trained with the "
+        "division, so switching it off shows what the division does, not how the model runs. "
+        f"On your sentence the scores of a row spread by **{eff.spread_raw:.3f}** (standard "
+        f"deviation, mean over rows); divided by √{e}, by **{eff.spread_scaled:.3f}**. "
+        f"Without the division a row's largest weight averages **{eff.top_raw:.3f}** instead of "
+        f"**{eff.top_scaled:.3f}**, and softmax's gradient (how much its weights move when its "
+        f"inputs move a little) averages **{eff.grad_raw:.3f}** per row instead of "
+        f"**{eff.grad_scaled:.3f}**."
+    )
 
 
 def _this_head(trace: Trace, layer: int, head: int) -> None:
@@ -74,13 +92,7 @@ def _this_head(trace: Trace, layer: int, head: int) -> None:
     e, scores = trace.config.d_head, trace.scores_lhqk[layer, head]
     steps, raw = attention_steps(scores, e), attention_steps(scores, e, scale=False)
     eff = scale_effect(scores, e)
-    st.markdown(
-        f"**This head on your sentence** (layer {layer}, head {head}): the scores of a row "
-        f"spread by **{eff.spread_raw:.2f}** (standard deviation, mean over rows); divided by "
-        f"√{e} by **{eff.spread_scaled:.2f}**. The size of softmax's gradient (how much the "
-        f"weights move when the scores move) is **{eff.grad_scaled:.3f}** per row with the "
-        f"division and **{eff.grad_raw:.3f}** without it."
-    )
+    st.markdown(head_text(eff, layer, head, e))
     c = st.columns(4)
     c[0].metric("mean row entropy, ÷√d_k (bits)", f"{row_entropy_bits(steps.pattern).mean():.3f}")
     c[1].metric("… without scaling (bits)", f"{row_entropy_bits(raw.pattern).mean():.3f}")
@@ -88,6 +100,23 @@ def _this_head(trace: Trace, layer: int, head: int) -> None:
     c[3].metric("… without scaling", f"{eff.top_raw:.3f}")
     st.caption(
         f"An even spread over {trace.n_tokens} tokens would be {np.log2(trace.n_tokens):.3f} bits."
+    )
+
+
+def experiment_text(eff: ScaleEffect, d_k: int) -> str:
+    """What the random heads of width ``d_k`` show, read off their numbers."""
+    saturates = eff.top_raw > eff.top_scaled and eff.grad_raw < eff.grad_scaled
+    return (
+        f"At d_k = {d_k}, on your sentence's tokens: the scores of a row spread by "
+        f"**{eff.spread_raw:.3f}**, and by **{eff.spread_scaled:.3f}** divided by √{d_k}. "
+        f"Without the division a row's largest weight averages **{eff.top_raw:.3f}** and "
+        f"softmax's gradient **{eff.grad_raw:.3f}**; with it, **{eff.top_scaled:.3f}** and "
+        f"**{eff.grad_scaled:.3f}**. "
+        + (
+            "So without the division the rows pile onto one key and the gradient shrinks."
+            if saturates
+            else "On this sentence the difference is small."
+        )
     )
 
 
@@ -106,6 +135,9 @@ def _saturation(shared: Shared, trace: Trace) -> None:
         "How to read this: left, how spread out each row's weights are (entropy; the dotted "
         "line is an even spread); right, the largest weight in a row. Without scaling (dashed) "
         "the rows collapse onto a single key as d_k grows; with it they keep their shape.",
+    )
+    st.markdown(
+        experiment_text(random_scale_effect(trace.hidden_ltd[0], sat.d_ks[-1]), sat.d_ks[-1])
     )
     st.latex(
         rf"d_k = {sat.d_ks[-1]}:\quad \overline{{\max_j a_{{ij}}}} = {sat.max_scaled[-1]:.3f}"

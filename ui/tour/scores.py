@@ -39,7 +39,7 @@ def render(shared: Shared, trace: Trace) -> None:
     terms = " + ".join(f"({q[m]:.2f})({k[m]:.2f})" for m in range(2))
     st.latex(
         rf"s_{{{i},{j}}} = q_{{{i}}} \cdot k_{{{j}}} = \sum_{{m=0}}^{{{e - 1}}} q_{{{i},m}}"
-        rf"\,k_{{{j},m}} = {terms} + \dots = {row[j]:.4f}"
+        rf"\,k_{{{j},m}} = {terms} + \dots = {row[j]:.3f}"
     )
     st.markdown(
         f"Query: {say(i, trace)}. Its highest score is with {say(j, trace)} "

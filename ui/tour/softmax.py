@@ -11,10 +11,9 @@ from numpy.typing import NDArray
 from attention_core import ModelConfig, Trace, attention_steps, cell_arithmetic
 from attention_core.demos import shift_gap
 from attention_core.tour_numbers import TopKeys, top_keys
-from ui import explore, safe, show
+from ui import explore, safe
 from ui.router import Shared
-from ui.show import NUM
-from ui.tour.common import LAYER_HEAD, engineers, say, token, view
+from ui.tour.common import LAYER_HEAD, THREE, engineers, say, token, view
 
 TITLE = "Softmax: who looks at whom"
 PAGE = "pattern"  # the page that explores this step further (ui.registry)
@@ -47,7 +46,7 @@ def _top_table(top: TopKeys, names: Sequence[str], keep: NDArray[np.int64]) -> N
         table,
         key="learn_top3",
         hide_index=True,
-        column_config={"share 1": NUM, "share 2": NUM, "share 3": NUM, "row sum": show.FINE},
+        column_config={"share 1": THREE, "share 2": THREE, "share 3": THREE, "row sum": THREE},
     )
     st.caption("For each query: its three largest weights and the row's sum (1).")
 
@@ -71,10 +70,10 @@ def render(shared: Shared, trace: Trace) -> None:
     j = int(top.keys_qr[i, 0])
     cell = cell_arithmetic(trace.q_lhqe[layer, head], trace.k_lhke[layer, head], steps, i, j)
     st.latex(
-        rf"a_{{{i},{j}}} = \frac{{e^{{{cell.scaled:.4f} - {cell.row_max:.4f}}}}}"
-        rf"{{\sum_k e^{{x_{{{i},k}} - {cell.row_max:.4f}}}}} = "
-        rf"\frac{{{np.exp(cell.scaled - cell.row_max):.4f}}}{{{cell.row_exp_sum:.4f}}} = "
-        rf"{cell.share:.4f},\qquad \sum_k a_{{{i},k}} = {top.row_sum_q[i]:.6f}"
+        rf"a_{{{i},{j}}} = \frac{{e^{{{cell.scaled:.3f} - {cell.row_max:.3f}}}}}"
+        rf"{{\sum_k e^{{x_{{{i},k}} - {cell.row_max:.3f}}}}} = "
+        rf"\frac{{{np.exp(cell.scaled - cell.row_max):.3f}}}{{{cell.row_exp_sum:.3f}}} = "
+        rf"{cell.share:.3f},\qquad \sum_k a_{{{i},k}} = {top.row_sum_q[i]:.3f}"
     )
     shares = ", ".join(
         f"{safe.token(names[k])} {share:.1%}"
@@ -85,7 +84,7 @@ def render(shared: Shared, trace: Trace) -> None:
     st.latex(
         rf"\frac{{e^{{x_j + c}}}}{{\sum_k e^{{x_k + c}}}} = \frac{{e^c\,e^{{x_j}}}}"
         rf"{{e^c \sum_k e^{{x_k}}}} = \frac{{e^{{x_j}}}}{{\sum_k e^{{x_k}}}}:\quad "
-        rf"c = {SHIFT:g} \Rightarrow \max_j |\Delta a_{{{i},j}}| = {gap:.4f}"
+        rf"c = {SHIFT:g} \Rightarrow \max_j |\Delta a_{{{i},j}}| = {gap:.3f}"
     )
     with engineers():
         st.markdown(

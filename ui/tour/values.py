@@ -26,7 +26,7 @@ PAGE = "values"  # the page that explores this step further (ui.registry)
 def text(cfg: ModelConfig) -> str:
     return (
         "The weights only say where to look; the value vectors say what is passed along. Each "
-        "token also gets a value V = E·W_V. The chosen token's output is the weighted sum "
+        "token also gets a value V = E·W_V + b_V. The chosen token's output is the weighted sum "
         f"z = Σ_j a_j V_j, which this head's slice of W_O maps back to {cfg.d_model} numbers: "
         "its proposed change. The layer adds all its heads' proposals and a bias into one "
         "update ΔE, and E + ΔE is the token's vector nudged by its context. Not the last word "
@@ -55,18 +55,18 @@ def render(shared: Shared, trace: Trace) -> None:
     terms = " + ".join(rf"{up.weights_k[j]:.3f}\,V_{{{j}}}" for j in largest_terms(up.weights_k, 3))
     st.latex(
         rf"z_{{{i}}} = \sum_j a_{{{i},j}} V_j = {terms} + \dots,\qquad "
-        rf"\|z_{{{i}}}\| = {np.linalg.norm(up.z_e):.4f}"
+        rf"\|z_{{{i}}}\| = {np.linalg.norm(up.z_e):.3f}"
     )
     st.latex(
         rf"\Delta E_{{{i}}} = \sum_{{h=0}}^{{{cfg.n_heads - 1}}} z^{{(h)}}_{{{i}}}"
-        rf" W_O^{{(h)}} + b_O,\qquad \|\Delta E_{{{i}}}\| = {np.linalg.norm(up.delta_d):.4f}"
+        rf" W_O^{{(h)}} + b_O,\qquad \|\Delta E_{{{i}}}\| = {np.linalg.norm(up.delta_d):.3f}"
     )
     st.latex(
         rf"E_{{{i}}} + \Delta E_{{{i}}}:\quad \|E_{{{i}}}\| = "
-        rf"{np.linalg.norm(up.hidden_d):.4f} \to \|E_{{{i}}} + \Delta E_{{{i}}}\| = "
-        rf"{np.linalg.norm(up.updated_d):.4f},\quad "
+        rf"{np.linalg.norm(up.hidden_d):.3f} \to \|E_{{{i}}} + \Delta E_{{{i}}}\| = "
+        rf"{np.linalg.norm(up.updated_d):.3f},\quad "
         rf"\cos(E_{{{i}}}, E_{{{i}}} + \Delta E_{{{i}}}) = "
-        rf"{float(cosine(up.hidden_d, up.updated_d)):.4f}"
+        rf"{float(cosine(up.hidden_d, up.updated_d)):.3f}"
     )
     st.markdown(f"For {say(i, trace)} in layer {layer}, head {head}.")
     strips = np.stack([up.hidden_d, up.delta_d, up.updated_d])

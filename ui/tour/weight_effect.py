@@ -8,10 +8,10 @@ import streamlit as st
 
 from attention_core import Trace
 from attention_core.weight_effect import shares_hk
-from ui import safe, show
+from ui import safe
 from ui.cache_beyond import largest_sink, vector
 from ui.router import Shared
-from ui.tour.common import engineers, token
+from ui.tour.common import THREE, engineers, token
 
 TITLE = "A weight is not an effect"
 PAGE = "beyond"  # the page that explores this step further (ui.registry)
@@ -25,8 +25,9 @@ TEXT = (
     "A weight says where a head looks. What the head hands on is each token's value vector, "
     "scaled by its weight and turned by the head's output matrix. If a token's value vector is "
     "short, a big weight on it moves almost nothing. Many heads park most of their weight on "
-    "[CLS] or [SEP] when they have nothing to do, and those tokens hand on short vectors. So "
-    "multiply each weight by the length of what the token hands on, and compare."
+    "[CLS] or [SEP] when they have nothing to do, and the token they park on often hands on a "
+    "short vector. So multiply each weight by the length of what the token hands on, and "
+    "compare."
 )
 
 
@@ -43,14 +44,14 @@ def _shares(trace: Trace, layer: int, head: int, key: int) -> None:
         },
         key="learn_moved",
         hide_index=True,
-        column_config={"share of the weight": show.NUM, "share of what is moved": show.NUM},
+        column_config={"share of the weight": THREE, "share of what is moved": THREE},
     )
     st.latex(
         r"\text{moved share}_j = \frac{\sum_i a_{ij}\,\lVert f(x_j)\rVert}"
         r"{\sum_{i,k} a_{ik}\,\lVert f(x_k)\rVert} = "
-        rf"{moved_hk[head, key]:.4f}\quad\text{{while}}\quad"
+        rf"{moved_hk[head, key]:.3f}\quad\text{{while}}\quad"
         rf"\text{{weight share}}_j = \frac{{\sum_i a_{{ij}}}}{{\sum_{{i,k}} a_{{ik}}}} = "
-        rf"{weight_hk[head, key]:.4f}"
+        rf"{weight_hk[head, key]:.3f}"
     )
 
 
@@ -74,15 +75,16 @@ def render(shared: Shared, trace: Trace) -> None:
     change = vector(shared.model, shared.text, ((layer, head),), i)
     final = change.cosine_l.size - 1
     st.markdown(
-        f"Now switch {where} off (its output replaced by zeros) and run the sentence again. "
-        f"Token {i} {safe.token(trace.tokens.tokens[i])} after the last layer has cosine "
-        f"**{change.cosine_l[final]:.4f}** with its usual vector (1 = unchanged)."
+        f"Now a what-if: switch {where} off (its output replaced by zeros) and run the "
+        f"sentence again. Token {i} {safe.token(trace.tokens.tokens[i])} after the last layer "
+        f"has cosine **{change.cosine_l[final]:.3f}** with its usual vector (1 = unchanged"
+        + (", to three decimals)." if f"{change.cosine_l[final]:.3f}" == "1.000" else ").")
     )
     left, right = st.columns(2)
     who = safe.token(trace.tokens.tokens[i])
-    left.metric(f"Cosine of {who}, {where} off", f"{change.cosine_l[final]:.4f}")
+    left.metric(f"Cosine of {who}, {where} off", f"{change.cosine_l[final]:.3f}")
     if change.sentence_cosine is not None:
-        right.metric(f"Sentence embedding cosine, {where} off", f"{change.sentence_cosine:.4f}")
+        right.metric(f"Sentence embedding cosine, {where} off", f"{change.sentence_cosine:.3f}")
     st.caption(READ_MORE)
     with engineers():
         st.markdown(

@@ -1,0 +1,69 @@
+"""The tour's words against what it shows: the page's promise about where numbers come from,
+engineers' words (shapes, load average, threads, bytes) only in the closed expander, three
+decimals for learners."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.app.conftest import open_page
+from ui import tour
+
+STEP = {name: k for k, name in enumerate(tour.ORDER, start=1)}
+TEXT = "she deposited cash at the bank before noon"
+LEARNER = {"Markdown", "Caption", "Info", "Warning", "Success", "Latex"}
+FOUR_DECIMALS = re.compile(r"(?<![\d.])-?\d+\.\d{4,}(?!\d)")
+
+
+def _learner(node) -> list[str]:
+    """Every text a learner reads outside the "For engineers" expander, formulas included."""
+    name = type(node).__name__
+    if name == "Expander":
+        return []
+    if name in LEARNER:
+        return [node.value]
+    if name == "Metric":
+        return [node.label, node.value]
+    return [t for child in getattr(node, "children", {}).values() for t in _learner(child)]
+
+
+def _engineers(at) -> str:
+    return " ".join(
+        str(c.value) for box in at.expander for c in box.children.values() if hasattr(c, "value")
+    )
+
+
+def test_the_promise_names_the_other_models_and_the_what_ifs():
+    at = open_page("learn", s=TEXT, step="1")
+    promise = at.caption[0].value
+    assert "Every number and chart below comes from running" not in promise
+    assert f"steps {STEP['masking']} and {STEP['decoder']} also run the decoder SmolLM2" in promise
+    assert f"step {STEP['decoder']} the speech model Whisper" in promise
+    assert "what-if" in promise and "random heads or random inputs" in promise
+
+
+def test_shapes_move_to_the_engineers():
+    at = open_page("learn", s=TEXT, step=str(STEP["queries"]), layer="2", head="5")
+    learner = " ".join(_learner(at.main))
+    assert "\\times" not in learner and "[10 × 384]" not in learner
+    assert "[10 × 384] · [384 × 32] → [10 × 32]" in _engineers(at)
+    assert "each token's 384 numbers go in, this head's 32 query numbers come out" in learner
+
+
+def test_load_threads_and_bytes_move_to_the_engineers():
+    at = open_page("learn", s=TEXT, step=str(STEP["cost"]))
+    learner = " ".join(_learner(at.main))
+    for word in ("load average", "thread", "bytes", "cores"):
+        assert not re.search(rf"\b{word}", learner), word
+    engineers = _engineers(at)
+    assert "load average" in engineers and "bytes" in engineers and "cores" in engineers
+
+
+@pytest.mark.parametrize("step", range(1, tour.N_STEPS + 1))
+def test_learners_read_three_decimals(step):
+    at = open_page("learn", s=TEXT, step=str(step))
+    assert not at.exception, [e.value for e in at.exception]
+    long = [t for t in _learner(at.main) if FOUR_DECIMALS.search(t)]
+    assert not long, long

@@ -7,6 +7,9 @@ them (the import made to fail, no numbers mocked)."""
 from __future__ import annotations
 
 import importlib.util
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,6 +23,7 @@ from tests.core.references import reference
 from ui.verify import BUTTON
 from ui.verify_refs import INSTALL, round_up, sentence_model
 
+ROOT = Path(__file__).resolve().parents[2]
 TEXT = "the river bank was muddy after the storm, so we walked along the bridge"
 
 
@@ -128,3 +132,15 @@ def test_smollm2_agrees_with_transformers_gguf_loader(smollm2):
         f"agree to within {round_up(weights)}",
         f"agree to within {round_up(vectors)} of the layer's largest number",
     ]
+
+
+def test_the_libraries_are_imported_only_when_pressed():
+    code = (
+        "import sys, ui.verify, ui.verify_refs; "
+        "names = {'torch', 'transformers', 'sentence_transformers', 'gguf'}; "
+        "print(sorted(names & set(sys.modules)))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.strip() == "[]"

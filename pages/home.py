@@ -47,7 +47,8 @@ st.markdown(
     "finally uses."
 )
 if not error and shared.text.strip():
-    home_view.your_sentence(shared)
+    view = router.opening_view(shared.model, shared.text)
+    home_view.your_sentence(shared, view, router.open_view)
 st.subheader("Where to go")
 st.caption("Type a sentence in the sidebar first, or pick an example; every page uses it.")
 for page in registry.PAGES[1:]:  # every page but this one

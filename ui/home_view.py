@@ -7,18 +7,23 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import streamlit as st
 from numpy.typing import NDArray
 
 from attention_core import ModelConfig, Trace, cosine, output_bias
-from ui import explore, router, safe
+from ui import explore, safe
 from ui.cache import get_model, get_trace, read_probes
 from ui.presets import BANK_PROBES, MONEY_BANK, RIVER_BANK
 
+if TYPE_CHECKING:  # ui.router calls follow_sentence: a run-time import back would be a cycle
+    from ui.router import OpeningView, Shared
+
 ATTENTION = ("w_qkv", "w_o_")  # a block's attention matrices (W_Q, W_K, W_V; W_O)
 FEED_FORWARD = ("w_in", "w_out", "w_gate", "w_up", "w_down")  # its feed-forward matrices
+HOME = ("", "home")  # Start here's URL path (what ui.router.frame gets), and its name
 
 
 @dataclass(frozen=True)
@@ -107,7 +112,7 @@ def bias_shares(model: str, trace: Trace) -> NDArray[np.float64]:
     return shares
 
 
-def block_phrases(shared: router.Shared, cfg: ModelConfig | None) -> tuple[str, str]:
+def block_phrases(shared: Shared, cfg: ModelConfig | None) -> tuple[str, str]:
     """Start here's words for the bias of the heads' sum (with its length next to ΔE on the
     sentence, when the model has one) and for the feed-forward network (with its weights next
     to attention's)."""
@@ -127,20 +132,20 @@ def block_phrases(shared: router.Shared, cfg: ModelConfig | None) -> tuple[str, 
 
 
 def follow_sentence(page: str, open_view: Callable[[], None]) -> None:
-    """For ui.router.frame, before the sidebar draws: a sentence typed on Start here opens on
+    """For ui.router.frame(page), before the sidebar draws: a sentence typed on Start here opens on
     its own view (a preset's curated head, else its most telling one), so the sidebar, the URL
     and the chart name one head. Elsewhere a new sentence keeps the visitor's head."""
     state = st.session_state
     seen, last = (state["model"], state["s"]), state.get("_sentence_seen")
     state["_sentence_seen"] = seen
-    if page == "home" and last is not None and last != seen:
+    if page in HOME and last is not None and last != seen:
         open_view()
 
 
-def your_sentence(shared: router.Shared) -> None:
+def your_sentence(shared: Shared, view: OpeningView | None, open_view: Callable[[], None]) -> None:
     """The sentence on the sidebar's layer and head, with one true sentence about what it shows,
-    and a button to the sentence's most telling head when the sidebar is elsewhere."""
-    view = router.opening_view(shared.model, shared.text)
+    and a button to the sentence's own ``view`` (``open_view`` opens it) when the sidebar is
+    elsewhere."""
     if view is None:
         return
     trace = get_trace(shared.model, shared.text)
@@ -164,7 +169,7 @@ def your_sentence(shared: router.Shared) -> None:
         st.button(
             f"Show the head that tells most on this sentence: layer {view.layer}, head {view.head}",
             key="home_open_view",
-            on_click=router.open_view,
+            on_click=open_view,
         )
     explore.shared_only(
         trace,

@@ -1,14 +1,17 @@
 """Start here draws the visitor's own sentence at once, on its most telling head."""
 
+import inspect
 import json
 import re
 
+import numpy as np
 import pytest
 
-from attention_core import trace_sentence
+from attention_core import cosine, embed_words, output_bias, trace_sentence
 from attention_core.telling import telling_head
-from tests.app.conftest import open_page
-from ui.presets import CURATED
+from tests.app.conftest import open_page, url_param
+from ui import router
+from ui.presets import BANK_PROBES, CURATED, MONEY_BANK, RIVER_BANK
 
 
 def _view(at) -> dict:
@@ -66,3 +69,128 @@ def test_no_sentence_no_view():
     at = open_page(None, s="   ")
     assert not at.exception
     assert not at.get("bidi_component")
+
+
+def _said(at) -> str:
+    return re.sub(r"\\(.)", r"\1", " ".join(m.value for m in at.markdown))  # Markdown escapes
+
+
+@pytest.mark.parametrize("name", ["minilm", "smollm2"])
+def test_the_bank_sentence_quotes_what_the_probes_show(engines, name):
+    """Not "bank drifts toward water": both banks stay nearer the money words; each sentence
+    pulls its bank towards its own sense only compared with the other (cosines after the last
+    layer, each probe run alone through the model)."""
+    engine = engines[name]
+    at = open_page(None, model=name)
+    assert not at.exception
+    said = _said(at)
+    assert "drifts toward" not in said
+    probes = embed_words(engine, list(BANK_PROBES))[-1]  # [p, d] after the last layer
+    cos = {}
+    for text in (RIVER_BANK, MONEY_BANK):
+        trace = trace_sentence(engine, text)
+        [t] = [i for i, tok in enumerate(trace.tokens.tokens) if "bank" in tok.lower()]
+        cos[text] = cosine(trace.hidden_ltd[-1, t], probes)
+    river, deposit = cos[RIVER_BANK], cos[MONEY_BANK]
+    water = int(np.argmax((river - deposit)[:2]))
+    money = 2 + int(np.argmax((deposit - river)[2:]))
+    assert (
+        f"in “{RIVER_BANK}” it has cosine {river[water]:.3f} with the word {BANK_PROBES[water]} "
+        f"and {river[money]:.3f} with {BANK_PROBES[money]}; in “{MONEY_BANK}”, "
+        f"{deposit[water]:.3f} and {deposit[money]:.3f}."
+    ) in said.replace("*", "")
+    assert river[water] > deposit[water] and deposit[money] > river[money]  # "pulls towards"
+    assert river[money] > river[water] and deposit[money] > deposit[water]  # "both stay nearer"
+    assert f"both stay nearer *{BANK_PROBES[money]}* than *{BANK_PROBES[water]}*" in said
+
+
+@pytest.mark.parametrize("name", ["minilm", "smollm2"])
+def test_the_feed_forward_weights_are_counted_from_the_model(engines, name):
+    """Not "a small feed-forward network": MiniLM's has twice the attention's weights, SmolLM2's
+    three times (matrices of one block, from the config: W_Q and W_O are d × d, W_K and W_V
+    d × (KV heads · d_head), the feed-forward two (gated: three) d × d_ff)."""
+    cfg = engines[name].config
+    inner = cfg.n_heads * cfg.d_head
+    attention = 2 * cfg.d_model * inner + 2 * cfg.d_model * cfg.n_kv_heads * cfg.d_head
+    feed_forward = (3 if cfg.family == "llama" else 2) * cfg.d_model * cfg.d_ff
+    at = open_page(None, model=name)
+    ratio = f"{feed_forward / attention:.1f}"
+    assert ratio == {"minilm": "2.0", "smollm2": "3.0"}[name]
+    assert f"a feed-forward network with {ratio} times as many weights as the attention" in (
+        _said(at)
+    )
+    assert "small feed-forward" not in _said(at)
+
+
+def test_the_bias_is_measured_against_delta_e(model):
+    """Not "a small fixed bias": on the default sentence ‖b_O‖ is a median 38 % of ‖ΔE‖."""
+    trace = trace_sentence(model, RIVER_BANK)
+    bias_l = np.array([np.linalg.norm(output_bias(model, layer)) for layer in range(6)])
+    shares = bias_l[:, None] / np.linalg.norm(trace.delta_ltd.astype(np.float64), axis=-1)
+    at = open_page(None, s=RIVER_BANK)
+    said = _said(at)
+    assert (
+        f"its length is a median {np.median(shares):.0%} of ΔE's, from {shares.min():.0%} to "
+        f"{shares.max():.0%}"
+    ) in said
+    assert 0.25 <= np.median(shares) <= 0.5 and "small fixed bias" not in said
+    assert "mean 0 and spread 1, then a learned gain and bias" in said  # LayerNorm, whole
+
+
+def _chart(at) -> tuple[int, int]:
+    view = _view(at)["view"]
+    return view["layer"], view["head"]
+
+
+def _sidebar(at) -> tuple[int, int]:
+    return at.sidebar.slider(key="layer").value, at.sidebar.slider(key="head").value
+
+
+def _url(at) -> tuple[int, int]:
+    return int(url_param(at, "layer") or 2), int(url_param(at, "head") or 0)  # 2, 0: defaults
+
+
+def test_one_head_on_the_screen_after_typing_a_sentence(model):
+    """Item 4: the sidebar, the URL, the chart and the sentence above it name one head, after a
+    sentence is typed, after a slider moves, and after the button to the telling head."""
+    at = open_page(None)
+    assert _chart(at) == _sidebar(at) == _url(at) == (1, 9)
+    typed = "dirty quantum plumbing leaks everywhere"
+    at.sidebar.text_input(key="s").input(typed)
+    at.sidebar.button[0].click().run()  # the sentence form's Run
+    assert not at.exception
+    assert _chart(at) == _sidebar(at) == _url(at)
+    layer, head = _chart(at)
+    assert at.subheader[0].value == f"Your sentence, layer {layer}, head {head}"
+    trace = trace_sentence(model, typed)
+    pick = telling_head(trace)
+    if (layer, head) != (pick.layer, pick.head):  # the router opens it when it calls home_view
+        weight = trace.pattern_lhqk[layer, head, pick.query]
+        key = int(np.argmax(weight))
+        assert (
+            f"Layer {layer}, head {head} (the sidebar's): “{trace.tokens.tokens[pick.query]}” "
+            f"puts {weight[key]:.3f} of its attention on “{trace.tokens.tokens[key]}”"
+        ) in _said(at)
+        at.button(key="home_open_view").click().run()
+    assert _chart(at) == _sidebar(at) == _url(at) == (pick.layer, pick.head)
+    assert f"{pick.weight:.2f} of its attention" in _said(at)
+    assert not any(b.key == "home_open_view" for b in at.button)
+    at.sidebar.slider(key="head").set_value((pick.head + 1) % 12).run()
+    assert _chart(at) == _sidebar(at) == _url(at) == (pick.layer, (pick.head + 1) % 12)
+
+
+@pytest.mark.skipif(
+    "follow_sentence" not in inspect.getsource(router.frame),
+    reason="ui.router.frame does not call ui.home_view.follow_sentence yet",
+)
+def test_a_sentence_typed_on_start_here_opens_its_telling_head(model):
+    at = open_page(None)
+    typed = "dirty quantum plumbing leaks everywhere"
+    at.sidebar.text_input(key="s").input(typed)
+    at.sidebar.button[0].click().run()
+    pick = telling_head(trace_sentence(model, typed))
+    assert _chart(at) == _sidebar(at) == _url(at) == (pick.layer, pick.head)
+    at.switch_page("pages/values.py").run()  # elsewhere a new sentence keeps the head
+    at.sidebar.text_input(key="s").input("Jane visits Africa today")
+    at.sidebar.button[0].click().run()
+    assert _sidebar(at) == (pick.layer, pick.head)

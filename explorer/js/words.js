@@ -113,7 +113,7 @@ function plainLines(cell, tokens, view, dk, [query, key], ownMask) {
   const whatIf = !view.scale || Number(view.temp) !== 1;
   const scaled = by
     ? `= ${fmt(cell.score, 3)} ${by} = ${fmt(cell.scaled, 3)}`
-    : `= ${fmt(cell.scaled, 3)}, not divided (the √d_k switch is off)`;
+    : `= ${fmt(cell.scaled, 3)}, not divided`;
   const model = whatIf ? ` (a what-if: the model itself divides by √${dk}, at temperature 1)` : "";
   const mask = ownMask ? "the model's own mask" : "the what-if mask";
   const weight = cell.masked

@@ -80,7 +80,10 @@ test("a cell's lines under the what-ifs and the masks", () => {
       "temperature 1)",
   );
   const none = cellLines({ ...cell, share: 1 }, ["a", "b"], { scale: false, temp: 1 }, 64, 1, 0);
-  assert.match(none.lines[1][1], /^= 6\.000, not divided \(the √d_k switch is off\) \(a what-if/);
+  assert.match(
+    none.lines[1][1],
+    /^= 6\.000, not divided \(a what-if: the model itself divides by √64, at temperature 1\)$/,
+  );
   const hidden = { ...cell, masked: true, share: 0 };
   const on = { scale: true, temp: 1 };
   const whatIf = cellLines(hidden, ["a", "b"], on, 64, 0, 1).lines[2][1];

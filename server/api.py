@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
-from typing import cast
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -38,9 +37,9 @@ class Traces:
         return 4 * MAX_CHARS + 1024  # JSON-escaped text plus the small fields
 
 
-def parse_request(traces: Traces, body: bytes) -> tuple[str, str, int, Part]:
-    """(model, text, layer, part) from a request body; ValueError with a plain reason."""
-    if len(body) > traces.max_body:
+def json_object(body: bytes, max_bytes: int) -> dict[str, object]:
+    """A request body read as one JSON object; ValueError with a plain reason."""
+    if len(body) > max_bytes:
         raise ValueError("request too large")
     try:
         req = json.loads(body)
@@ -48,6 +47,12 @@ def parse_request(traces: Traces, body: bytes) -> tuple[str, str, int, Part]:
         raise ValueError("body must be JSON") from None
     if not isinstance(req, dict):
         raise ValueError("body must be a JSON object")
+    return req
+
+
+def parse_request(traces: Traces, body: bytes) -> tuple[str, str, int, Part]:
+    """(model, text, layer, part) from a request body; ValueError with a plain reason."""
+    req = json_object(body, traces.max_body)
     model, text, layer, part = (req.get(k) for k in ("model", "text", "layer", "part"))
     if not isinstance(model, str) or model not in traces.models:
         raise ValueError(f"model must be one of {', '.join(traces.models)}")
@@ -57,7 +62,7 @@ def parse_request(traces: Traces, body: bytes) -> tuple[str, str, int, Part]:
         raise ValueError("layer must be a whole number")
     if part not in PARTS:
         raise ValueError(f"part must be one of {', '.join(PARTS)}")
-    return model, text, layer, cast(Part, part)
+    return model, text, layer, part
 
 
 def block_bytes(traces: Traces, model: str, text: str, layer: int, part: Part) -> bytes:

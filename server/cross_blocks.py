@@ -6,7 +6,6 @@ or the server restarted) answers 404 with a sentence the view shows.
 
 from __future__ import annotations
 
-import json
 from typing import cast
 
 from starlette.requests import Request
@@ -14,6 +13,7 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
 from explorer.cross_store import CROSS_PATH, CrossStore
+from server.api import json_object
 
 GONE = (
     "The server no longer holds this clip's cross-attention (it restarted, or made room for "
@@ -23,14 +23,7 @@ GONE = (
 
 def parse_request(body: bytes) -> tuple[str, int, int]:
     """(id, layer, head) from a request body; ValueError with a plain reason."""
-    if len(body) > 1024:
-        raise ValueError("request too large")
-    try:
-        req = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
-        raise ValueError("body must be JSON") from None
-    if not isinstance(req, dict):
-        raise ValueError("body must be a JSON object")
+    req = json_object(body, 1024)
     key, layer, head = (req.get(k) for k in ("id", "layer", "head"))
     if not isinstance(key, str) or not key:
         raise ValueError("id must name a mounted clip")

@@ -268,3 +268,14 @@ def test_edge_cases_render_with_finite_figures(model, query):
         assert heads[0].view["header"]["n_tokens"] == n_tokens
         assert heads[0].scores_qk.shape == heads[0].pattern_qk.shape == (n_tokens, n_tokens)
     _all_finite(at)
+
+
+def test_code_names_and_the_rounding_check_are_for_engineers():
+    at = open_page("build_head", s=SENTENCE)
+    assert not at.exception
+    [box] = [e for e in at.expander if e.label == "For engineers"]
+    assert not box.proto.expanded
+    learner = [m.value for m in at.markdown if m.value.startswith(("**Input:**", "Two ways"))]
+    assert len(learner) == 2
+    for text in learner:
+        assert "`" not in text and "|difference|" not in text and "e-0" not in text, text

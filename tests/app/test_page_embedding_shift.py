@@ -225,3 +225,29 @@ def test_hidden_specials_leave_the_plane(river):
     assert texts == ["the", "river", "bank", "was", "muddy"]
     options = at.selectbox(key="es_token").options
     assert not any("[CLS]" in o or "[SEP]" in o for o in options)
+
+
+def test_the_bank_probes_survive_a_visit_to_another_page():
+    """The probe box's state is dropped while another page shows and comes back as the URL
+    default (river, water, ...): the river sentence must not get "river" as a probe then."""
+    at = open_page("embedding_shift", s=RIVER)
+    assert at.text_input(key="es_probes").value == ", ".join(BANK_PROBES)
+    at.switch_page("pages/home.py").run()
+    at.switch_page("pages/embedding_shift.py").run()
+    assert not at.exception
+    assert at.text_input(key="es_probes").value == ", ".join(BANK_PROBES)
+
+
+def test_a_typed_sentence_is_never_probed_with_its_own_words():
+    at = open_page("embedding_shift", s="We swam in the river at dawn")
+    assert not at.exception
+    probes = [p.strip() for p in at.text_input(key="es_probes").value.split(",")]
+    assert probes == [p for p in DEFAULT_PROBES if p != "river"]
+    assert list(at.dataframe[0].value["probe"]) == probes
+
+
+def test_the_embedding_is_said_to_include_the_position(model):
+    at = open_page("embedding_shift", s=RIVER)
+    intro = at.caption[0].value
+    assert model.config.positions == "learned"
+    assert "plus a vector for its position" in intro and "whatever the sentence" not in intro

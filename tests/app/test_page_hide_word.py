@@ -200,3 +200,18 @@ def test_512_token_text_is_cut_with_a_message():
     assert not at.exception
     assert any("were cut" in w.value for w in at.warning)
     assert at.dataframe[0].value.shape[0] == 7
+
+
+def test_the_bank_probes_survive_a_visit_to_another_page():
+    at = open_page("hide_word", s=RIVER)
+    assert at.text_input(key="hw_probes").value == ", ".join(BANK_PROBES)
+    at.switch_page("pages/values.py").run()
+    at.switch_page("pages/hide_word.py").run()
+    assert not at.exception
+    assert at.text_input(key="hw_probes").value == ", ".join(BANK_PROBES)
+    assert "river" not in at.text_input(key="hw_probes").value
+
+
+def test_the_notes_are_named_without_a_source():
+    at = open_page("hide_word", s=RIVER)
+    assert "3Blue1Brown" not in at.caption[0].value and "The notes say" in at.caption[0].value

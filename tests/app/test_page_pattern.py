@@ -114,3 +114,41 @@ def test_a_long_sentence_builds_its_number_table_only_when_asked(model):
     at.toggle(key="pattern_big_table").set_value(True).run()
     assert not at.exception
     assert at.dataframe[0].value.shape == (82, 82)
+
+
+def test_the_switches_are_called_what_ifs_and_temperature_is_explained(model, trace):
+    """The page says what the model itself computes (÷√d_k, no mask on an encoder, temperature
+    1) and what temperature does, and the direction it states holds on the page's head."""
+    at = open_page("pattern", s=SENTENCE, layer="4", head="7")
+    text = " ".join(c.value for c in at.caption)
+    assert "**what-ifs**" in text
+    assert f"√d_k = √32 = {32**0.5:.3f}" in text and "applies no mask" in text
+    assert "never trained with the causal mask" in text
+    assert "divides the scores before softmax: below 1 the pattern gets sharper" in text
+    scores = trace.scores_lhqk[4, 7]
+    peak = {t: attention_steps(scores, 32, temperature=t).pattern.max(axis=-1) for t in (0.5, 1, 2)}
+    assert (peak[0.5] >= peak[1]).all() and (peak[1] >= peak[2]).all()  # sharper, flatter
+
+
+def test_the_table_says_which_what_ifs_it_shows(trace):
+    at = open_numbers(open_page("pattern", s=SENTENCE, layer="4", head="7"))
+    assert any("The model's own weights (no what-if" in c.value for c in at.caption)
+    at = open_numbers(open_page("pattern", s=SENTENCE, layer="4", head="7", temp="0.5", scale="0"))
+    said = [c.value for c in at.caption if c.value.startswith("Layer 4, head 7")]
+    assert said == [
+        "Layer 4, head 7: rows are queries, columns are keys. What-if: no division by √d_k, "
+        "temperature 0.5; the model's own weights differ."
+    ]
+
+
+def test_a_decoders_table_keeps_its_mask(smollm2):
+    """SmolLM2 was trained with its mask: the switch is fixed on in the view, so the table must
+    not show the weights without it (the session's what-if switch stays off)."""
+    at = open_numbers(open_page("pattern", model="smollm2", s=SENTENCE, layer="3", head="1"))
+    assert not at.exception
+    text = " ".join(c.value for c in at.caption)
+    assert "applies its causal mask (it was trained with it" in text
+    expected = trace_sentence(smollm2, SENTENCE).pattern_lhqk[3, 1]
+    table = at.dataframe[0].value.to_numpy()
+    np.testing.assert_allclose(table, expected, atol=1e-6)
+    assert (np.triu(table, 1) == 0).all()

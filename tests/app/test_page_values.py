@@ -152,3 +152,29 @@ def test_three_tokens(model):
     at = open_page("values", s="hi")
     assert not at.exception
     _check_numbers(at, trace_sentence(model, "hi"), model, 2, 0, 1)
+
+
+def test_checks_and_widths_are_for_engineers_and_learners_get_three_decimals():
+    at = open_page("values", s=SENTENCE, layer="2", head="3")
+    assert not at.exception
+    [box] = [e for e in at.expander if e.label == "For engineers"]
+    assert not box.proto.expanded
+    inside = " ".join(m.value for m in box.markdown)
+    assert "float32" in inside and "d_head" in inside
+    learner = " ".join(
+        m.value for m in [*at.markdown, *at.caption] if m.value not in inside and "`" not in m.value
+    )
+    for word in ("float32", "numbers wide", "-number", "3Blue1Brown", "e-0"):
+        assert word not in learner, word
+    assert "The notes write this sum" in learner
+    assert "width" not in at.dataframe[1].value.columns
+    formats = [
+        json.loads(df.proto.columns)
+        for df in at.dataframe
+        if df.proto.columns  # the column configs sent to the browser
+    ]
+    assert formats and all(
+        config.get("type_config", {}).get("format", "%.3f") == "%.3f"
+        for columns in formats
+        for config in columns.values()
+    ), formats

@@ -120,7 +120,7 @@ def _table(verdict: Verdict) -> None:
         {
             "compared": [d.quantity for d in rows],
             "largest difference": [
-                np.format_float_positional(d.largest, precision=2, fractional=False) for d in rows
+                np.format_float_positional(d.largest, 2, fractional=False, trim="-") for d in rows
             ],
             "where": [d.where for d in rows],
             "verdict": [verdict_line(d) for d in rows],

@@ -192,7 +192,7 @@ def compare_states(ours: F32, theirs: F32, tokens: tuple[str, ...], tol: float) 
     scale = np.abs(theirs).max(axis=(1, 2), keepdims=True).astype(np.float64)
     ratio = diff / scale
     state, t, d = (int(i) for i in np.unravel_index(int(ratio.argmax()), ratio.shape))
-    where = f"{state_name(state)}, token “{tokens[t]}”, number {d}"
+    where = f"{state_name(state)}, token “{tokens[t]}”, number {d} of {diff.shape[-1]}"
     return Difference(
         "token vectors, every layer", float(diff[state, t, d]), float(ratio.max()), where, tol
     )
@@ -203,7 +203,7 @@ def compare_sentence(ours: F32, theirs: F32, tol: float) -> Difference:
     diff = np.abs(np.asarray(ours, np.float64) - theirs)
     d = int(diff.argmax())
     worst = float(diff[d])
-    return Difference("the sentence's vector", worst, worst, f"number {d}", tol)
+    return Difference("the sentence's vector", worst, worst, f"number {d} of {len(diff)}", tol)
 
 
 def round_up(value: float) -> str:

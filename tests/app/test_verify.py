@@ -48,8 +48,12 @@ def _ours_vs_theirs(trace, ref, theirs_d):
     e = np.abs(np.asarray(trace.sentence_embedding_d, np.float64) - theirs_d)
     return [
         (p.max(), p.max(), f"layer {layer}, head {head}: “{tokens[q]}” attending to “{tokens[k]}”"),
-        (h[s, t, d], rel.max(), f"{state_name(s)}, token “{tokens[t]}”, number {d}"),
-        (e.max(), e.max(), f"number {e.argmax()}"),
+        (
+            h[s, t, d],
+            rel.max(),
+            f"{state_name(s)}, token “{tokens[t]}”, number {d} of {h.shape[-1]}",
+        ),
+        (e.max(), e.max(), f"number {e.argmax()} of {len(e)}"),
     ]
 
 

@@ -86,14 +86,23 @@ fig = make_layer_similarity({f"{word}: A vs B": cos_l}, mark_layer=after)
 left, right = st.columns([3, 1])
 show.plot(fig, "cmp_similarity", left)
 where = f"position {', '.join(map(str, pos_a))} in A and {', '.join(map(str, pos_b))} in B"
-layer0 = (
-    f"In the embeddings (before any layer) the cosine is {cos_l[0]:.4f}: the word embedding is the "
-    f"same in both, and the only difference is that the word sits at {where}, so different "
-    "position embeddings were added before the LayerNorm."
-    if pos_a != pos_b
-    else f"In the embeddings the cosine is {cos_l[0]:.4f}: same word at the same position "
-    f"({where}), so the static vectors are identical."
-)
+if a.config.positions != "learned":  # rotary: positions turn queries and keys, not the input
+    layer0 = (
+        f"In the embeddings (before any layer) the cosine is {cos_l[0]:.3f}: the word's own "
+        f"vector, the same in both ({where}), since this model adds no position vector; it marks "
+        "positions by rotating queries and keys inside each layer."
+    )
+elif pos_a != pos_b:
+    layer0 = (
+        f"In the embeddings (before any layer) the cosine is {cos_l[0]:.3f}: the word embedding "
+        f"is the same in both, and the only difference is that the word sits at {where}, so "
+        "different position embeddings were added before the LayerNorm."
+    )
+else:
+    layer0 = (
+        f"In the embeddings the cosine is {cos_l[0]:.3f}: same word at the same position "
+        f"({where}), so the vectors the model starts from are identical."
+    )
 left.caption(
     f"How to read this: cosine similarity between {w} in sentence A and {w} in sentence B "
     f"(mean over its word pieces), after each layer. {layer0} Every change after that comes "
@@ -101,7 +110,12 @@ left.caption(
     f"the sidebar's layer."
 )
 labels = [layer_name(i) for i in range(len(cos_l))]
-right.dataframe({"layer": labels, "cosine": cos_l}, key="cmp_table", hide_index=True)
+right.dataframe(
+    {"layer": labels, "cosine": cos_l},
+    key="cmp_table",
+    hide_index=True,
+    column_config={"cosine": st.column_config.NumberColumn(format="%.3f")},
+)
 with right:
     downloads.csv_button(
         "cosines.csv", cos_l[:, None], labels, ["cosine"], "compare_cosine.csv", key="cmp_csv"

@@ -51,7 +51,7 @@ def test_defaults_compare_bank_by_the_river_and_at_the_bank(pair):
     np.testing.assert_allclose(at.dataframe[0].value["cosine"], expected, atol=1e-6)
     assert 0.9 < expected[0] < 1 - 1e-3  # layer 0 differs only by the position embeddings
     caption = " ".join(c.value for c in at.caption)
-    assert f"{expected[0]:.4f}" in caption and "position 3 in A and 7 in B" in caption
+    assert f"{expected[0]:.3f}" in caption and "position 3 in A and 7 in B" in caption
     assert "position embeddings" in caption
     assert charts["cmp_similarity"]["layout"]["shapes"][0]["x0"] == 5  # after block 4
 
@@ -104,3 +104,20 @@ def test_an_empty_box_gives_a_prompt_not_an_empty_chart():
     assert any("Type sentence B" in i for i in infos) and any("both sentences" in i for i in infos)
     at.text_input(key="cmp_b").input("A bank of fog").run()
     assert list(_charts(at)) == ["cmp_pattern_a", "cmp_pattern_b", "cmp_similarity"]
+
+
+def test_a_rotary_model_starts_both_words_from_one_vector(smollm2):
+    """SmolLM2 adds no position vector: "bank" at positions 2 and 6 starts identical, and the
+    caption must not speak of position embeddings."""
+    at = open_page(
+        "compare",
+        model="smollm2",
+        cmp_a="The river bank was muddy",
+        cmp_b="I made a deposit at the bank",
+    )
+    assert not at.exception
+    caption = " ".join(c.value for c in at.caption)
+    cos = at.dataframe[0].value["cosine"].to_numpy()
+    assert cos[0] == pytest.approx(1.0, abs=1e-6)
+    assert f"the cosine is {cos[0]:.3f}" in caption and "adds no position vector" in caption
+    assert "position embeddings were added" not in caption

@@ -5,7 +5,7 @@ The oracles are the libraries that run each model, never our engine: transformer
 (eager attention: the sdpa default returns no attentions) on the packaged all-MiniLM-L6-v2
 folder, sentence-transformers' ``encode`` on the same folder for the sentence embedding, and
 transformers' ``LlamaForCausalLM`` from SmolLM2's GGUF file (dequantized to float32, ~17 s). Each
-is loaded at most once per process (``functools.cache``).
+is loaded at most once per process (``functools.lru_cache(maxsize=1)``).
 
 No streamlit here, and torch, transformers and sentence-transformers are imported inside the
 functions that use them: importing this module costs the app nothing at start.
@@ -70,7 +70,8 @@ class Oracle:
         return list(out["input_ids"])
 
 
-@functools.cache
+# Worst case 1 × MiniLM's float32 weights (91 MB), plus torch itself once imported.
+@functools.lru_cache(maxsize=1)
 def bert_oracle(folder: str) -> Oracle:
     """transformers' BertModel for the MiniLM folder, eager attention."""
     import transformers
@@ -89,7 +90,8 @@ def llama_oracle(path: str | None = None) -> Oracle:
     return _llama_oracle(path or str(smollm2_path()))
 
 
-@functools.cache
+# Worst case 1 × SmolLM2's weights dequantized to float32 (540 MB).
+@functools.lru_cache(maxsize=1)
 def _llama_oracle(path: str) -> Oracle:
     import torch
     import transformers
@@ -116,7 +118,8 @@ def oracle(key: str, path: str | None = None) -> Oracle:
     return bert_oracle(path or str(default_model_path()))
 
 
-@functools.cache
+# Worst case 1 × MiniLM's weights again (91 MB): sentence-transformers loads its own copy.
+@functools.lru_cache(maxsize=1)
 def sentence_model(folder: str) -> Any:
     """sentence-transformers' model for the MiniLM folder, on the CPU."""
     import sentence_transformers

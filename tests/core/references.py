@@ -3,8 +3,8 @@
 The oracles are transformers' own models, never our engine: ``BertModel`` (eager attention) on the
 packaged all-MiniLM-L6-v2 folder, and ``LlamaForCausalLM`` from SmolLM2's GGUF file, built in
 ui/verify_refs.py (the app's verify button uses the same). Each is loaded once per process
-(``functools.cache``: once per pytest worker) and run here with forward hooks:
-on the value projection (value norms), as a forward pre-hook on the output projection (knock-out:
+(an ``lru_cache`` of one: once per pytest worker) and run here with forward hooks: on the value
+projection (value norms), as a forward pre-hook on the output projection (knock-out:
 the knocked head's slice of its input set to zero), and on each decoder layer (logit lens).
 Rollout is computed here from transformers' ``attentions`` with Abnar & Zuidema's formula.
 """

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
-from scripts.live_app import CHROMIUM, streamlit_server
+from scripts.live_app import CHROMIUM, CHROMIUM_ARGS, streamlit_server
 
 
 def pytest_collection_modifyitems(items):
@@ -37,3 +39,27 @@ def page(browser):
     page.dialogs = dialogs
     yield page
     context.close()
+
+
+@contextmanager
+def own_chromium(browser, args: Sequence[str], permissions: Sequence[str] = ()) -> Iterator:
+    """A page in a second Chromium (from the session's Playwright) started with ``args`` on top
+    of the usual flags, ``permissions`` granted; JavaScript errors collect in ``page.errors``."""
+    chromium = browser.browser_type.launch(executable_path=CHROMIUM, args=[*CHROMIUM_ARGS, *args])
+    context = chromium.new_context(viewport={"width": 1400, "height": 1000})
+    if permissions:
+        context.grant_permissions(list(permissions))
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda err: errors.append(str(err)))
+    page.errors = errors
+    try:
+        yield page
+    finally:
+        context.close()
+        chromium.close()
+
+
+def heard_line(page) -> str:
+    """The Listen page's transcript line ("Whisper heard: …")."""
+    return page.locator("p", has_text="Whisper heard:").first.inner_text()

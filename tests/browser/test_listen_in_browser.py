@@ -12,7 +12,8 @@ import pytest
 
 from attention_core import load_whisper, log_mel, transcribe
 from attention_core.audio import load_audio
-from scripts.live_app import CHROMIUM, CHROMIUM_ARGS, wait_idle
+from scripts.live_app import wait_idle
+from tests.browser.conftest import heard_line, own_chromium
 
 pytestmark = pytest.mark.browser
 
@@ -30,19 +31,9 @@ FAKE_MIC = [
 
 @pytest.fixture
 def mic_page(browser):
-    """A page in a second Chromium (from the session's Playwright) whose microphone plays CLIP."""
-    chromium = browser.browser_type.launch(
-        executable_path=CHROMIUM, args=[*CHROMIUM_ARGS, *FAKE_MIC]
-    )
-    context = chromium.new_context(viewport={"width": 1400, "height": 1000})
-    context.grant_permissions(["microphone"])
-    yield context.new_page()
-    context.close()
-    chromium.close()
-
-
-def _heard(page) -> str:
-    return page.locator("p", has_text="Whisper heard:").first.inner_text()
+    """A page in a second Chromium whose microphone plays CLIP."""
+    with own_chromium(browser, FAKE_MIC, permissions=["microphone"]) as page:
+        yield page
 
 
 def test_a_recording_from_the_microphone_is_transcribed_and_drawn(app_url, mic_page):
@@ -67,7 +58,7 @@ def test_a_recording_from_the_microphone_is_transcribed_and_drawn(app_url, mic_p
     with urlopen(src if src.startswith("http") else f"{app_url}{src}") as response:
         recorded = load_audio(response.read())
     trace = transcribe(load_whisper(), log_mel(recorded.samples_n))
-    heard = _heard(page)
+    heard = heard_line(page)
     assert heard == f"Whisper heard: {trace.text}"
     assert "river bank was muddy" in trace.text.lower()
     title = page.locator(".ax-cross .ax-title").text_content() or ""  # the explorer's view

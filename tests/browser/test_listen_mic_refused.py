@@ -12,7 +12,8 @@ import pytest
 
 from attention_core import load_whisper, log_mel, transcribe
 from attention_core.audio import load_audio
-from scripts.live_app import CHROMIUM, CHROMIUM_ARGS, wait_idle
+from scripts.live_app import wait_idle
+from tests.browser.conftest import heard_line, own_chromium
 from ui.listen import MIC_HELP
 from ui.presets import CLIPS, clip_names
 
@@ -31,22 +32,9 @@ GET_MIC = """() => navigator.mediaDevices.getUserMedia({ audio: true })
 
 @pytest.fixture
 def refused_page(browser):
-    """A page in a second Chromium (from the session's Playwright) that refuses the microphone."""
-    chromium = browser.browser_type.launch(
-        executable_path=CHROMIUM, args=[*CHROMIUM_ARGS, *REFUSING]
-    )
-    context = chromium.new_context(viewport={"width": 1400, "height": 1000})  # no permissions
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda err: errors.append(str(err)))
-    page.errors = errors
-    yield page
-    context.close()
-    chromium.close()
-
-
-def _heard(page) -> str:
-    return page.locator("p", has_text="Whisper heard:").first.inner_text()
+    """A page in a second Chromium that refuses the microphone."""
+    with own_chromium(browser, REFUSING) as page:  # no permission granted
+        yield page
 
 
 def test_a_refused_microphone_is_explained_and_the_page_keeps_working(app_url, refused_page):
@@ -74,6 +62,6 @@ def test_a_refused_microphone_is_explained_and_the_page_keeps_working(app_url, r
     wait_idle(page, WAIT_MS)
     clip = load_audio(CLIPS / f"{clip_names()[0]}.wav")
     trace = transcribe(load_whisper(), log_mel(clip.samples_n))
-    assert _heard(page) == f"Whisper heard: {trace.text}"
+    assert heard_line(page) == f"Whisper heard: {trace.text}"
     assert page.get_by_test_id("stException").count() == 0
     assert page.errors == []

@@ -8,7 +8,6 @@ import streamlit as st
 
 from ui import callbacks, registry, router, tour
 from ui.cache import LABELS
-from ui.tour import decoder as decoder_step
 from ui.tour.common import keep_choices
 
 shared = router.shared()  # the sidebar shows MiniLM here (ui.registry: the tour's model)
@@ -16,7 +15,10 @@ trace = router.require_trace(shared)
 keep_choices()
 titles = tour.titles()
 last = tour.N_STEPS
-masking, decoding = (tour.ORDER.index(name) + 1 for name in ("masking", "decoder"))
+scaling, masking, knockout, decoding, cost = (
+    tour.ORDER.index(name) + 1
+    for name in ("scaling", "masking", "weight_effect", "decoder", "cost")
+)
 
 
 st.title("Learn step by step")
@@ -24,17 +26,18 @@ st.caption(
     f"A guided walk through one transformer layer, on your own sentence (change it in the "
     f"sidebar). The numbers and charts come from running {trace.config.name} on that sentence, "
     f"except where a step says otherwise: steps {masking} and {decoding} also run the decoder "
-    f"SmolLM2 and step {decoding} the speech model Whisper; a what-if (a mask, a switch or a "
-    "head turned off that the model was not trained with) and random heads or random inputs "
-    "are named as such where they appear. Each step ends with a link to the page that "
-    "explores it in full."
+    f"SmolLM2 and step {decoding} the speech model Whisper; steps {scaling}, {masking} and "
+    f"{knockout} add what-ifs (the √d_k division switched off, a mask MiniLM was not trained "
+    f"with, a head switched off), step {scaling} random heads and step {cost} times the model "
+    "on random inputs, each named where it appears. Each step ends with a link to the page "
+    "that explores it in full."
 )
 if (picked := st.session_state.get("_model_pref")) and picked != shared.model:
     st.info(
         f"The tour teaches on {LABELS[shared.model]}, an encoder, so the sidebar shows it here; "
-        f"you picked {LABELS[picked]}, which the other pages keep showing. Step "
-        f"{titles.index(decoder_step.TITLE) + 1} shows a decoder (SmolLM2) and cross-attention "
-        "(Whisper)."
+        f"you picked {LABELS[picked]}, which the other pages keep showing. Step {masking} "
+        f"shows the mask of a decoder (SmolLM2); step {decoding} a decoder (SmolLM2) and "
+        "cross-attention (Whisper)."
     )
 number = st.session_state["step"]
 st.progress(number / last, text=f"Step {number} of {last}")

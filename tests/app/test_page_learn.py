@@ -500,7 +500,8 @@ def test_the_tour_shows_minilm_in_the_sidebar_and_hands_smollm2_back_after():
     assert not at.exception and not at.error
     assert at.selectbox(key="model").value == "minilm" and "model" not in at.query_params
     assert "you picked SmolLM2-135M-Instruct (decoder)" in at.info[0].value
-    assert "Step 12 shows a decoder" in at.info[0].value  # the step titled for it
+    assert f"step {STEP['decoder']} a decoder (SmolLM2)" in at.info[0].value
+    assert f"Step {STEP['masking']} shows the mask of a decoder" in at.info[0].value
     assert at.header[0].value.startswith("1. ")  # the tour's first step, on MiniLM
     at.switch_page("pages/pattern.py").run()
     assert not at.exception and at.selectbox(key="model").value == "smollm2"

@@ -78,3 +78,17 @@ def test_layers_names_one_or_several():
     assert layers([3]) == "layer 3"
     assert layers([3, 4]) == "layers 3 and 4"
     assert layers([1, 3, 4]) == "layers 1, 3 and 4"
+
+
+def test_the_positions_step_says_the_same_about_the_banks(banks):
+    """Step 2 quotes the cosine before and after the embedding's LayerNorm; the second is the
+    “embedding” row of step 1's table."""
+    a, ia, b, ib = banks
+    at = open_page("learn", s="dirty quantum", step=str(tour.ORDER.index("positions") + 1))
+    assert not at.exception, [e.value for e in at.exception]
+    words = " ".join(m.value for m in at.markdown)
+    before = cosine(a.embed_sum_td[ia], b.embed_sum_td[ib])
+    entering = parting(a, ia, b, ib).cos_s[1]
+    assert f"the two sums have cosine **{before:.3f}**" in words
+    assert f"as they enter layer 0, **{entering:.3f}**" in words
+    assert before < 0.99 and entering < 0.99

@@ -34,7 +34,8 @@ def test_numbers_are_the_engines(model, text, token):
     words = " ".join(m.value for m in at.markdown)
     assert (
         f"disagree most in **{where}**: {safe.token(trace.tokens.tokens[best.key])} gets "
-        f"**{best.weight_share:.0%}** of its weight but hands on only **{best.moved_share:.0%}**"
+        f"**{best.weight_share:.0%}** of the head's weight but only **{best.moved_share:.0%}** "
+        "of what the head moves"
     ) in words
     weight_hk, moved_hk = shares_hk(
         trace.pattern_lhqk[best.layer], trace.value_norm_lhk[best.layer]

@@ -41,7 +41,16 @@ def test_the_promise_names_the_other_models_and_the_what_ifs():
     assert "Every number and chart below comes from running" not in promise
     assert f"steps {STEP['masking']} and {STEP['decoder']} also run the decoder SmolLM2" in promise
     assert f"step {STEP['decoder']} the speech model Whisper" in promise
-    assert "what-if" in promise and "random heads or random inputs" in promise
+    assert (
+        f"steps {STEP['scaling']}, {STEP['masking']} and {STEP['weight_effect']} add what-ifs"
+        in promise
+    )
+    assert f"step {STEP['scaling']} random heads and step {STEP['cost']} times" in promise
+    for name in ("scaling", "masking", "weight_effect"):  # each what-if is named on its step
+        at = open_page("learn", s=TEXT, step=str(STEP[name]))
+        assert "what-if" in " ".join(m.value for m in at.markdown).lower(), name
+    at = open_page("learn", s=TEXT, step=str(STEP["scaling"]))
+    assert "random heads" in " ".join(m.value for m in at.markdown)
 
 
 def test_shapes_move_to_the_engineers():
@@ -67,3 +76,20 @@ def test_learners_read_three_decimals(step):
     assert not at.exception, [e.value for e in at.exception]
     long = [t for t in _learner(at.main) if FOUR_DECIMALS.search(t)]
     assert not long, long
+
+
+@pytest.mark.parametrize("text", [TEXT, "dirty quantum plumbing"])
+def test_neighbouring_positions_look_more_alike_than_distant_ones(model, text):
+    """The positions step's sentence “Neighbours look alike, distant positions less”, on the
+    cosines it quotes."""
+    from attention_core import cosine, sinusoidal_positions, trace_sentence
+
+    at = open_page("learn", s=text, step=str(STEP["positions"]))
+    trace = trace_sentence(model, text)
+    far, sinus = trace.n_tokens - 1, sinusoidal_positions(trace.n_tokens, 384)
+    learned = [cosine(trace.position_td[1], trace.position_td[j]) for j in (2, far)]
+    fixed = [cosine(sinus[1], sinus[j]) for j in (2, far)]
+    assert learned[0] > learned[1] and fixed[0] > fixed[1]
+    words = " ".join(m.value for m in at.markdown)
+    assert f"**{learned[0]:.3f}** (learned) / **{fixed[0]:.3f}** (sinusoidal)" in words
+    assert f"of positions 1 and {far}, **{learned[1]:.3f}** / **{fixed[1]:.3f}**" in words

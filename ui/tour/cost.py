@@ -49,7 +49,8 @@ def _split(shared: Shared) -> None:
     chart(
         make_cost_split(ns, att, dense),
         "learn_cost_split",
-        "How to read this: one layer timed at each length, its time split into attention "
+        "How to read this: one layer timed at each length on random inputs of that length "
+        "(the time depends on the length, not on the numbers), its time split into attention "
         "(Q·Kᵀ, softmax, pattern·V over all heads) and the dense layers. Hover for milliseconds.",
     )
     share = attention_share(att, dense)

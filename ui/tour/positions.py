@@ -73,9 +73,12 @@ def render(shared: Shared, trace: Trace) -> None:
     a, b = get_trace(shared.model, BANK_A), get_trace(shared.model, BANK_B)
     ia, ib = a.tokens.tokens.index("bank"), b.tokens.tokens.index("bank")
     moved = float(cosine(a.embed_sum_td[ia], b.embed_sum_td[ib]))
+    entering = float(cosine(a.hidden_ltd[0, ia], b.hidden_ltd[0, ib]))
     st.markdown(
         f"With positions added, “bank” at position {ia} of “{BANK_A}” and at position {ib} of "
-        f"“{BANK_B}” no longer share a vector: cosine **{moved:.3f}** (it was 1 in step 1)."
+        f"“{BANK_B}” no longer share a vector (the static vectors' cosine was 1 in step 1): the "
+        f"two sums have cosine **{moved:.3f}**, and after the LayerNorm, as they enter layer 0, "
+        f"**{entering:.3f}**."
     )
     with engineers():
         st.markdown(

@@ -62,8 +62,8 @@ def render(shared: Shared, trace: Trace) -> None:
     where = f"layer {layer}, head {head}"
     st.markdown(
         f"On your sentence the weights and what is moved disagree most in **{where}**: "
-        f"{safe.token(trace.tokens.tokens[key])} gets **{best.weight_share:.0%}** of its "
-        f"weight but hands on only **{best.moved_share:.0%}** of what it moves."
+        f"{safe.token(trace.tokens.tokens[key])} gets **{best.weight_share:.0%}** of the "
+        f"head's weight but only **{best.moved_share:.0%}** of what the head moves."
     )
     _shares(trace, layer, head, key)
     st.caption(

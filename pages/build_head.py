@@ -72,8 +72,9 @@ what = (
     if use_model
     else f"hashed random vectors for the {n} (words and punctuation marks)"
 ) + (
-    f", each rescaled to unit variance per dimension (length √{d} ≈ {np.sqrt(d):.1f}), the "
-    "size of a real layer's LayerNormed input and the size the random weights are drawn for"
+    f", each rescaled to unit variance per dimension (length √{d} ≈ {np.sqrt(d):.1f}: the "
+    "size a LayerNorm gives a vector before its learned gain and bias, and the size the random "
+    "weights are drawn for)"
 )
 how = {
     "random": f"W_Q, W_K, W_V, W_O drawn at random (seed {seed}), as an untrained layer starts.",

@@ -34,7 +34,8 @@ st.caption(
     )
     + "Each layer then mixes in information from the other tokens. Layers count from 0, like the "
     f"sidebar's Layer slider: “{now}” is what layer {shared.layer} hands on. Watch the vectors "
-    "move, and see whether a word like “bank” drifts towards “river” or towards “money”."
+    "move, and measure which probe words a token moves towards or away from, compared with "
+    "the others."
 )
 
 session = st.session_state  # the sentence's own probes, unless the visitor edited them

@@ -179,7 +179,7 @@ if effect.sentence_cosine is None:
 else:
     for col, (name, e) in zip(st.columns(2), pairs, strict=False):
         col.metric(
-            f"Sentence embedding: cosine, {safe.token(name)} hidden", f"{e.sentence_cosine:.4f}"
+            f"Sentence embedding: cosine, {safe.token(name)} hidden", f"{e.sentence_cosine:.3f}"
         )
         col.caption(
             f"Distance between the two embeddings: {e.sentence_distance:.3f} (each has "

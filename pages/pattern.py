@@ -13,8 +13,10 @@ trace = router.require_trace(shared)  # messages and a stop when there is nothin
 st.title("Attention pattern")
 st.caption(
     "Each token asks a question (its query) and every token offers an answer (its key). "
-    "Their dot products are scaled, masked and turned by softmax into weights that sum to 1 "
-    "for each query: how much that token draws from each of the others."
+    "Their dot products are scaled"
+    + (", masked (no token reads a later one)" if trace.config.causal else "")
+    + " and turned by softmax into weights that sum to 1 for each query: how much that token "
+    "draws from each of the others."
 )
 st.caption(pattern_view.what_ifs(trace.config))
 n = trace.n_tokens

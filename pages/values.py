@@ -21,8 +21,9 @@ tokens, n = trace.tokens.tokens, trace.n_tokens
 st.title(f"Value updates ΔE · layer {layer}, head {head}")
 st.caption(
     "Attention does not only decide who looks at whom: it moves information. Each token's vector "
-    "E gets an update ΔE, a weighted sum of the tokens' value vectors V with the weights of the "
-    "attention pattern. Follow one token's update, from the weights to E + ΔE."
+    "E gets an update ΔE, built from weighted sums of the tokens' value vectors V, one per head, "
+    "each with its head's attention weights. Follow one token's update, from one head's weights "
+    "to E + ΔE and on to the vector the next layer reads."
 )
 
 keep = shared.visible(trace)
@@ -60,7 +61,12 @@ terms = " + ".join(
 rest = np.setdiff1d(np.arange(n), big)
 st.markdown(
     f"z{sub} = Σ a_j V_j = {terms}"
-    + (f" + … ({rest.size} more keys, weight {up.weights_k[rest].sum():.3f})" if rest.size else "")
+    + (
+        f" + … ({rest.size} more key{'s' if rest.size > 1 else ''}, weight "
+        f"{up.weights_k[rest].sum():.3f})"
+        if rest.size
+        else ""
+    )
 )
 st.caption(
     "The notes write this sum as the update itself, e.g. ΔE₂ = 0.55·V₀ + 0.4·V₁ + "

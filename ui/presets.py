@@ -2,8 +2,10 @@
 embedding-shift page, and one measured claim.
 
 Every layer, head and token was chosen by measuring the packaged all-MiniLM-L6-v2 (the telling
-head of ``attention_core.telling`` and the patterns themselves), and tests/core/test_presets.py
-recomputes each claim's number with the engine. Probe words are never words of their sentence
+head of ``attention_core.telling`` and the patterns themselves; for the two adjective examples the
+head whose smaller weight on the noun's two adjectives is the largest, so the claim names both),
+and tests/core/test_presets.py and tests/app/test_presets_claims.py recompute every number of
+every claim with the engine. Probe words are never words of their sentence
 (``probes_for`` drops the generic ones a typed sentence contains): a token compared with a copy
 of its neighbour would only show that the neighbour is there.
 No streamlit here, so the core tests can import it.

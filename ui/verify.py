@@ -88,7 +88,8 @@ def verified(model: str, text: str, _trace: Trace) -> Verdict:
 
 def verdict_line(diff: Difference) -> str:
     """A row's verdict, from the measured difference: "agree to within 0.000003"."""
-    scale = " of the layer's largest number" if diff.quantity.startswith("token vectors") else ""
+    vectors = diff.quantity.startswith("token vectors")
+    scale = " times the layer's largest number" if vectors else ""
     if diff.agrees:
         return f"agree to within {round_up(diff.relative)}{scale}"
     return f"differ by up to {round_up(diff.relative)}{scale}: more than expected"
@@ -105,12 +106,12 @@ def summary(model: str, verdict: Verdict) -> str:
         return (
             f"Our numbers and those of {lib} agree on this sentence: the attention weights to "
             f"within {round_up(weights.relative)}, the token vectors to within "
-            f"{round_up(vectors.relative)} of each layer's largest number. That is rounding in "
-            "the last digits a computer keeps."
+            f"{round_up(vectors.relative)} times their layer's largest number. That is "
+            "rounding in the last digits a computer keeps."
         )
     return (
         f"Our numbers and those of {lib} differ more than rounding explains: {worst.quantity} by "
-        f"up to {round_up(worst.relative)} ({worst.where})."
+        f"up to {round_up(worst.relative)} ({safe.md(worst.where)})."
     )
 
 
@@ -154,9 +155,9 @@ def button(shared: Shared, trace: Trace) -> None:
         return
     st.subheader("Check it yourself")
     st.caption(
-        f"Run this sentence through {LIBRARY[shared.model]}, the library the model was "
-        "published for, and see how far its numbers are from ours. It checks the model as it "
-        "is, without this page's what-if switches."
+        f"Run this sentence through {LIBRARY[shared.model]}, the code the model was published "
+        "with, and see how far its numbers are from ours. It checks the model as it is, without "
+        "any what-if switch."
     )
     asked = (shared.model, shared.text)
     if st.button(BUTTON, key="verify_run", icon=":material/fact_check:"):

@@ -78,8 +78,8 @@ def test_minilm_differences_are_the_libraries_and_below_1e_5(model, page):
     assert learner == [
         "Our numbers and those of sentence-transformers and transformers agree on this sentence: "
         f"the attention weights to within {round_up(expected[0][1])}, the token vectors to "
-        f"within {round_up(expected[1][1])} of each layer's largest number. That is rounding in "
-        "the last digits a computer keeps."
+        f"within {round_up(expected[1][1])} times their layer's largest number. That is "
+        "rounding in the last digits a computer keeps."
     ]
     (engineers,) = [
         e
@@ -134,7 +134,7 @@ def test_smollm2_agrees_with_transformers_gguf_loader(smollm2):
     assert weights < 1e-4 and vectors < 1e-4
     assert list(table["verdict"]) == [
         f"agree to within {round_up(weights)}",
-        f"agree to within {round_up(vectors)} of the layer's largest number",
+        f"agree to within {round_up(vectors)} times the layer's largest number",
     ]
 
 

@@ -32,7 +32,7 @@ st.caption(
     "on random inputs, each named where it appears. Each step ends with a link to the page "
     "that explores it in full."
 )
-if (picked := st.session_state.get("_model_pref")) and picked != shared.model:
+if (picked := router.last_pick()) != shared.model:
     st.info(
         f"The tour teaches on {LABELS[shared.model]}, an encoder, so the sidebar shows it here; "
         f"you picked {LABELS[picked]}, which the other pages keep showing. Step {masking} "

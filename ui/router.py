@@ -73,22 +73,28 @@ def picked_model() -> None:
     st.session_state["_picked"] = True
 
 
+def last_pick() -> str:
+    """The model the visitor picked last (the link's, before any pick), shown or not."""
+    picks = st.session_state.get("_picks") or [st.session_state["model"]]
+    return str(picks[-1])
+
+
 def show_page_model(models: tuple[str, ...]) -> None:
-    """The sidebar, the URL and the page show one model: the visitor's last pick when the page
-    shows it, else the page's own (Listen shows Whisper; a text page after Listen the text model
+    """The sidebar, the URL and the page show one model: the visitor's latest pick that the page
+    shows, else the page's own (Listen shows Whisper; a text page after Listen the text model
     picked before). Picking a model the page cannot show opens the page made for it; a model
     shown again gets back the layer and head it had."""
     state = st.session_state
+    picks = state.setdefault("_picks", [state["model"]])  # the visitor's picks, latest last
     if state.pop("_picked", False):
-        state["_model_pref"] = state["model"]
+        picks[:] = [*(m for m in picks if m != state["model"]), state["model"]]
         if state["model"] not in models:
             keep_shared_settings()
             st.switch_page(registry.page(registry.MODEL_HOMES[state["model"]]).path)
         open_view()
         state["_shown_model"] = state["model"]
         return
-    pref = state.setdefault("_model_pref", state["model"])
-    want = pref if pref in models else models[0]
+    want = next((m for m in reversed(picks) if m in models), models[0])
     shown = state.get("_shown_model", state["model"])
     if want != shown:
         views = state.setdefault("_views", {})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -48,3 +49,17 @@ def url_param(at: AppTest, name: str) -> str | None:
 @pytest.fixture
 def page() -> Callable[..., AppTest]:
     return open_page
+
+
+def explorer_report(at: AppTest, key: str, view: dict) -> AppTest:
+    """Run ``at`` as the browser does when the visitor changes the view in the explorer mounted
+    with ``key``: its state value {"view": view} (AppTest cannot click inside a component)."""
+    [element] = [c for c in at.get("bidi_component") if c.proto.id.endswith(f"-{key}")]
+    states = at._tree.get_widget_states()
+    state = next((w for w in states.widgets if w.id == element.proto.id), None)
+    if state is None:
+        state = states.widgets.add()
+        state.id = element.proto.id
+    state.json_value = json.dumps({"view": view})
+    at._run(states)
+    return at

@@ -7,7 +7,7 @@ for it; a model shown again gets its layer and head back."""
 
 from __future__ import annotations
 
-from tests.app.conftest import open_page, url_param
+from tests.app.conftest import explorer_report, open_page, url_param
 from ui import registry, router
 
 SENTENCE = "The river bank was muddy"
@@ -94,3 +94,25 @@ def test_the_decoder_page_shows_smollm2_in_the_sidebar_whatever_the_link_says():
     assert not at.exception and not at.error
     assert at.selectbox(key="model").value == "smollm2" and url_param(at, "model") == "smollm2"
     assert not any("whatever model the sidebar" in m.value for m in at.markdown)
+
+
+def test_after_picking_whisper_a_text_page_shows_the_text_model_picked_before():
+    at = open_page("pattern", model="smollm2", layer="5", head="3")
+    at.selectbox(key="model").set_value("whisper").run()
+    assert _title(at) == registry.page("listen").title
+    at.switch_page("pages/pattern.py").run()
+    assert not at.exception and not at.error
+    assert at.selectbox(key="model").value == "smollm2"  # the latest pick this page shows
+    assert (at.session_state["layer"], at.session_state["head"]) == (5, 3)
+
+
+def test_a_decoders_own_mask_is_not_taken_as_a_what_if_for_the_encoder():
+    """SmolLM2's explorer reports its causal mask (fixed on: the model's own); MiniLM picked
+    next must not open with the causal what-if switched on."""
+    at = open_page("pattern", model="smollm2", s=SENTENCE)
+    view = {"layer": 3, "head": 2, "causal": True, "scale": True, "temp": 1.0}
+    explorer_report(at, "pattern_explorer", view)
+    assert not at.exception and at.session_state["layer"] == 3
+    assert at.session_state["causal"] is False and url_param(at, "causal") is None
+    at.selectbox(key="model").set_value("minilm").run()
+    assert at.session_state["causal"] is False and url_param(at, "causal") is None

@@ -23,7 +23,7 @@ from attention_core.audio import load_audio, speak, speech_frames
 from attention_core.models.llama_tokenizer import show_piece
 from attention_core.models.whisper_forward import encoder_pattern
 from explorer.cross_store import CROSS
-from tests.app.conftest import open_page, url_param
+from tests.app.conftest import explorer_report, open_page, url_param
 from tests.figdata import array, spec
 from ui import listen_views, safe
 
@@ -269,17 +269,8 @@ def test_without_whisper_the_page_says_how_to_install_it(monkeypatch):
 
 
 def _report(at, view):
-    """What the browser sends when the visitor clicks a cross-attention cell or switches head:
-    the explorer's state value "view" (AppTest cannot click inside a component)."""
-    [element] = [c for c in at.get("bidi_component") if c.proto.id.endswith("-lis_cross")]
-    states = at._tree.get_widget_states()
-    state = next((w for w in states.widgets if w.id == element.proto.id), None)
-    if state is None:
-        state = states.widgets.add()
-        state.id = element.proto.id
-    state.json_value = json.dumps({"view": view})
-    at._run(states)
-    return _ok(at)
+    """What the browser sends when the visitor clicks a cross-attention cell or switches head."""
+    return _ok(explorer_report(at, "lis_cross", view))
 
 
 def test_a_click_in_the_cross_attention_moves_the_shared_layer_and_head(whisper):

@@ -230,6 +230,14 @@ def parting(a: Trace, ia: int, b: Trace, ib: int) -> Parting:
     return Parting(np.array([cosine(x, y) for x, y in pairs], dtype=np.float64))
 
 
+def weight_counts(weights: LayerWeights) -> tuple[int, int]:
+    """Learned numbers of one layer's attention (W_Q, W_K, W_V, W_O and their biases) and of its
+    feed-forward network (both matrices and biases); the LayerNorms' few are left out."""
+    attention = (weights.w_qkv_dn, weights.b_qkv_n, weights.w_o_dd, weights.b_o_d)
+    dense = (weights.w_in_df, weights.b_in_f, weights.w_out_fd, weights.b_out_d)
+    return sum(a.size for a in attention), sum(a.size for a in dense)
+
+
 def crossover_tokens(cfg: ModelConfig) -> int:
     """Length where a layer's attention multiply-adds (2·n²·d) equal its dense layers'
     (4·n·d² for W_Q, W_K, W_V, W_O plus 2·n·d·d_ff for the feed-forward): n = 2d + d_ff."""

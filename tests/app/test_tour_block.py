@@ -56,3 +56,20 @@ def test_layer_norm_and_the_blocks_output(model, text, token):
     double = 2 * mid
     again = (double - double.mean()) / double.std() * norm.gamma_d + norm.beta_d
     np.testing.assert_allclose(again, a, atol=1e-4)
+
+
+def test_the_feed_forward_holds_more_weights_than_attention(model):
+    at = open_page("learn", s="dirty quantum", step=str(STEP), layer="4", head="0")
+    assert not at.exception, [e.value for e in at.exception]
+    lay = model.params.layer(4)
+    attention = lay.w_qkv_dn.size + lay.b_qkv_n.size + lay.w_o_dd.size + lay.b_o_d.size
+    dense = lay.w_in_df.size + lay.b_in_f.size + lay.w_out_fd.size + lay.b_out_d.size
+    assert dense > attention  # "holds more of the learned numbers"
+    words = " ".join(m.value for m in at.markdown)
+    assert (
+        f"{dense:,} against attention's {attention:,} ({dense / attention:.3f} times as many) "
+        "in every layer of this model"
+    ) in words
+    sizes = {(lay.w_qkv_dn.size, lay.w_in_df.size) for lay in map(model.params.layer, range(6))}
+    assert len(sizes) == 1  # "every layer": all six have the same shapes
+    assert "one half of an encoder block" not in words

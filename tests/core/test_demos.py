@@ -26,6 +26,7 @@ from attention_core.demos import (
     shift_gap,
     softmax_jacobian,
     special_share,
+    weight_counts,
 )
 
 SENTENCE = "the cat saw the dog near the bank"  # "the" at 1, 4 and 7
@@ -196,3 +197,18 @@ def test_cost_split(model):
     points = measure_split(model, (16, 64), repeats=1)
     assert [p.n_tokens for p in points] == [16, 64]
     assert all(p.attention_s > 0 and p.dense_s > 0 and 0 < p.attention_share < 1 for p in points)
+
+
+def test_weight_counts_against_transformers(model, hf_model):
+    for layer in range(model.config.n_layers):
+        block = hf_model.encoder.layer[layer]
+        parts = (block.attention.self, block.attention.output.dense)
+        attention = sum(p.numel() for part in parts for p in part.parameters())
+        dense = sum(
+            p.numel()
+            for part in (block.intermediate.dense, block.output.dense)
+            for p in part.parameters()
+        )
+        assert weight_counts(model.params.layer(layer)) == (attention, dense)
+    attention, dense = weight_counts(model.params.layer(0))
+    assert 1.9 < dense / attention < 2.1  # the feed-forward holds about twice attention's

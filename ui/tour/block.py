@@ -6,9 +6,9 @@ import numpy as np
 import streamlit as st
 
 from attention_core import ModelConfig, Trace, cosine
-from attention_core.demos import drift
+from attention_core.demos import drift, weight_counts
 from attention_core.tour_numbers import BlockChain, block_chain
-from ui.cache import get_trace
+from ui.cache import get_model, get_trace
 from ui.router import Shared
 from ui.tour.common import BANK_A, BANK_B, THREE, chart, engineers, say, token
 from viz.embedding_shift import layer_name
@@ -19,9 +19,13 @@ TITLE = "The encoder block, and why blocks stack"
 PAGE = "embedding_shift"  # the page that explores this step further (ui.registry)
 
 
-def text(cfg: ModelConfig) -> str:
+def text(cfg: ModelConfig, counts: tuple[int, int]) -> str:
+    attention, dense = counts
     return (
-        "Attention is one half of an encoder block. In order: each head proposes a change; the "
+        "Attention is one of the two parts of an encoder block; the other, the feed-forward "
+        f"network, holds more of the learned numbers: {dense:,} against attention's "
+        f"{attention:,} ({dense / attention:.3f} times as many) in every layer of this model. "
+        "In order: each head proposes a change; the "
         "proposals are summed and the bias b_O added, giving ΔE; ΔE is added to the input "
         "(E + ΔE, the residual connection); a LayerNorm shifts and rescales that sum to mean 0 "
         "and spread 1, then multiplies each of its numbers by a learned gain and adds a learned "
@@ -58,7 +62,7 @@ STACK = (
 
 def render(shared: Shared, trace: Trace) -> None:
     cfg = trace.config
-    st.markdown(text(cfg))
+    st.markdown(text(cfg, weight_counts(get_model(shared.model).params.layer(shared.layer))))
     i = token(shared, trace)
     _chain(trace, shared.layer, i)
     st.markdown(STACK)

@@ -16,7 +16,8 @@ PAGE = "pattern"  # the page that explores this step further (ui.registry)
 TEXT = (
     "How well key j answers query i is their dot product q_i·k_j: multiply the two vectors "
     "number by number and add up. It is large and positive when the two point the same way, "
-    "near 0 when they are unrelated, negative when they point apart. All pairs at once give "
+    "near 0 when they are unrelated, negative when they point apart, and the longer the two "
+    "vectors, the larger it is either way. All pairs at once give "
     "the score matrix Q·Kᵀ, one row per query. These raw scores are not weights yet: the next "
     "step turns each row into weights that add up to 1."
 )

@@ -16,6 +16,7 @@ BENCHMARKS = {
     "beyond": "bench.beyond",  # norm-weighted, rollout, knock-out and its sweep, logit lens
     "whisper": "bench.whisper",  # Whisper tiny.en: encoder vs transformers, a clip, trace, memory
     "listen": "bench.listen",  # the Listen page in Chromium: a new 5 s clip heard and drawn
+    "report": "bench.table",  # all of the above in one run: the performance table, written to docs
 }
 
 

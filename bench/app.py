@@ -63,7 +63,8 @@ MAIN_CHART: dict[str, str | int] = {"pattern": "sentence", "all_heads": "grid"}
 PAGES = tuple((p.name, p.title, MAIN_CHART.get(p.name, 0)) for p in registry.PAGES[1:])
 
 
-def bench_cold_start(browser, repeats: int) -> None:
+def bench_cold_start(browser, repeats: int) -> list[float]:
+    """Prints the cold-start table; returns the seconds from spawn to the first draw."""
     rows = []
     for r in range(repeats):
         with streamlit_server(timeout=120) as url:
@@ -118,6 +119,7 @@ def bench_cold_start(browser, repeats: int) -> None:
         "(model load, trace, the page); first draw = the explorer's first data-drawn, seen in the "
         "page at its next animation frame (after it fetched the shown layer's scores over HTTP).",
     )
+    return list(col[3])
 
 
 def bench_all_heads(browser, url, model: Model, repeats: int, sizes: Sequence[int]) -> dict:
@@ -312,7 +314,7 @@ def main(argv: list[str]) -> int:
                 bench_cold_start(browser, repeats)
             with streamlit_server(timeout=120) as url:
                 if "explorer" in only:
-                    heads = bench_explorer(browser, url, model, repeats)
+                    heads = bench_explorer(browser, url, model, repeats).heads
                 if "all_heads" in only:
                     all_heads = bench_all_heads(browser, url, model, repeats, (128, 512))
                 if "pages" in only:

@@ -53,19 +53,28 @@ def _run(model: Any) -> Callable[[Any, WhatIf], Any]:
 
 
 def bench_knock(name: str, model: Any, repeats: int) -> list[str]:
-    run, lines = _run(model), []
+    lines = []
+    for n, b, a in measure_knock(model, repeats):
+        verdict = "ok" if a / b <= 1.2 else "MISS"
+        lines.append(f"| {name} | {n} | {b:.0f} | {a:.0f} | {a / b:.2f} | {verdict} |")
+    return lines
+
+
+def measure_knock(
+    model: Any, repeats: int, sizes: tuple[int, ...] = (128, 512)
+) -> list[tuple[int, float, float]]:
+    """(tokens, plain forward ms, knock-out rerun ms), medians of alternated runs."""
+    run, figures = _run(model), []
     off = WhatIf(knocked=((1, 2), (model.config.n_layers - 2, 0)))
-    for n in (128, 512):
+    for n in sizes:
         tokens = tokenize(model, sentence(model, n))
         run(model, tokens, WhatIf())
         plain, knocked = [], []
         for _ in range(repeats):  # alternated, so a load change hits both alike
             plain.append(_median(lambda t=tokens: run(model, t, WhatIf()), 1))
             knocked.append(_median(lambda t=tokens: run(model, t, off), 1))
-        a, b = statistics.median(knocked) * 1e3, statistics.median(plain) * 1e3
-        verdict = "ok" if a / b <= 1.2 else "MISS"
-        lines.append(f"| {name} | {n} | {b:.0f} | {a:.0f} | {a / b:.2f} | {verdict} |")
-    return lines
+        figures.append((n, statistics.median(plain) * 1e3, statistics.median(knocked) * 1e3))
+    return figures
 
 
 def bench_sweep(name: str, model: Any) -> str:

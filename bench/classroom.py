@@ -359,27 +359,20 @@ def report(fig: Figures) -> None:
     table(f"A class of {len(fig.sessions)} behind serve.sh (load {load()})", ["", "measured"], rows)
 
 
-def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench classroom")
-    parser.add_argument("--sessions", type=int, default=30)
-    parser.add_argument("--replicas", type=int, default=2)
-    parser.add_argument("--no-heavy", action="store_true")
-    parser.add_argument(
-        "--idle-heavy",
-        action="store_true",
-        help="a control: the heavy visitor arrives with one 512-token text "
-        "and then does nothing during the second round",
-    )
-    args = parser.parse_args(argv)
+def measure(
+    sessions: int, replicas: int, heavy: bool, idle_heavy: bool = False, show=None
+) -> Figures | None:
+    """The class behind a ./serve.sh of its own (stopped at the end); None when it did not
+    start (its output printed). ``show(fig)`` runs while the replicas are still up."""
     from playwright.sync_api import sync_playwright
 
     model, decoder = load_model(), load_model("smollm2")
     with tempfile.TemporaryDirectory() as tmp:
-        serve = start_serve(free_port(), Path(tmp) / "serve.out", args.replicas)
+        serve = start_serve(free_port(), Path(tmp) / "serve.out", replicas)
         try:
             if not wait_ready(serve, 240) or serve.proc.poll() is not None:
                 print(serve.text())
-                return 1
+                return None
             # The browsers run on the server's two cores here; in a class they run on the students'
             # machines. Started from a thread at a lower priority (Linux nice is per thread and
             # inherited), they take what the servers leave: the figures are the servers'.
@@ -392,16 +385,35 @@ def main(argv: list[str]) -> int:
                     browser,
                     serve,
                     model,
-                    args.sessions,
-                    not args.no_heavy,
+                    sessions,
+                    heavy,
                     HEAVY_NICE,
-                    1 if args.idle_heavy else HEAVY_MAX,
+                    1 if idle_heavy else HEAVY_MAX,
                     decoder,
                 )
-                report(fig)
+                if show is not None:
+                    show(fig)
                 browser.close()
         finally:
             stop_serve(serve)
+    return fig
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench classroom")
+    parser.add_argument("--sessions", type=int, default=30)
+    parser.add_argument("--replicas", type=int, default=2)
+    parser.add_argument("--no-heavy", action="store_true")
+    parser.add_argument(
+        "--idle-heavy",
+        action="store_true",
+        help="a control: the heavy visitor arrives with one 512-token text "
+        "and then does nothing during the second round",
+    )
+    args = parser.parse_args(argv)
+    fig = measure(args.sessions, args.replicas, not args.no_heavy, args.idle_heavy, report)
+    if fig is None:
+        return 1
     bad = [e for s in fig.sessions for e in s.errors]
     for error in bad[:10]:
         print("  error:", error)

@@ -169,6 +169,14 @@ def bench_forward(
     model: Model, sizes: list[int], repeats: int, budget_s: float
 ) -> tuple[str, list[tuple[int, float]]]:
     """NumPy and torch on the same ids, alternately; the table and the (size, ratio) pairs."""
+    got = measure_forward(model, sizes, repeats, budget_s)
+    return got[0], [(n, ours / theirs) for n, ours, theirs in got[1]]
+
+
+def measure_forward(
+    model: Model, sizes: list[int], repeats: int, budget_s: float
+) -> tuple[str, list[tuple[int, float, float]]]:
+    """NumPy and torch on the same ids, alternately; the table and (size, NumPy s, torch s)."""
     inputs = {n: tokens_for(model, n) for n in sizes}
     torch_forward = _torch_forward(model)
     rows, ratios = [], []
@@ -178,7 +186,7 @@ def bench_forward(
             [partial(run_model, model, tokens), partial(torch_forward, tokens)], repeats, budget_s
         )
         ratio = ours[0] / theirs[0]
-        ratios.append((n, ratio))
+        ratios.append((n, ours[0], theirs[0]))
         attn = np.stack([a[0].numpy() for a in torch_forward(tokens).attentions])
         diff = float(np.abs(attn - run_model(model, tokens).pattern_lhqk).max())
         target = (
@@ -232,15 +240,21 @@ def _torch_forward(model: Model) -> Callable[[Tokens], Any]:
 
 
 def bench_load(model: Model) -> str:
+    return measure_load(model)[0]
+
+
+def measure_load(model: Model) -> tuple[str, dict[str, float]]:
+    """The table, and the median seconds of import + load: {"ours": s, "transformers": s}."""
     runs = {
         "import attention_core + load_model()": [run_fresh(OUR_LOAD) for _ in range(LOAD_RUNS)],
         "import transformers + AutoModel.from_pretrained": [
             run_fresh(TORCH_LOAD.format(path=str(model.path))) for _ in range(LOAD_RUNS)
         ],
     }
-    rows = []
+    rows, figures = [], {}
     for i, (name, got) in enumerate(runs.items()):
         inside = statistics.median(r["seconds"] for r, _ in got)
+        figures["ours" if i == 0 else "transformers"] = inside
         outside = statistics.median(wall for _, wall in got)
         target = f"≤ {LOAD_TARGET_S} s ({verdict(inside <= LOAD_TARGET_S)})" if i == 0 else "-"
         rows.append((name, f"{inside:.2f} s", f"{outside:.2f} s", target))
@@ -250,21 +264,27 @@ def bench_load(model: Model) -> str:
         "whole process",
         "target",
     )
-    return table(header, rows)
+    return table(header, rows), figures
 
 
 def bench_rss(model: Model) -> str:
+    return measure_rss(model)[0]
+
+
+def measure_rss(model: Model, sizes: tuple[int, ...] = (128, 512)) -> tuple[str, dict]:
     """Fresh processes; run while this one is still small, since Linux carries the parent's
-    ru_maxrss over fork and exec into the child's."""
+    ru_maxrss over fork and exec into the child's. The table, and the peak MB after the trace:
+    {(n, "attention_core" or "transformers"): MB}."""
     text = PARAGRAPH * (model.config.n_positions // 40 + 1)
-    rows = []
-    for n in (128, 512):
+    rows, figures = [], {}
+    for n in sizes:
         ids = tokens_for(model, n).input_ids_t.tolist()
         ours, _ = run_fresh(OUR_RSS.format(text=text, n=n))
         theirs, _ = run_fresh(TORCH_RSS.format(path=str(model.path), ids=ids))
         for name, got, is_ours in (("attention_core", ours, True), ("transformers", theirs, False)):
             (loaded_kb, _), (kb, hwm_kb) = got["loaded"], got["traced"]
             mb = kb / 1024
+            figures[(n, name)] = mb
             tgt = f"≤ {RSS_TARGET_MB:.0f} MB ({verdict(mb <= RSS_TARGET_MB)})" if is_ours else "-"
             rows.append(
                 (
@@ -276,7 +296,7 @@ def bench_rss(model: Model) -> str:
                 )
             )
     header = ("fresh process", "peak RSS after load", "peak RSS after trace", "VmHWM", "target")
-    return table(header, rows)
+    return table(header, rows), figures
 
 
 def profile_forward(model: Model, n: int, top: int = 15) -> str:

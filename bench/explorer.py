@@ -747,23 +747,41 @@ def print_profile(moves: Sequence[Move], steps: dict[str, list[float]]) -> None:
     )
 
 
-def bench_explorer(browser, url, model, repeats: int) -> dict[int, list[Sample]]:
+@dataclass
+class ExplorerFigures:
+    """What the explorer section measured: the switches per sentence length, the new stages'
+    redraws, the new sentences typed and BertViz's seconds on the same sentences (or why not)."""
+
+    runs: list[SizeRun]
+    stages: list
+    fresh: list[Move]
+    bertviz: list[float] | str
+
+    @property
+    def heads(self) -> dict[int, list[Sample]]:
+        """The head switches as Samples, per token count (the BertViz table)."""
+        return {run.n: [m.sample() for m in run.moves.get("head", [])] for run in self.runs}
+
+
+def bench_explorer(
+    browser, url, model, repeats: int, stage_sizes: Sequence[int] = (128,)
+) -> ExplorerFigures:
     """The explorer section: switches, bytes and CPU at 12/128/512 tokens, the new stages'
-    redraws at 128 tokens (bench/explorer_stages.py), a new sentence vs BertViz, and that
-    path's profile. Returns the head switches as Samples (BertViz table)."""
+    redraws at ``stage_sizes`` tokens (bench/explorer_stages.py), a new sentence vs BertViz, and
+    that path's profile; printed, and returned."""
     from bench.sentences import SIZES, sentence
 
     count, layers = min(4 * repeats, 22), min(2 + repeats, N_LAYERS - 1)
     runs = [run_size(browser, url, sentence(model, n), n, count, layers) for n in SIZES]
     fresh = new_sentences(browser, url, model, max(3, min(repeats, 9)))
     print_switches(runs)
-    bench_stages(browser, url, model, repeats)
+    stages = bench_stages(browser, url, model, repeats, stage_sizes)
     steps, steps_512 = in_process_one_thread([sentence(model, 128, 92), sentence(model, 512)])
     print_server_steps(steps_512)
     bertviz = bertviz_seconds(model, max(3, min(repeats, 9))) if fresh else "skipped"
     print_new_sentence(fresh, bertviz)
     print_profile(fresh, steps)
-    return {run.n: [m.sample() for m in run.moves.get("head", [])] for run in runs}
+    return ExplorerFigures(runs, stages, fresh, bertviz)
 
 
 def has_drawn(page, kind: str, timeout_s: float) -> bool:

@@ -13,7 +13,7 @@ a move whose blocks were not there yet (it would fetch) is not counted but repor
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from urllib.parse import quote_plus
 
 from bench.live import open_page
@@ -77,6 +77,7 @@ class StageRun:
     frame_s: list[float]
     missed: int
     load: str
+    n: int = N_TOKENS
 
 
 def settle(page) -> None:
@@ -104,7 +105,7 @@ def stage_moves(page, stage: str, count: int) -> StageRun:
     return StageRun(stage, drawn, frame, missed, load())
 
 
-def run_stages(browser, url, text: str, count: int) -> list[StageRun]:
+def run_stages(browser, url, text: str, count: int, n: int = N_TOKENS) -> list[StageRun]:
     """/beyond on ``text`` in a fresh session; each new stage's moves once it has drawn."""
     page, _ = open_page(browser, url)
     page.goto(f"{url}/beyond?layer=0&head=0&s={quote_plus(text)}", timeout=WAIT_MS)
@@ -113,8 +114,8 @@ def run_stages(browser, url, text: str, count: int) -> list[StageRun]:
         page.wait_for_function(STAGE_DRAWN, arg=stage, timeout=WAIT_MS, polling=100)
         page.wait_for_timeout(2_000)  # the other layers' blocks, prefetched after the first draw
         settle(page)
-        runs.append(stage_moves(page, stage, count))
-        progress(f"{stage} at {N_TOKENS} tokens: {len(runs[-1].drawn_s)} redraws")
+        runs.append(replace(stage_moves(page, stage, count), n=n))
+        progress(f"{stage} at {n} tokens: {len(runs[-1].drawn_s)} redraws")
     page.context.close()
     return runs
 
@@ -129,7 +130,7 @@ def print_stages(runs: Sequence[StageRun]) -> None:
         frame = p50(run.frame_s)
         rows.append(
             [
-                f"{run.stage} ({'head' if run.stage == 'weighted' else 'layer'} step)",
+                f"{run.stage} ({'head' if run.stage == 'weighted' else 'layer'} step), {run.n}",
                 f"{p50(run.drawn_s) * 1000:.1f} ms",
                 f"{frame * 1000:.1f} ms",
                 f"{max(run.frame_s) * 1000:.1f} ms (n={len(run.frame_s)})",
@@ -139,7 +140,7 @@ def print_stages(runs: Sequence[StageRun]) -> None:
             ]
         )
     table(
-        f"Explorer: the new stages' redraw at {N_TOKENS} tokens (/beyond)",
+        "Explorer: the new stages' redraw (/beyond; the stage, its step, tokens)",
         [
             "stage",
             "redraw p50",
@@ -156,10 +157,14 @@ def print_stages(runs: Sequence[StageRun]) -> None:
     )
 
 
-def bench_stages(browser, url, model, repeats: int) -> list[StageRun]:
-    """The section bench/explorer.py runs: both stages at 128 tokens, then their table."""
+def bench_stages(
+    browser, url, model, repeats: int, sizes: Sequence[int] = (N_TOKENS,)
+) -> list[StageRun]:
+    """The section bench/explorer.py runs: both stages at each of ``sizes`` tokens (128 unless
+    asked), then their table."""
     from bench.sentences import sentence
 
-    runs = run_stages(browser, url, sentence(model, N_TOKENS), max(6, min(4 * repeats, 24)))
+    count = max(6, min(4 * repeats, 24))
+    runs = [r for n in sizes for r in run_stages(browser, url, sentence(model, n), count, n)]
     print_stages(runs)
     return runs

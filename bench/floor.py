@@ -24,7 +24,8 @@ from scripts.live_app import ROOT, streamlit_server, wait_for_charts
 FLOOR_APP = ROOT / "bench" / "floor_app.py"
 
 
-def bench_floor(browser, repeats: int, moves: dict[int, int]) -> None:
+def bench_floor(browser, repeats: int, moves: dict[int, int]) -> dict:
+    """Prints the floor's table; returns its figures: {"cold": [s], "switch": {n: [chart s]}}."""
     colds = []
     for r in range(repeats):
         with streamlit_server(timeout=120, script=FLOOR_APP) as url:
@@ -34,6 +35,7 @@ def bench_floor(browser, repeats: int, moves: dict[int, int]) -> None:
             colds.append(time.monotonic() - url.started)
             page.context.close()
         progress(f"floor cold start {r + 1}/{repeats}: {colds[-1]:.2f} s")
+    switches: dict[int, list[float]] = {}
     rows = [
         [
             "cold start (spawn → heatmap)",
@@ -57,6 +59,7 @@ def bench_floor(browser, repeats: int, moves: dict[int, int]) -> None:
                 slider.focus()
                 samples.append(measure(page, wire, lambda s=slider, k=key: s.press(k), chart=0))
             page.context.close()
+            switches[n] = [s.chart_s for s in samples if s.chart_s is not None]
             label = f"slider → heatmap, {n}×{n}"
             rows.append([label, str(count), *stats_cols(samples), switch_target(n)])
             progress(f"floor slider at {n}: chart p50 {p50([s.chart_s for s in samples]):.3f} s")
@@ -67,3 +70,4 @@ def bench_floor(browser, repeats: int, moves: dict[int, int]) -> None:
         "Timed as the app is, on the same machine in the same run. A target below the floor is "
         "out of reach of any page drawn by Streamlit and Plotly here, whatever the app does.",
     )
+    return {"cold": colds, "switch": switches}

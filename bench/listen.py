@@ -170,6 +170,14 @@ def run(model: WhisperModel, paths: list[Path]) -> dict[str, list]:
     return got
 
 
+def measure(model: WhisperModel, repeats: int) -> dict[str, list]:
+    """``repeats`` new clips (and one untimed) through the page, on a server of its own."""
+    with tempfile.TemporaryDirectory() as folder:
+        paths = clips(folder, repeats + 1)
+        engine(model, paths[0])  # warm
+        return run(model, paths)
+
+
 def report(got: dict[str, list]) -> None:
     drawn = [d for d in got["drawn"] if d is not None]
     engine_s, heard = got["engine"], [h for h in got["heard"] if h is not None]
@@ -234,10 +242,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"## The Listen page in Chromium\n\nload average before: {load()}")
     model = load_whisper()
     started = time.monotonic()
-    with tempfile.TemporaryDirectory() as folder:
-        paths = clips(folder, repeats + 1)
-        engine(model, paths[0])  # warm
-        got = run(model, paths)
+    got = measure(model, repeats)
     report(got)
     print(f"{time.monotonic() - started:.0f} s; load average after: {load()}")
     return 0

@@ -107,11 +107,21 @@ def _torch_forward() -> Callable[[np.ndarray], Any]:
 
 
 def bench_forward(model: Any, repeats: int) -> list[str]:
-    forward = _torch_forward()
     lines = [
         "| tokens | NumPy (ms) | transformers eager (ms) | ratio | target <= 1.2 |",
         "|---|---|---|---|---|",
     ]
+    for n, a, b in measure_forward(model, repeats):
+        lines.append(
+            f"| {n} | {a:.0f} | {b:.0f} | {a / b:.2f} | {'ok' if a / b <= 1.2 else 'MISS'} |"
+        )
+    return lines
+
+
+def measure_forward(model: Any, repeats: int) -> list[tuple[int, float, float]]:
+    """(tokens, NumPy ms, transformers ms) at 128 and 512 tokens, medians of alternated runs."""
+    forward = _torch_forward()
+    figures = []
     for n in (128, 512):
         tokens = tokenize(model, TEXT, n)
         ours, theirs = [], []
@@ -120,14 +130,23 @@ def bench_forward(model: Any, repeats: int) -> list[str]:
         for _ in range(repeats):  # alternated, so a load change hits both alike
             ours.append(_time(lambda t=tokens: run_llama(model, t, WhatIf())))
             theirs.append(_time(lambda t=tokens: forward(t.input_ids_t)))
-        a, b = statistics.median(ours) * 1e3, statistics.median(theirs) * 1e3
-        lines.append(
-            f"| {n} | {a:.0f} | {b:.0f} | {a / b:.2f} | {'ok' if a / b <= 1.2 else 'MISS'} |"
-        )
-    return lines
+        figures.append((n, statistics.median(ours) * 1e3, statistics.median(theirs) * 1e3))
+    return figures
 
 
 def bench_step(model: Any, repeats: int) -> str:
+    ms, low, ctx, n_ids, cache_mb = measure_step(model, repeats)
+    verdict = "ok" if ms <= 120 else "MISS"
+    return (
+        f"generation step at {ctx}-{n_ids} tokens of context: median {ms:.0f} ms "
+        f"(min {low:.0f}) — target <= 200 ms end to end, ~120 ms one thread: "
+        f"{verdict}; KV cache {cache_mb:.1f} MB"
+    )
+
+
+def measure_step(model: Any, repeats: int) -> tuple[float, float, int, int, float]:
+    """A generation step at ~100 tokens of context: (median ms, min ms, context at the first
+    step, at the last, KV cache MB)."""
     prompt = TEXT[: tokenize(model, TEXT, 99).offsets_t2[-1, 1]]  # 99 tokens: step 1 sees 100
     gen = start_generation(model, prompt, max_new_tokens=repeats + 1)
     times = []
@@ -136,24 +155,29 @@ def bench_step(model: Any, repeats: int) -> str:
         gen = gen.step(choose(gen.last))
         times.append(time.perf_counter() - start)
     ms = statistics.median(times) * 1e3
-    ctx = gen.n_prompt
-    verdict = "ok" if ms <= 120 else "MISS"
-    return (
-        f"generation step at {ctx}-{len(gen.ids)} tokens of context: median {ms:.0f} ms "
-        f"(min {min(times) * 1e3:.0f}) — target <= 200 ms end to end, ~120 ms one thread: "
-        f"{verdict}; KV cache {gen.cache_nbytes / 1e6:.1f} MB"
-    )
+    return ms, min(times) * 1e3, gen.n_prompt, len(gen.ids), gen.cache_nbytes / 1e6
 
 
-def bench_trace(model: Any) -> str:
+def measure_trace(model: Any) -> tuple[int, float]:
+    """(tokens, MB) a 512-token trace holds with its layer cache full."""
     trace = trace_sentence(model, TEXT)
     for layer in range(model.config.n_layers):
         trace.pattern_lhqk[layer]
-    mb = trace.nbytes / 1e6
+    return trace.n_tokens, trace.nbytes / 1e6
+
+
+def bench_trace(model: Any) -> str:
+    n_tokens, mb = measure_trace(model)
     return (
-        f"{trace.n_tokens}-token trace holds {mb:.1f} MB (layer cache full) — target <= 150 MB:"
+        f"{n_tokens}-token trace holds {mb:.1f} MB (layer cache full) — target <= 150 MB:"
         f" {'ok' if mb <= 150 else 'MISS'}"
     )
+
+
+def measure_load(runs: int) -> tuple[float, float]:
+    """Median (cold, warm) seconds of load_model("smollm2") over ``runs`` fresh processes."""
+    loads = [fresh_process(LOAD_SCRIPT) for _ in range(runs)]
+    return statistics.median(x["cold"] for x in loads), statistics.median(x["warm"] for x in loads)
 
 
 def header() -> str:
@@ -177,9 +201,7 @@ def main(argv: list[str] | None = None) -> int:
     threadpool_limits(1)
     model = load_model("smollm2")
     print(f"## SmolLM2 in the NumPy engine\n\n{header()}\n")
-    loads = [fresh_process(LOAD_SCRIPT) for _ in range(3)]
-    cold = statistics.median(x["cold"] for x in loads)
-    warm = statistics.median(x["warm"] for x in loads)
+    cold, warm = measure_load(3)
     verdict = "ok" if max(cold, warm) <= 3 else "MISS"
     print(
         f"load (median of 3 fresh processes): cold {cold:.2f} s (import included), warm "

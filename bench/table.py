@@ -1,0 +1,123 @@
+"""``python -m bench report [--quick] [--out-json F] [--no-write]``: the whole performance table
+from one run, each figure beside its target and its anchor measured in the same run.
+
+It calls the other benchmarks' measuring functions (their own ``main`` prints as before; their
+tables are printed here too, as they run) and collects one ``bench.rows.Row`` per figure:
+
+  engine   (this process, one BLAS thread) memory of a fresh process per model and of one with
+           all three, load per model, forward per model at 128 / 512 tokens (Whisper: its
+           encoder at 1500 frames) against transformers / torch eager on one thread, a knock-out
+           rerun against a plain forward, a generation step, a 5 s clip against CTranslate2,
+           the bytes a trace holds (bench core, llama, beyond, whisper)
+  pages    (``streamlit run`` in Debian's Chromium, bench/table_pages.py) the floor page, cold
+           start, head / layer / stage switches at 12 / 128 / 512 tokens against the floor
+           page, a new sentence against BertViz, SmolLM2's new prompt and generation step, the
+           server's memory, the Listen page's 5 s clip (bench app, explorer, decoder, listen)
+  class    30 browsers behind ./serve.sh: new-sentence p95 and fairness (bench classroom);
+           the slowest part: ``--quick`` skips it and the table says so
+
+The 1-minute load average is read at the start and the end: above cores × 0.5 at either end, or
+higher at the end, the table is marked suspect with the reason. Written (unless ``--no-write``)
+between the marker comments at the top of docs/PERFORMANCE.md, and as JSON
+(docs/performance.json unless ``--out-json``). A benchmark: a missed target is reported, never
+raised; a part that fails gives its rows as "n/a" with the error, and the run goes on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+# One BLAS thread, as run.sh serves (the servers started here inherit it).
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("MKL_NUM_THREADS", "1")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+from bench.rows import Quiet, Row, as_json, guarded, markdown, replace_block, row
+
+ROOT = Path(__file__).resolve().parents[1]
+DOC = ROOT / "docs" / "PERFORMANCE.md"
+JSON = ROOT / "docs" / "performance.json"
+TITLE = "The performance table (`python -m bench report`)"
+
+
+def classroom_rows(quick: bool, sessions: int) -> list[Row]:
+    if quick:
+        return [
+            Row("class", "new sentence p95, 30 browsers", None, "s", note="skipped by --quick"),
+            Row("class", "fairness: p95 with a heavy visitor ÷ without", None, "×",
+                target="≤ 2×", note="skipped by --quick"),
+        ]  # fmt: skip
+    from bench.classroom import measure, report
+    from bench.report import p95
+
+    fig = measure(sessions, 2, True, show=report)
+    if fig is None:
+        raise RuntimeError("./serve.sh did not start")
+    quiet, busy = p95(fig.quiet_s), p95(fig.busy_s)
+    leaks = sum(len(s.errors) for s in fig.sessions)
+    return [
+        row("class", f"new sentence p95, {sessions} browsers", quiet, "s",
+            note=f"errors and leaks: {leaks}"),
+        row("class", "fairness: others' new-sentence p95 with a heavy 512-token visitor", busy,
+            "s", anchor=quiet, anchor_label="without", ratio_limit=2.0),
+    ]  # fmt: skip
+
+
+def write(rows: list[Row], quiet: Quiet, when: str, args: argparse.Namespace) -> str:
+    block = markdown(rows, quiet, TITLE + (" --quick" if args.quick else ""), when)
+    if not args.no_write:
+        DOC.write_text(replace_block(DOC.read_text(), block))
+        Path(args.out_json).write_text(as_json(rows, quiet, TITLE, when))
+    return block
+
+
+def parser() -> argparse.ArgumentParser:
+    out = argparse.ArgumentParser(
+        prog="python -m bench report",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    out.add_argument("--quick", action="store_true", help="fewer repeats; no classroom")
+    out.add_argument("--out-json", default=str(JSON), help="where the JSON goes")
+    out.add_argument("--no-write", action="store_true", help="print only; write no file")
+    out.add_argument("--sessions", type=int, default=30, help="the classroom's browsers")
+    out.add_argument("--skip", default="", help="parts to leave out: engine,pages,listen,class")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    skip = set(filter(None, args.skip.split(",")))
+    before, started = os.getloadavg(), time.monotonic()
+    when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    print(f"# bench report{' --quick' if args.quick else ''}: load {before}", flush=True)
+    from bench import table_engine, table_pages
+
+    rows: list[Row] = []
+    parts: dict[str, Callable[[], list[Row]]] = {
+        "engine": lambda: table_engine.rows(args.quick),
+        "pages": lambda: table_pages.rows(args.quick),
+        "listen": lambda: table_pages.listen_rows(args.quick),
+        "class": lambda: classroom_rows(args.quick, args.sessions),
+    }
+    for name, part in parts.items():
+        if name in skip:
+            rows.append(Row(name, "(left out by --skip)", None, ""))
+        else:
+            guarded(name, rows, part)
+    quiet = Quiet(before, os.getloadavg(), os.cpu_count() or 1)
+    block = write(rows, quiet, when, args)
+    print("\n" + block + f"\n{time.monotonic() - started:.0f} s in all.")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,142 @@
+"""The engine's rows of ``python -m bench report`` (bench/table.py): the NumPy engine in this
+process on one BLAS thread, each figure beside transformers / torch eager (or CTranslate2) on
+one thread, measured by the other benchmarks' own functions (bench core, llama, beyond,
+whisper). Each sub-part is guarded: one that fails gives an n/a row, the others still run."""
+
+from __future__ import annotations
+
+from functools import partial
+
+from bench.rows import Row, guarded, row
+
+FORWARD_RATIO = 1.15  # issue 24: trace pass ÷ transformers eager, one thread, 128 and 512 tokens
+KNOCK_RATIO = 1.2  # issue 21: a knock-out rerun ÷ one plain forward
+WHISPER_LOAD = """
+import json, time
+t0 = time.perf_counter()
+import attention_core
+attention_core.load_whisper()
+print(json.dumps({"seconds": time.perf_counter() - t0}))
+"""
+
+
+def memory(models: dict) -> list[Row]:
+    """Fresh processes first, while this one is small (bench core's measure_rss says why)."""
+    from attention_core import trace_nbytes
+    from bench.core import RSS_TARGET_MB, measure_rss
+    from bench.llama import fresh_process
+    from bench.whisper import RSS_SCRIPT
+
+    _, peaks = measure_rss(models["MiniLM"], (512,))
+    three = fresh_process(RSS_SCRIPT)
+    minilm_trace = trace_nbytes(models["MiniLM"].config, 512) / 1e6
+    return [
+        row("memory", "MiniLM: a fresh process, model + 512-token trace, peak RSS",
+            peaks[(512, "attention_core")], "MB", limit=RSS_TARGET_MB,
+            anchor=peaks[(512, "transformers")], anchor_label="transformers"),
+        row("memory", "one process: MiniLM, SmolLM2, Whisper and a trace each, peak RSS",
+            three["VmHWM"], "MB", limit=1400, note=f"now {three['VmRSS']:.0f} MB"),
+        row("memory", "MiniLM: a 512-token trace holds", minilm_trace, "MB",
+            note="its arrays' size"),
+    ]  # fmt: skip
+
+
+def loads(quick: bool) -> list[Row]:
+    from attention_core import load_model
+    from bench.core import LOAD_TARGET_S, measure_load
+    from bench.llama import fresh_process
+    from bench.llama import measure_load as llama_load
+
+    _, minilm = measure_load(load_model())
+    cold, warm = llama_load(1 if quick else 3)
+    whisper = fresh_process(WHISPER_LOAD)["seconds"]
+    return [
+        row("load", "MiniLM: import + load, fresh process", minilm["ours"], "s",
+            limit=LOAD_TARGET_S, anchor=minilm["transformers"], anchor_label="transformers"),
+        row("load", "SmolLM2: import + load, fresh process", cold, "s", limit=3.0,
+            note=f"again in the process {warm:.2f} s"),
+        row("load", "Whisper tiny.en: import + load, fresh process", whisper, "s"),
+    ]  # fmt: skip
+
+
+def forwards(models: dict, repeats: int) -> list[Row]:
+    from bench.core import measure_forward
+    from bench.llama import measure_forward as llama_forward
+
+    _, minilm = measure_forward(models["MiniLM"], [128, 512], repeats, 20.0)
+    smollm2 = llama_forward(models["SmolLM2"], repeats)
+    return [
+        row("forward", f"{name}: engine forward, {n} tokens, one thread", ours, "ms",
+            anchor=theirs, anchor_label=label, ratio_limit=FORWARD_RATIO)
+        for name, label, got in (
+            ("MiniLM", "torch eager", [(n, a * 1e3, b * 1e3) for n, a, b in minilm]),
+            ("SmolLM2", "transformers eager", smollm2),
+        )
+        for n, ours, theirs in got
+    ]  # fmt: skip
+
+
+def knock_outs(models: dict, repeats: int) -> list[Row]:
+    from bench.beyond import measure_knock
+
+    return [
+        row("knock-out", f"{name}: rerun with two heads off, {n} tokens", knocked, "ms",
+            anchor=plain, anchor_label="plain forward", ratio_limit=KNOCK_RATIO)
+        for name, model in models.items()
+        for n, plain, knocked in measure_knock(model, repeats)
+    ]  # fmt: skip
+
+
+def step(models: dict, repeats: int) -> list[Row]:
+    from bench.llama import measure_step
+
+    ms, low, ctx, _, cache_mb = measure_step(models["SmolLM2"], repeats * 4)
+    return [
+        row("generation", f"SmolLM2: engine step at {ctx} tokens of context (KV cache)", ms,
+            "ms", limit=120, note=f"min {low:.0f} ms, cache {cache_mb:.1f} MB; in the page below"),
+        row("memory", "SmolLM2: a 512-token trace holds (layer cache full)",
+            _llama_trace(models["SmolLM2"]), "MB", limit=150),
+    ]  # fmt: skip
+
+
+def _llama_trace(model) -> float:
+    from bench.llama import measure_trace
+
+    return measure_trace(model)[1]
+
+
+def whisper(repeats: int) -> list[Row]:
+    from attention_core import load_whisper
+    from bench.whisper import _ct2, measure_clip, measure_encoder, measure_trace
+
+    model, ct2 = load_whisper(), _ct2()
+    ours, theirs, ct2_encoder = measure_encoder(model, ct2, repeats)
+    clip, ct2_clip, text, same = measure_clip(model, ct2, repeats)
+    trace, _ = measure_trace(model)
+    return [
+        row("forward", "Whisper: encoder, 1500 frames, one thread", ours, "ms",
+            anchor=theirs, anchor_label="transformers eager", ratio_limit=1.2,
+            note=f"CTranslate2 {ct2_encoder:.0f} ms"),
+        row("whisper", "5 s clip → transcript and trace, engine (audio, log-mel, transcribe)",
+            clip, "ms", limit=1500, anchor=ct2_clip, anchor_label="CTranslate2 generate",
+            note=f"{text.strip()!r}, same tokens as CTranslate2: {'yes' if same else 'NO'}"),
+        row("memory", "Whisper: a 30 s clip's trace holds", trace.nbytes / 1e6, "MB", limit=150),
+    ]  # fmt: skip
+
+
+def rows(quick: bool) -> list[Row]:
+    from threadpoolctl import threadpool_limits
+
+    from attention_core import load_model
+
+    threadpool_limits(1)
+    repeats = 3 if quick else 7
+    out: list[Row] = []
+    models = {"MiniLM": load_model("minilm"), "SmolLM2": load_model("smollm2")}
+    guarded("memory", out, partial(memory, models))
+    guarded("load", out, partial(loads, quick))
+    guarded("forward", out, partial(forwards, models, repeats))
+    guarded("knock-out", out, partial(knock_outs, models, repeats))
+    guarded("generation", out, partial(step, models, repeats))
+    guarded("whisper", out, partial(whisper, repeats))
+    return out

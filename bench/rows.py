@@ -9,9 +9,11 @@ import time
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
+from typing import TypeVar
 
 BEGIN = "<!-- bench report: begin -->"
 END = "<!-- bench report: end -->"
+T = TypeVar("T")
 QUIET_FACTOR = 0.5  # a 1-minute load above cores × this, at either end, makes figures suspect
 
 
@@ -166,14 +168,21 @@ def replace_block(text: str, block: str) -> str:
     return f"{wrapped}\n\n{text}"
 
 
-def guarded(section: str, rows: list[Row], part: Callable[[], list[Row]]) -> None:
-    """Run one part of the report and add its rows; on an error, one n/a row naming it, and
-    the run goes on (a benchmark reports, it does not stop at the first failure)."""
+def attempt(section: str, rows: list[Row], part: Callable[[], T]) -> T | None:
+    """Run one part of the report and return what it measured; on an error, None and one n/a
+    row naming it, and the run goes on (a benchmark reports, it does not stop at a failure)."""
     started = time.monotonic()
     try:
-        rows += part()
+        return part()
     except Exception as err:
         traceback.print_exc()
         why = " ".join(f"{type(err).__name__}: {err}".split())[:160]
         rows.append(Row(section, "(this part failed)", None, "", note=why))
-    print(f"  [{section}: {time.monotonic() - started:.0f} s]", flush=True)
+        return None
+    finally:
+        print(f"  [{section}: {time.monotonic() - started:.0f} s]", flush=True)
+
+
+def guarded(section: str, rows: list[Row], part: Callable[[], list[Row]]) -> None:
+    """``attempt`` a part that gives rows, and add them."""
+    rows += attempt(section, rows, part) or []

@@ -6,7 +6,7 @@ one Plotly heatmap, bench/floor_app.py), BertViz, or the engine alone, measured 
 from __future__ import annotations
 
 from bench.report import p50
-from bench.rows import Row, row
+from bench.rows import Row, attempt, row
 from bench.sentences import SIZES
 
 HEAD_512_MS = 33.0  # issue 24: a head switch within two frames at 512 tokens
@@ -48,19 +48,27 @@ def switch_rows(ex, floor_ms: dict[int, float | None]) -> list[Row]:
     return out
 
 
-def sentence_rows(ex, colds: list[float], floor_cold: list[float]) -> list[Row]:
+def sentence_row(ex) -> Row:
     bertviz = ex.bertviz
     theirs = None if isinstance(bertviz, str) else p50(bertviz)
     ours = [m.frame_s for m in ex.fresh]
-    return [
-        row("new sentence", "new sentence → first chart, 128 tokens (p50)", _ms(ours), "ms",
-            anchor=None if theirs is None else theirs * 1e3, anchor_label="BertViz",
-            ratio_limit=0.1, note=bertviz if isinstance(bertviz, str) else f"n={len(ours)}"),
-        row("cold start", "cold start → first chart (server spawned → drawn, p50)",
-            p50(colds) if colds else None, "s", limit=2.0,
-            anchor=p50(floor_cold) if floor_cold else None, anchor_label="floor page",
-            ratio_limit=1.0, note=f"n={len(colds)}"),
-    ]  # fmt: skip
+    return row(
+        "new sentence",
+        "new sentence → first chart, 128 tokens (p50)",
+        _ms(ours),
+        "ms",
+        anchor=None if theirs is None else theirs * 1e3,
+        anchor_label="BertViz",
+        ratio_limit=0.1,
+        note=bertviz if isinstance(bertviz, str) else f"n={len(ours)}",
+    )
+
+
+def cold_row(colds: list[float], floor_cold: list[float]) -> Row:
+    return row("cold start", "cold start → first chart (server spawned → drawn, p50)",
+               p50(colds) if colds else None, "s", limit=2.0,
+               anchor=p50(floor_cold) if floor_cold else None, anchor_label="floor page",
+               ratio_limit=1.0, note=f"n={len(colds)}")  # fmt: skip
 
 
 def decoder_rows(prompts, step_s, floor_12_ms, rss) -> list[Row]:
@@ -78,7 +86,8 @@ def decoder_rows(prompts, step_s, floor_12_ms, rss) -> list[Row]:
 
 
 def rows(quick: bool) -> list[Row]:
-    """Everything timed in Chromium on one server (the floor and cold start on their own)."""
+    """Everything timed in Chromium on one server (the floor and cold start on their own); each
+    step attempted alone, so one that fails on a busy machine costs only its own rows."""
     from playwright.sync_api import sync_playwright
 
     from attention_core import load_model
@@ -90,27 +99,36 @@ def rows(quick: bool) -> list[Row]:
     from bench.sentences import sentence
     from scripts.live_app import launch_chromium, streamlit_server
 
-    repeats = 1 if quick else 3
+    repeats, out = 1 if quick else 3, []
     minilm, smollm2 = load_model(), load_model("smollm2")
     texts = [sentence(smollm2, 128, 92 + r) for r in range(3 if quick else 5)]
+    moves = dict.fromkeys(SIZES, 3 * repeats + 2)
     with sync_playwright() as pw:
         browser = launch_chromium(pw)
         try:
-            floor = bench_floor(browser, repeats, dict.fromkeys(SIZES, 3 * repeats + 2))
-            colds = bench_cold_start(browser, repeats)
+            floor = attempt("floor page", out, lambda: bench_floor(browser, repeats, moves))
+            colds = attempt("cold start", out, lambda: bench_cold_start(browser, repeats))
             with streamlit_server(timeout=120) as url:
-                ex = bench_explorer(browser, url, minilm, repeats, SIZES)
-                prompts, _ = decoder.new_prompts(browser, url, texts)
-                step_s, _ = decoder.steps(browser, url, sentence(smollm2, 100, 3), len(texts))
+                ex = attempt(
+                    "switch", out, lambda: bench_explorer(browser, url, minilm, repeats, SIZES)
+                )
+                prompts = attempt(
+                    "new sentence", out, lambda: decoder.new_prompts(browser, url, texts)[0]
+                )
+                prompt = sentence(smollm2, 100, 3)
+                step_s = attempt(
+                    "generation", out, lambda: decoder.steps(browser, url, prompt, len(texts))[0]
+                )
                 rss = rss_mb(url.pid)
         finally:
             browser.close()
+    floor = floor or {"cold": [], "switch": {}}
     floor_ms = {n: _ms(xs) for n, xs in floor["switch"].items()}
     return [
-        *sentence_rows(ex, colds, floor["cold"]),
-        *switch_rows(ex, floor_ms),
-        *decoder_rows(prompts, step_s, floor_ms.get(12), rss),
-    ]
+        *([sentence_row(ex), *switch_rows(ex, floor_ms)] if ex else []),
+        cold_row(colds or [], floor["cold"]),
+        *decoder_rows(prompts or [], step_s or [], floor_ms.get(12), rss),
+    ]  # fmt: skip
 
 
 def listen_rows(quick: bool) -> list[Row]:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import os
+import signal
 import sys
 import time
 from collections.abc import Callable
@@ -93,6 +94,10 @@ def parser() -> argparse.ArgumentParser:
     return out
 
 
+def _stop(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     skip = set(filter(None, args.skip.split(",")))
@@ -108,11 +113,15 @@ def main(argv: list[str] | None = None) -> int:
         "listen": lambda: table_pages.listen_rows(args.quick),
         "class": lambda: classroom_rows(args.quick, args.sessions),
     }
-    for name, part in parts.items():
-        if name in skip:
-            rows.append(Row(name, "(left out by --skip)", None, ""))
-        else:
-            guarded(name, rows, part)
+    signal.signal(signal.SIGTERM, _stop)  # e.g. timeout(1): the table so far is still written
+    try:
+        for name, part in parts.items():
+            if name in skip:
+                rows.append(Row(name, "(left out by --skip)", None, ""))
+            else:
+                guarded(name, rows, part)
+    except KeyboardInterrupt:
+        rows.append(Row("report", "(interrupted: the later parts did not run)", None, ""))
     quiet = Quiet(before, os.getloadavg(), os.cpu_count() or 1)
     block = write(rows, quiet, when, args)
     print("\n" + block + f"\n{time.monotonic() - started:.0f} s in all.")

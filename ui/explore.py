@@ -48,11 +48,11 @@ def given(key: str, view: dict[str, Any]) -> dict[str, Any]:
 def full(trace: Trace, model: str, text: str, key: str) -> Any:
     """The explorer with every control, its whole view kept in the session and the URL. A
     decoder's causal mask is its own, fixed on in the browser: never taken as the visitor's
-    what-if (which would then stay switched on for an encoder)."""
+    what-if (which would then stay switched on for an encoder), nor written into the URL."""
     fields = explorer.VIEW_FIELDS
     view = given(key, {name: st.session_state[name] for name in fields})
-    defaults = {name: params.PARAMS[name].default for name in fields}
     taken = [name for name in fields if not (name == "causal" and trace.config.causal)]
+    defaults = {name: params.PARAMS[name].default for name in taken}  # what the URL keeps
     return explorer.mount(trace, model, text, view, defaults, _take(key, taken), key=key)
 
 

@@ -89,10 +89,10 @@ def render(
     sb = st.sidebar
     _model_picker(sb, on_pick)
     if st.session_state["model"] == "whisper":
-        for name in ("s", "preset"):  # kept as plain state while their widgets are not drawn
-            if name in st.session_state:
-                st.session_state[name] = st.session_state[name]
         sb.caption("Whisper listens to audio: choose a clip, record or upload on this page.")
+        # Still drawn (tucked away): a widget left undrawn on one page can come back empty on
+        # the next when the browser navigates before this run has finished.
+        _sentence(sb.expander("The sentence of the text pages"), open_view)
     else:
         _sentence(sb, open_view)
     cfg = model_config(st.session_state["model"])

@@ -63,7 +63,7 @@ def test_the_picker_offers_whisper_and_picking_it_opens_listen():
     # Whisper opens on one of its alignment heads, which the model's config.json names
     assert (at.session_state["layer"], at.session_state["head"]) == (3, 0)
     assert (url_param(at, "layer"), url_param(at, "head")) == ("3", None)  # head 0: the default
-    assert not at.text_input  # no sentence box: Whisper's input is audio, chosen on the page
+    assert [e.label for e in at.sidebar.expander] == ["The sentence of the text pages"]
     assert any("Whisper listens to audio" in c.value for c in at.sidebar.caption)
 
 

@@ -127,6 +127,7 @@ def rows(quick: bool) -> list[Row]:
     floor = floor or {"cold": [], "switch": {}}
     floor_ms = {n: _ms(xs) for n, xs in floor["switch"].items()}
     return [
+        *out,  # the steps that failed, one row each
         *([sentence_row(ex), *switch_rows(ex, floor_ms)] if ex else []),
         cold_row(colds or [], floor["cold"]),
         *decoder_rows(prompts or [], step_s or [], floor_ms.get(12), rss),

@@ -73,10 +73,11 @@ def classroom_rows(quick: bool, sessions: int) -> list[Row]:
 
 
 def write(rows: list[Row], quiet: Quiet, when: str, args: argparse.Namespace) -> str:
-    block = markdown(rows, quiet, TITLE + (" --quick" if args.quick else ""), when)
+    title = TITLE + (" --quick" if args.quick else "")
+    block = markdown(rows, quiet, title, when)
     if not args.no_write:
         DOC.write_text(replace_block(DOC.read_text(), block))
-        Path(args.out_json).write_text(as_json(rows, quiet, TITLE, when))
+        Path(args.out_json).write_text(as_json(rows, quiet, title, when))
     return block
 
 

@@ -142,6 +142,17 @@ def follow_sentence(page: str, open_view: Callable[[], None]) -> None:
         open_view()
 
 
+def _sidebar_head(trace: Trace, layer: int, head: int, query: int, key: int) -> None:
+    """What the sidebar's head does with the sentence's query token, in one true sentence."""
+    weight, tokens = trace.pattern_lhqk[layer, head, query, key], trace.tokens.tokens
+    st.markdown(
+        safe.md(
+            f"Layer {layer}, head {head} (the sidebar's): “{tokens[query]}” puts {weight:.3f} of "
+            f"its attention on “{tokens[key]}”, its largest weight in this head."
+        )
+    )
+
+
 def your_sentence(shared: Shared, view: OpeningView | None, open_view: Callable[[], None]) -> None:
     """The sentence on the sidebar's layer and head, with one true sentence about what it shows,
     and a button to the sentence's own ``view`` (``open_view`` opens it) when the sidebar is
@@ -157,15 +168,7 @@ def your_sentence(shared: Shared, view: OpeningView | None, open_view: Callable[
     if on_view:
         st.markdown(safe.md(view.said))
     else:
-        weight = trace.pattern_lhqk[layer, head, query, key]
-        tokens = trace.tokens.tokens
-        st.markdown(
-            safe.md(
-                f"Layer {layer}, head {head} (the sidebar's): “{tokens[query]}” puts "
-                f"{weight:.3f} of its attention on “{tokens[key]}”, its largest weight in this "
-                "head."
-            )
-        )
+        _sidebar_head(trace, layer, head, query, key)
         st.button(
             f"Show the head that tells most on this sentence: layer {view.layer}, head {view.head}",
             key="home_open_view",

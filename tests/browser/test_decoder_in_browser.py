@@ -33,6 +33,7 @@ from tests.browser.test_explorer import (
     cell_point,
     close,
     close_rel,
+    close_shown,
     hover,
     live,
     open_pattern,
@@ -78,7 +79,7 @@ def test_the_explorer_draws_the_decoders_own_numbers(app_url, page, decoder_trac
             elif k > q and stage == "pattern":
                 assert value == shown == want == 0.0
             else:
-                assert close_rel(value, want) and close_rel(shown, want), (stage, q, k)
+                assert close_rel(value, want) and close_shown(shown, want), (stage, q, k)
     # A click on a cell: its arithmetic, with the query and key of this head (its KV group's key).
     box, rows, cols = canvas_geometry(page, "pattern")
     page.mouse.click(*cell_point(box, rows, cols, n - 1, 2))

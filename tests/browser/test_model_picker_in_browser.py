@@ -23,8 +23,8 @@ def _params(page) -> dict[str, str]:
 
 
 def _sidebar_model(page) -> str:
-    box = page.locator("[data-testid=stSidebar] [data-testid=stSelectbox]").first
-    return box.locator("[data-baseweb=select]").inner_text()
+    box = page.locator("[data-testid=stSidebar] [data-testid=stSelectbox]", has_text="Model")
+    return box.locator("input").input_value()
 
 
 def test_whisper_opens_listen_and_the_text_page_gets_its_model_back(app_url, page):

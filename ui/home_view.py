@@ -136,8 +136,8 @@ def follow_sentence(page: str, open_view: Callable[[], None]) -> None:
     its own view (a preset's curated head, else its most telling one), so the sidebar, the URL
     and the chart name one head. Elsewhere a new sentence keeps the visitor's head."""
     state = st.session_state
-    seen, last = (state["model"], state["s"]), state.get("_sentence_seen")
-    state["_sentence_seen"] = seen
+    seen, last = state["s"], state.get("_sentence_seen")
+    state["_sentence_seen"] = seen  # the model's own changes are ui.router.show_page_model's
     if page in HOME and last is not None and last != seen:
         open_view()
 

@@ -17,7 +17,7 @@ from numpy.typing import NDArray
 
 from attention_core import Trace
 from attention_core.pack import visible_tokens
-from ui import params, registry, sidebar
+from ui import home_view, params, registry, sidebar
 from ui.cache import get_telling_head, get_trace, model_config, model_error
 from ui.cache_listen import OPENING_HEAD
 from ui.presets import curated
@@ -58,6 +58,7 @@ def frame(page: str) -> None:
     info = next(p for p in registry.PAGES if p.url_path == page)
     show_page_model(info.models)
     open_on_telling_view()
+    home_view.follow_sentence(page, open_view)
     sidebar.render(open_view, picked_model, view_in_page=page in EXPLORER_PAGES)
     params.write_url(page)
 

@@ -144,7 +144,7 @@ def _engineers(model: str, verdict: Verdict, trace: Trace) -> None:
             f"- {trace.n_tokens} tokens; the reference libraries took {verdict.seconds:.1f} s "
             "when this sentence was first checked (loading included), kept per (model, text) "
             "for every visitor (`st.cache_data`, 16 entries).\n"
-            f"- Needs {', '.join(NEEDS[model])}: `{INSTALL}`."
+            f"- Needs {', '.join(NEEDS[model])}: `{INSTALL[model]}`."
         )
 
 
@@ -172,7 +172,7 @@ def button(shared: Shared, trace: Trace) -> None:
             "app's folder, then press the button again:",
             icon=":material/download:",
         )
-        st.code(INSTALL, language="bash")
+        st.code(INSTALL[shared.model], language="bash")
         return
     with st.spinner(f"Running your sentence through {LIBRARY[shared.model]}…"):
         verdict = verified(shared.model, shared.text, trace)

@@ -31,7 +31,12 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "minilm": ("torch", "transformers", "sentence_transformers"),
     "smollm2": ("torch", "transformers", "gguf", "accelerate"),
 }
-INSTALL = '.venv/bin/pip install -e ".[verify]"'
+# MiniLM's references are runtime requirements (the design names sentence-transformers); SmolLM2's
+# GGUF loader needs the verify extra on top.
+INSTALL = {
+    "minilm": ".venv/bin/pip install -r requirements.txt",
+    "smollm2": '.venv/bin/pip install -e ".[verify]"',
+}
 
 # The hooked submodules, per family: the value projection, the output projection (W_O) and the
 # attention layers' list, as transformers names them.

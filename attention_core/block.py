@@ -7,7 +7,7 @@ Weights come from one of three sources:
                    (biases left out), so small d_k shows what a low-rank head keeps.
 
 Heads combine either as the sum of per-head proposals ΔE_h = pattern_h · V_h · W_O,h (the
-3Blue1Brown framing) or as concat(z_h) · W_O (the paper's framing); the two are the same linear
+notes' framing) or as concat(z_h) · W_O (the paper's framing); the two are the same linear
 map, and the block computes whichever was asked for.
 """
 

@@ -1,6 +1,6 @@
 """What the decoder pages measure over a decoder's heads, each a stated rule on the model's numbers.
 
-- The 3Blue1Brown notes' "Dirty Quantum Plumbing" table (one invented head, queries as columns)
+- The notes' "Dirty Quantum Plumbing" table (one invented head, queries as columns)
   next to the real model's word-level tables, and two rules that pick the head to show.
 - The first-token "attention sink": how much of a query's weight lands on token 0.
 - Grouped-query attention: how alike the patterns of query heads sharing one key/value head are.

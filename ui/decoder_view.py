@@ -93,12 +93,12 @@ def _explain(trace: Trace | LlamaTrace, tables: NDArray[np.float64], pick: HeadP
     share = sink_lh[pick.layer, pick.head]
     note = ", ".join(f"{w:g}" for w in NOTE_TABLE_QK[2])
     st.markdown(
-        f"In this head “plumbing” gives **{col[0]:.2f}** to “dirty”, **{col[1]:.2f}** to "
-        f"“quantum” and **{col[2]:.2f}** to itself; the notes say {note}. Where it "
+        f"In this head “plumbing” gives **{col[0]:.3f}** to “dirty”, **{col[1]:.3f}** to "
+        f"“quantum” and **{col[2]:.3f}** to itself; the notes say {note}. Where it "
         f"differs: “dirty” holds the first token, “{safe.md(tokens[0])}”, where a decoder's heads "
         "park weight when they find nothing to look for (an “attention sink”): here the last "
-        f"piece of “plumbing” puts **{share:.2f}** of its weight on it. Over all {sink_lh.size} "
-        f"heads the median is **{np.median(sink_lh):.2f}**, and more than half in "
+        f"piece of “plumbing” puts **{share:.3f}** of its weight on it. Over all {sink_lh.size} "
+        f"heads the median is **{np.median(sink_lh):.3f}**, and more than half in "
         f"**{int((sink_lh > 0.5).sum())}** heads. So a large number in the “dirty” row need not "
         "mean the head reads the adjective; the notes' head is an illustration, not a measured one."
     )
@@ -130,7 +130,7 @@ def positions(trace: Trace | LlamaTrace, layer: int, head: int) -> None:
         caption=(
             f"Rotary (SmolLM2): a query and a key that are the same vector, equally strong in "
             f"each of its {freqs.size} frequency bands θ_i = {cfg.rope_theta:,.0f}^(−2i/"
-            f"{cfg.d_head}), score {far:.2f} of their Δ = 0 score at Δ = {MAX_DISTANCE}: the "
+            f"{cfg.d_head}), score {far:.3f} of their Δ = 0 score at Δ = {MAX_DISTANCE}: the "
             "fast bands turn away within a few tokens, the slow ones hardly move. "
             f"Learned (MiniLM): the cosine of position vectors i and i + Δ from its own table; the "
             "band spans the smallest to largest over i."

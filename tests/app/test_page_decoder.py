@@ -58,7 +58,7 @@ def test_the_notes_table_follows_its_rule(smollm2):
         )
         np.testing.assert_allclose(array(charts["dec_note_own"]["data"][0]["z"]), NOTE_TABLE_QK.T)
         said = next(m.value for m in at.markdown if m.value.startswith("In this head"))
-        assert f"**{tables[pick.layer, pick.head, 2, 1]:.2f}** to “quantum”" in said
+        assert f"**{tables[pick.layer, pick.head, 2, 1]:.3f}** to “quantum”" in said
 
 
 def test_the_sidebars_layer_and_head_sliders(smollm2):

@@ -23,15 +23,17 @@ st.markdown(
     "way, computed live." + ("" if error else " " + home_view.bank_sentence(shared.model))
 )
 bias, ffn = home_view.block_phrases(shared, cfg) if not error else ("", "a feed-forward network")
+biased = cfg is None or cfg.family == "bert"  # BERT's projections have biases; Llama's none
+q, k, v = (f"{x} = E·W_{x.upper()}" + (f" + b_{x.upper()}" if biased else "") for x in "qkv")
 st.markdown(
     "**The path of one attention head**, in the order the pages show it:  \n"
     "1. every token gets a vector *E* (its embedding; in later layers, what the layer before "
     "hands on);  \n"
-    "2. each vector asks a question, its **query** *q = E·W_Q*, and offers an answer, its "
-    "**key** *k = E·W_K*;  \n"
+    f"2. each vector asks a question, its **query** *{q}*, and offers an answer, its "
+    f"**key** *{k}*;  \n"
     "3. a query scores every key by a dot product *q·k*, divided by √d_k;  \n"
     "4. softmax turns one query's scores into weights that sum to 1: the **pattern**;  \n"
-    "5. the weights blend the tokens' **values** *v = E·W_V* into this head's proposed change. "
+    f"5. the weights blend the tokens' **values** *{v}* into this head's proposed change. "
     + (
         f"The layer adds up all its heads' proposals{bias} into one update **ΔE**. *E + ΔE* "
         "is not yet the next vector: it is re-centred and rescaled (LayerNorm: mean 0 and "

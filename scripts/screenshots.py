@@ -21,6 +21,7 @@ from scripts.live_app import ROOT, launch_chromium, streamlit_server, wait_idle
 Shot = tuple[str, str, dict[str, str], int, int]
 SHOTS: list[Shot] = [
     ("home", "", {"s": "The river bank was muddy"}, 0, 1),
+    ("notes", "notes", {}, 2, 0),
     ("learn", "learn", {"s": "The river bank was muddy", "step": "5"}, 0, 1),
     (
         "pattern",

@@ -1,5 +1,6 @@
 """Start here draws the visitor's own sentence at once, on its most telling head."""
 
+import dataclasses
 import inspect
 import json
 import re
@@ -194,3 +195,19 @@ def test_a_sentence_typed_on_start_here_opens_its_telling_head(model):
     at.sidebar.text_input(key="s").input("Jane visits Africa today")
     at.sidebar.button[0].click().run()
     assert _sidebar(at) == (pick.layer, pick.head)
+
+
+@pytest.mark.parametrize("model_key", ["minilm", "smollm2"])
+def test_the_projections_have_biases_exactly_when_the_model_has_them(model_key, engines):
+    """MiniLM's query, key and value projections add a bias; SmolLM2's (Llama) have none."""
+    at = open_page(model=model_key)
+    path = next(m.value for m in at.markdown if "The path of one attention head" in m.value)
+    engine = engines[model_key]
+    if hasattr(engine, "weights"):  # BERT: the checkpoint's names
+        has_bias = any(name.endswith("attention.self.query.bias") for name in engine.weights)
+    else:  # Llama: one layer's arrays as attention_core.models.llama lays them out
+        has_bias = any("b_" in f.name for f in dataclasses.fields(engine.params.layer(0)))
+    assert has_bias == (model_key == "minilm")
+    for x in "QKV":
+        assert (f"E·W_{x} + b_{x}*" in path) == has_bias
+        assert f"E·W_{x}" in path

@@ -63,3 +63,36 @@ def explorer_report(at: AppTest, key: str, view: dict) -> AppTest:
     state.json_value = json.dumps({"view": view})
     at._run(states)
     return at
+
+
+# Elements whose words a learner reads (besides formulas, metrics and table columns).
+LEARNER_ELEMENTS = {"Markdown", "Caption", "Info", "Warning", "Success"}
+
+
+def learner_texts(node, formulas: bool = False) -> list[str]:
+    """Every text a learner reads under ``node`` (e.g. ``at.main``), metrics and table columns
+    included, outside the closed "For engineers" expanders; LaTeX formulas too with
+    ``formulas`` (their subscripts read like code names to a pattern looking for those)."""
+    name = type(node).__name__
+    if name == "Expander":
+        return []
+    if name in LEARNER_ELEMENTS or (formulas and name == "Latex"):
+        return [node.value]
+    if name == "Metric":
+        return [node.label, node.value]
+    if name == "Dataframe":
+        return [str(c) for c in node.value.columns]
+    children = getattr(node, "children", {}).values()
+    return [t for child in children for t in learner_texts(child, formulas)]
+
+
+def engineers_text(at: AppTest) -> str:
+    """Everything written inside the "For engineers" expanders (metrics by label and value)."""
+    texts = []
+    for box in at.expander:
+        for child in box.children.values():
+            if type(child).__name__ == "Metric":
+                texts.append(child.label)
+            if hasattr(child, "value"):
+                texts.append(child.value)
+    return " ".join(str(t) for t in texts)

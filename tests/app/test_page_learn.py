@@ -27,7 +27,7 @@ from attention_core.demos import (
     scale_effect,
     special_share,
 )
-from tests.app.conftest import open_page, url_param
+from tests.app.conftest import engineers_text, learner_texts, open_page, url_param
 from tests.figdata import array, spec
 from ui import tour
 from ui.presets import PRESETS
@@ -49,7 +49,6 @@ EXPLORERS = {
     STEP["heads"]: HEADS,
 }
 CODE_NAME = re.compile(r"`|\btrace\.|\battention_core\b|\b[a-z]{2,}_[a-z_]+\b")
-LEARNER = {"Markdown", "Caption", "Info", "Warning", "Success"}
 OFF = {"causal": False, "scale": True, "temp": 1.0, "transpose": False, "q": -1, "k": -1}
 VIEW = {"layer": LAYER, "head": HEAD, "hide_special": False} | OFF  # the sidebar's, switches off
 
@@ -111,30 +110,6 @@ def _explorer(at, key: str, trace, text: str = SENTENCE) -> dict:
     return data
 
 
-def _learner_text(node) -> list[str]:
-    """Words a learner reads (Markdown, captions, notes, metric labels, table columns), outside
-    the closed "For engineers" expanders."""
-    name = type(node).__name__
-    if name == "Expander":
-        return []
-    if name in LEARNER:
-        return [node.value]
-    if name == "Metric":
-        return [node.label]
-    if name == "Dataframe":
-        return [str(c) for c in node.value.columns]
-    return [t for child in getattr(node, "children", {}).values() for t in _learner_text(child)]
-
-
-def _engineers(at) -> str:
-    """Everything written inside the "For engineers" expanders."""
-    texts = []
-    for box in at.expander:
-        texts += [c.value for c in box.children.values() if hasattr(c, "value")]
-        texts += [c.label for c in box.children.values() if type(c).__name__ == "Metric"]
-    return " ".join(str(t) for t in texts)
-
-
 def _words(at) -> str:
     return " ".join([m.value for m in at.markdown] + [x.value for x in at.latex])
 
@@ -162,9 +137,9 @@ def test_every_step_renders_on_a_custom_sentence(step):
     # learners read words: code names only in the closed "For engineers" expander
     assert [box.label for box in at.expander] == ["For engineers"]
     assert not at.expander[0].proto.expanded
-    learner = _learner_text(at.main)
+    learner = learner_texts(at.main)
     assert learner and not [t for t in learner if CODE_NAME.search(t)]
-    assert CODE_NAME.search(_engineers(at))
+    assert CODE_NAME.search(engineers_text(at))
 
 
 def test_step_order_softmax_before_the_steps_that_lean_on_it():
@@ -212,7 +187,7 @@ def test_step_queries_recomputed_from_weights_matches_the_pass(model, trace):
     assert f"= {value}" in " ".join(x.value for x in at.latex)
     assert f"q = **{value}**" in _words(at)
     assert f"({rec.b_e[0]:.3f}) = {value}" in _words(at)
-    assert "trace.q_lhqe" in _engineers(at)
+    assert "trace.q_lhqe" in engineers_text(at)
 
 
 def test_step_scores_are_the_raw_dot_products(trace):
@@ -306,7 +281,7 @@ def test_step_masking_causal_and_padding(model, trace):
     leak = _metric(at, "weight on [PAD], no mask")
     assert leak == f"{pad.leak_hq[HEAD].mean():.3f}" and float(leak) > 0
     assert float(_metric(at, "largest change")) < 1e-6
-    assert "largest change" in _engineers(at) and "key_mask_k" in _engineers(at)
+    assert "largest change" in engineers_text(at) and "key_mask_k" in engineers_text(at)
 
 
 def test_step_values_weighted_sum_and_update(trace):
@@ -403,7 +378,8 @@ def test_step_cost_split_crossover_and_memory(model, trace):
     assert own == trace.scores_lhqk.nbytes + trace.pattern_lhqk.nbytes
     text = _words(at)
     assert f"**{own // 4:,} numbers**" in text and f"**{own / 1e6:.3f} MB**" in text
-    assert f"{own:,} bytes" in _engineers(at) and "bytes" not in " ".join(_learner_text(at.main))
+    assert f"{own:,} bytes" in engineers_text(at)
+    assert "bytes" not in " ".join(learner_texts(at.main))
     assert crossover_tokens(model.config) == 2304 and "n = 2d + d_ff = 2,304 tokens" in text
     assert "beyond the 512 positions" in text and "bends towards" not in text
     curve = spec(_chart(at, "learn_cost"))["data"]

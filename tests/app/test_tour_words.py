@@ -8,31 +8,12 @@ import re
 
 import pytest
 
-from tests.app.conftest import open_page
+from tests.app.conftest import engineers_text, learner_texts, open_page
 from ui import tour
 
 STEP = {name: k for k, name in enumerate(tour.ORDER, start=1)}
 TEXT = "she deposited cash at the bank before noon"
-LEARNER = {"Markdown", "Caption", "Info", "Warning", "Success", "Latex"}
 FOUR_DECIMALS = re.compile(r"(?<![\d.])-?\d+\.\d{4,}(?!\d)")
-
-
-def _learner(node) -> list[str]:
-    """Every text a learner reads outside the "For engineers" expander, formulas included."""
-    name = type(node).__name__
-    if name == "Expander":
-        return []
-    if name in LEARNER:
-        return [node.value]
-    if name == "Metric":
-        return [node.label, node.value]
-    return [t for child in getattr(node, "children", {}).values() for t in _learner(child)]
-
-
-def _engineers(at) -> str:
-    return " ".join(
-        str(c.value) for box in at.expander for c in box.children.values() if hasattr(c, "value")
-    )
 
 
 def test_the_promise_names_the_other_models_and_the_what_ifs():
@@ -53,20 +34,20 @@ def test_the_promise_names_the_other_models_and_the_what_ifs():
     assert "random heads" in " ".join(m.value for m in at.markdown)
 
 
-def test_shapes_move_to_the_engineers():
+def test_shapes_move_to_theengineers_text():
     at = open_page("learn", s=TEXT, step=str(STEP["queries"]), layer="2", head="5")
-    learner = " ".join(_learner(at.main))
+    learner = " ".join(learner_texts(at.main, formulas=True))
     assert "\\times" not in learner and "[10 × 384]" not in learner
-    assert "[10 × 384] · [384 × 32] → [10 × 32]" in _engineers(at)
+    assert "[10 × 384] · [384 × 32] → [10 × 32]" in engineers_text(at)
     assert "each token's 384 numbers go in, this head's 32 query numbers come out" in learner
 
 
-def test_load_threads_and_bytes_move_to_the_engineers():
+def test_load_threads_and_bytes_move_to_theengineers_text():
     at = open_page("learn", s=TEXT, step=str(STEP["cost"]))
-    learner = " ".join(_learner(at.main))
+    learner = " ".join(learner_texts(at.main, formulas=True))
     for word in ("load average", "thread", "bytes", "cores"):
         assert not re.search(rf"\b{word}", learner), word
-    engineers = _engineers(at)
+    engineers = engineers_text(at)
     assert "load average" in engineers and "bytes" in engineers and "cores" in engineers
 
 
@@ -74,7 +55,7 @@ def test_load_threads_and_bytes_move_to_the_engineers():
 def test_learners_read_three_decimals(step):
     at = open_page("learn", s=TEXT, step=str(step))
     assert not at.exception, [e.value for e in at.exception]
-    long = [t for t in _learner(at.main) if FOUR_DECIMALS.search(t)]
+    long = [t for t in learner_texts(at.main, formulas=True) if FOUR_DECIMALS.search(t)]
     assert not long, long
 
 

@@ -61,7 +61,7 @@ class TellingHead:
     weight: float  # pattern_lhqk[layer, head, query, key]
     between_content_words: bool  # False when the fallback (any non-special pieces) chose it
     skipped_heads: tuple[tuple[int, int], ...]  # (layer, head) left out as neighbour-only
-    statement: str  # e.g. 'layer 1, head 9: “bank” puts 0.75 of its attention on “river”'
+    statement: str  # e.g. 'layer 1, head 9: “bank” puts 0.750 of its attention on “river”'
 
 
 def word_index_t(tokens: Tokens) -> NDArray[np.int64]:
@@ -145,7 +145,7 @@ def telling_head(trace: Trace) -> TellingHead | None:
     layer, head, query, key = found
     weight = float(pattern[layer, head, query, key])
     statement = (
-        f"layer {layer}, head {head}: {_name(tokens, query, word_t)} puts {weight:.2f} of its "
+        f"layer {layer}, head {head}: {_name(tokens, query, word_t)} puts {weight:.3f} of its "
         f"attention on {_name(tokens, key, word_t)}"
     )
     skipped = tuple((int(a), int(b)) for a, b in zip(*np.nonzero(skip_lh), strict=True))

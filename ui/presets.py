@@ -44,7 +44,7 @@ CURATED: tuple[Preset, ...] = (
         3,
         2,
         BANK_PROBES,
-        "Layer 1, head 9: “bank” puts 0.75 of its attention on “river”, the word that says "
+        "Layer 1, head 9: “bank” puts 0.750 of its attention on “river”, the word that says "
         "which kind of bank this is.",
     ),
     Preset(
@@ -54,7 +54,7 @@ CURATED: tuple[Preset, ...] = (
         7,
         4,
         BANK_PROBES,
-        "Layer 5, head 7: “bank” puts 0.67 of its attention on “deposit”, the word that makes it "
+        "Layer 5, head 7: “bank” puts 0.670 of its attention on “deposit”, the word that makes it "
         "the bank that keeps money.",
     ),
     Preset(
@@ -64,8 +64,8 @@ CURATED: tuple[Preset, ...] = (
         3,
         2,
         ("physics", "pipe", "water", "dirt"),
-        "Layer 3, head 11: “plumbing” puts 0.31 of its attention on “quantum” and 0.21 on "
-        "“dirty”: the two words that describe it get 0.52 together.",
+        "Layer 3, head 11: “plumbing” puts 0.312 of its attention on “quantum” and 0.210 on "
+        "“dirty”: the two words that describe it get 0.522 together.",
         (1,),
     ),
     Preset(
@@ -75,8 +75,8 @@ CURATED: tuple[Preset, ...] = (
         4,
         2,
         ("animal", "tree", "green", "soft"),
-        "Layer 0, head 3: “creature” puts 0.19 of its attention on “fluffy” and 0.13 on “blue”: "
-        "the two words that describe it get 0.32 together.",
+        "Layer 0, head 3: “creature” puts 0.187 of its attention on “fluffy” and 0.135 on “blue”: "
+        "the two words that describe it get 0.321 together.",
         (3,),
     ),
     Preset(
@@ -86,7 +86,7 @@ CURATED: tuple[Preset, ...] = (
         1,
         2,
         ("travel", "continent", "person", "city"),
-        "Layer 1, head 8: “jane” puts 0.82 of its attention on “visits”, what Jane does.",
+        "Layer 1, head 8: “jane” puts 0.825 of its attention on “visits”, what Jane does.",
     ),
     Preset(
         "The green, one-eyed creature is the star of the Disney Pixar movie. He's short, has "
@@ -96,7 +96,7 @@ CURATED: tuple[Preset, ...] = (
         42,
         7,
         ("Mike Wazowski", "cyclops", "cartoon", "horror"),
-        "Layer 0, head 10: “monster” puts 0.42 of its attention on “creature”, the word it "
+        "Layer 0, head 10: “monster” puts 0.416 of its attention on “creature”, the word it "
         "refers back to.",
     ),
 )

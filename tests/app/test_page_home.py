@@ -36,7 +36,7 @@ def test_a_typed_sentence_opens_on_its_telling_head(model):
     )
     assert data["stages"] == ["pattern"] and data["tell"] is False  # it never moves the sidebar
     said = re.sub(r"\\(.)", r"\1", " ".join(m.value for m in at.markdown))  # Markdown escapes
-    assert f"{pick.weight:.2f} of its attention" in said
+    assert f"{pick.weight:.3f} of its attention" in said
     pattern = trace_sentence(model, text).pattern_lhqk
     assert pick.weight == pytest.approx(float(pattern[pick.layer, pick.head, pick.query, pick.key]))
 
@@ -174,7 +174,7 @@ def test_one_head_on_the_screen_after_typing_a_sentence(model):
         ) in _said(at)
         at.button(key="home_open_view").click().run()
     assert _chart(at) == _sidebar(at) == _url(at) == (pick.layer, pick.head)
-    assert f"{pick.weight:.2f} of its attention" in _said(at)
+    assert f"{pick.weight:.3f} of its attention" in _said(at)
     assert not any(b.key == "home_open_view" for b in at.button)
     at.sidebar.slider(key="head").set_value((pick.head + 1) % 12).run()
     assert _chart(at) == _sidebar(at) == _url(at) == (pick.layer, (pick.head + 1) % 12)

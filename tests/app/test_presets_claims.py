@@ -20,8 +20,8 @@ from ui.presets import (
 )
 
 IDS = [preset.sentence[:24] for preset in CURATED]
-PAIR = re.compile(r"(\d\.\d\d)(?: of its attention)? on “([^”]+)”")
-TOGETHER = re.compile(r"(\d\.\d\d) together")
+PAIR = re.compile(r"(\d\.\d\d\d)(?: of its attention)? on “([^”]+)”")
+TOGETHER = re.compile(r"(\d\.\d\d\d) together")
 
 
 @pytest.mark.parametrize("preset", CURATED, ids=IDS)
@@ -36,10 +36,10 @@ def test_every_number_of_a_claim_is_the_engines_weight(model, preset):
     pairs = PAIR.findall(preset.claim)
     assert [word for _, word in pairs] == [tokens[k] for k in named], preset.claim
     for (shown, _), k in zip(pairs, named, strict=True):
-        assert shown == f"{row[k]:.2f}", (preset.claim, k, float(row[k]))
+        assert shown == f"{row[k]:.3f}", (preset.claim, k, float(row[k]))
     checked = [shown for shown, _ in pairs]
     for shown in TOGETHER.findall(preset.claim):
-        assert shown == f"{row[list(named)].sum():.2f}", (
+        assert shown == f"{row[list(named)].sum():.3f}", (
             preset.claim,
             float(row[list(named)].sum()),
         )

@@ -28,17 +28,6 @@ IDS = [preset.sentence[:24] for preset in CURATED]
 
 
 @pytest.mark.parametrize("preset", CURATED, ids=IDS)
-def test_the_claim_prints_the_engines_weight(model, preset):
-    trace = trace_sentence(model, preset.sentence)
-    tokens = trace.tokens.tokens
-    weight = trace.pattern_lhqk[preset.layer, preset.head, preset.token, preset.key]
-    assert preset.claim.startswith(
-        f"Layer {preset.layer}, head {preset.head}: “{tokens[preset.token]}” puts {weight:.2f} of "
-        f"its attention on “{tokens[preset.key]}”"
-    ), (preset.claim, float(weight))
-
-
-@pytest.mark.parametrize("preset", CURATED, ids=IDS)
 def test_no_probe_is_a_word_of_its_sentence(model, preset):
     words = {word for word, _ in split_words(tokenize(model, preset.sentence).tokens)}
     for probe in preset.probes:

@@ -5,7 +5,7 @@ listened. The sidebar shows Whisper here; the explorer holds its layer and head.
 import streamlit as st
 
 from attention_core.audio import is_silent, speech_frames
-from ui import listen, listen_views, router
+from ui import listen, listen_views, router, verify
 from ui.cache_listen import digest, heard, whisper_error
 
 shared = router.shared()  # the sidebar shows Whisper tiny.en here (ui.registry: its models)
@@ -32,6 +32,7 @@ if len(clip.token_ids) == clip.n_prompt:
     st.info("Whisper heard no words in this recording. Try speaking more clearly or closer.")
     st.stop()
 listen_views.transcript(clip)
+verify.listen_button(clip, key, listen_views.shown(clip))
 st.subheader("Where each word listened")
 layer, head = shared.layer, shared.head
 listen_views.cross(clip, layer, head)

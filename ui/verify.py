@@ -1,10 +1,12 @@
-"""The "Verify against the reference library" button of the pattern and embedding pages.
+"""The "Verify against the reference library" button of the pattern and embedding pages, and
+of Listen.
 
 Pressed, it runs the page's sentence through the libraries that run the sidebar's model
-(ui.verify_refs: transformers, and sentence-transformers for MiniLM's sentence vector), in this
-process, and shows how far their numbers are from ours: a small table and one plain sentence. The
-libraries are imported only when the button is pressed; when they are missing it says how to
-install them. One check per (model, sentence) is kept for every visitor.
+(ui.verify_refs: transformers, and sentence-transformers for MiniLM's sentence vector), or
+Listen's clip through CTranslate2 and transformers (ui.verify_whisper), in this process, and shows
+how far their numbers are from ours: a small table and one plain sentence. The libraries are
+imported only when the button is pressed; when they are missing it says how to install them. One
+check per (model, sentence), or per clip, is kept for every visitor.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import streamlit as st
 from attention_core import Trace
 from ui import safe
 from ui.cache import get_model
+from ui.cache_listen import Heard, get_whisper
 from ui.router import Shared
 from ui.verify_refs import (
     INSTALL,
@@ -31,6 +34,7 @@ from ui.verify_refs import (
     missing,
     round_up,
 )
+from ui.verify_whisper import TOL_ATTENTION, TOL_ENCODER, check_clip
 
 LIBRARY = {"minilm": "sentence-transformers and transformers", "smollm2": "transformers"}
 CALLS = {
@@ -88,11 +92,9 @@ def verified(model: str, text: str, _trace: Trace) -> Verdict:
 
 def verdict_line(diff: Difference) -> str:
     """A row's verdict, from the measured difference: "agree to within 0.000003"."""
-    vectors = diff.quantity.startswith("token vectors")
-    scale = " times the layer's largest number" if vectors else ""
     if diff.agrees:
-        return f"agree to within {round_up(diff.relative)}{scale}"
-    return f"differ by up to {round_up(diff.relative)}{scale}: more than expected"
+        return f"agree to within {round_up(diff.relative)}{diff.scale}"
+    return f"differ by up to {round_up(diff.relative)}{diff.scale}: more than expected"
 
 
 def summary(model: str, verdict: Verdict) -> str:
@@ -131,27 +133,45 @@ def _table(verdict: Verdict) -> None:
     )
 
 
-def _engineers(model: str, verdict: Verdict, trace: Trace) -> None:
+def _engineers(text: str) -> None:
     with st.expander("For engineers", expanded=False, icon=":material/code:"):
-        st.markdown(
-            f"- Reference: {CALLS[model]}, on the same files our engine reads "
-            f"(`ui.verify_refs.check_sentence`), in this process.\n"
-            f"- Ours: `trace.pattern_lhqk`, `trace.hidden_ltd`"
-            + (", `trace.sentence_embedding_d`" if model == "minilm" else "")
-            + " of the plain trace (no what-if switches).\n"
-            "- Largest |ours − theirs|; token vectors relative to each state's largest |value| "
-            f"(`hidden_ltd[l]`); tolerance {TOLERANCE[model]:g} (`ui.verify_refs.TOLERANCE`).\n"
-            f"- {trace.n_tokens} tokens; the reference libraries took {verdict.seconds:.1f} s "
-            "when this sentence was first checked (loading included), kept per (model, text) "
-            "for every visitor (`st.cache_data`, 16 entries).\n"
-            f"- Needs {', '.join(NEEDS[model])}: `{INSTALL[model]}`."
+        st.markdown(text)
+
+
+def _text_engineers(model: str, verdict: Verdict, trace: Trace) -> str:
+    return (
+        f"- Reference: {CALLS[model]}, on the same files our engine reads "
+        f"(`ui.verify_refs.check_sentence`), in this process.\n"
+        f"- Ours: `trace.pattern_lhqk`, `trace.hidden_ltd`"
+        + (", `trace.sentence_embedding_d`" if model == "minilm" else "")
+        + " of the plain trace (no what-if switches).\n"
+        "- Largest |ours − theirs|; token vectors relative to each state's largest |value| "
+        f"(`hidden_ltd[l]`); tolerance {TOLERANCE[model]:g} (`ui.verify_refs.TOLERANCE`).\n"
+        f"- {trace.n_tokens} tokens; the reference libraries took {verdict.seconds:.1f} s "
+        "when this sentence was first checked (loading included), kept per (model, text) "
+        "for every visitor (`st.cache_data`, 16 entries).\n"
+        f"- Needs {', '.join(NEEDS[model])}: `{INSTALL[model]}`."
+    )
+
+
+def _lacking(model: str) -> bool:
+    """Say how to install what ``model``'s check needs when some of it is missing."""
+    lacking = missing(model)
+    if lacking:
+        st.warning(
+            f"This check needs {', '.join(lacking)}, which {'is' if len(lacking) == 1 else 'are'}"
+            " not installed here. Install the reference libraries with this command, in the "
+            "app's folder, then press the button again:",
+            icon=":material/download:",
         )
+        st.code(INSTALL[model], language="bash")
+    return bool(lacking)
 
 
 def button(shared: Shared, trace: Trace) -> None:
     """The button, and after it is pressed the check of the page's sentence on the sidebar's model
     (kept on screen until the sentence or model changes)."""
-    if shared.model not in NEEDS:
+    if shared.model not in LIBRARY:  # Whisper's check is on Listen: listen_button
         return
     st.subheader("Check it yourself")
     st.caption(
@@ -164,19 +184,90 @@ def button(shared: Shared, trace: Trace) -> None:
         st.session_state["_verify_for"] = asked
     if st.session_state.get("_verify_for") != asked:
         return
-    lacking = missing(shared.model)
-    if lacking:
-        st.warning(
-            f"This check needs {', '.join(lacking)}, which {'is' if len(lacking) == 1 else 'are'}"
-            " not installed here. Install the reference libraries with this command, in the "
-            "app's folder, then press the button again:",
-            icon=":material/download:",
-        )
-        st.code(INSTALL[shared.model], language="bash")
+    if _lacking(shared.model):
         return
     with st.spinner(f"Running your sentence through {LIBRARY[shared.model]}…"):
         verdict = verified(shared.model, shared.text, trace)
     st.markdown(summary(shared.model, verdict))
     if verdict.differences:
         _table(verdict)
-    _engineers(shared.model, verdict, trace)
+    _engineers(_text_engineers(shared.model, verdict, trace))
+
+
+WHISPER_LIBRARY = "CTranslate2 and transformers"
+WHISPER_CALLS = (
+    '`ctranslate2.models.Whisper(folder, device="cpu", compute_type="float32")` on the '
+    "package's `model.bin`: `encode` for the encoder's output, `generate(features, [prompt], "
+    "beam_size=1)` for the greedy tokens; `transformers.WhisperForConditionalGeneration` with "
+    "the same weights mapped in (`ui.verify_whisper.mapped_state`, eager attention) and "
+    "`output_attentions=True` on our tokens for every attention"
+)
+
+
+# Worst case 4 × a few hundred bytes: only the verdict is kept (the check peaks near 1 GB: the
+# encoder's 4 × 54 MB of self-attention from transformers, and the models loaded once).
+@st.cache_data(max_entries=4, show_spinner=False)
+def verified_clip(key: str, _heard: Heard, _tokens: tuple[str, ...]) -> Verdict:
+    """Run the clip whose samples hash to ``key`` through Whisper's reference libraries and compare
+    with ``_heard`` (not hashed: the key names it); ``_tokens``: its tokens as shown."""
+    start = time.perf_counter()
+    problem, found = check_clip(get_whisper(), _heard, list(_tokens))
+    return Verdict(found, problem, time.perf_counter() - start)
+
+
+def clip_summary(verdict: Verdict, n_tokens: int) -> str:
+    """The one plain sentence a learner reads about a clip."""
+    encoder, *weights = verdict.differences
+    worst = max(verdict.differences, key=lambda d: d.relative / d.tolerance)
+    attention = round_up(max(d.relative for d in weights))
+    if not all(d.agrees for d in verdict.differences):
+        numbers = (
+            f"Our numbers and those of {WHISPER_LIBRARY} differ more than rounding explains: "
+            f"{worst.quantity} by up to {round_up(worst.relative)} ({safe.md(worst.where)})."
+        )
+    else:
+        numbers = (
+            f"Our numbers and those of {WHISPER_LIBRARY} agree on this clip: the encoder's "
+            f"output to within {round_up(encoder.relative)} times its largest number, every "
+            f"attention weight to within {attention}. That is rounding in the last digits a "
+            "computer keeps."
+        )
+    if verdict.token_problem:
+        return f"CTranslate2 writes another transcript: {verdict.token_problem}. " + numbers
+    return f"CTranslate2 writes the same {n_tokens} tokens as ours. " + numbers
+
+
+def _clip_engineers(verdict: Verdict, n_tokens: int) -> str:
+    return (
+        f"- Reference: {WHISPER_CALLS}, in this process (`ui.verify_whisper.check_clip`), on "
+        "the log-mel our engine read (`Heard.mel_ft`).\n"
+        "- Ours: `Heard.token_ids` (text after the prompt), `encoder_hidden_ltd[-1]`, "
+        "`cross_pattern_lhqk`, `self_pattern_lhqk`, and every encoder layer's self-attention "
+        "recomputed by `encoder_pattern` (1500 frames).\n"
+        "- Largest |ours − theirs|; the encoder's output relative to its largest |value|, "
+        f"tolerance {TOL_ENCODER:g}; attention weights absolute, tolerance {TOL_ATTENTION:g} "
+        "(as `tests/core/test_whisper_exact.py`).\n"
+        f"- {n_tokens} tokens; the reference libraries took {verdict.seconds:.1f} s when this "
+        "clip was first checked (loading included), kept per clip (the SHA-256 of its samples) "
+        "for every visitor (`st.cache_data`, 4 entries).\n"
+        f"- Needs {', '.join(NEEDS['whisper'])}: `{INSTALL['whisper']}`."
+    )
+
+
+def listen_button(heard: Heard, key: str, tokens: list[str]) -> None:
+    """Listen's button, and after it is pressed the check of the clip shown (``key``: the hash of
+    its samples; ``tokens``: every token, as shown), kept on screen until the clip changes."""
+    st.caption(
+        "Run this clip through CTranslate2, the library this model's file was made for, and "
+        "transformers, with the same weights, and see how far their numbers are from ours."
+    )
+    if st.button(BUTTON, key="verify_run", icon=":material/fact_check:"):
+        st.session_state["_verify_clip"] = key
+    if st.session_state.get("_verify_clip") != key or _lacking("whisper"):
+        return
+    with st.spinner(f"Running this clip through {WHISPER_LIBRARY}…"):
+        verdict = verified_clip(key, heard, tuple(tokens))
+    n_tokens = len(heard.token_ids) - heard.n_prompt
+    st.markdown(clip_summary(verdict, n_tokens))
+    _table(verdict)
+    _engineers(_clip_engineers(verdict, n_tokens))

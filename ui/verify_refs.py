@@ -30,12 +30,14 @@ F32 = NDArray[np.float32]
 NEEDS: dict[str, tuple[str, ...]] = {
     "minilm": ("torch", "transformers", "sentence_transformers"),
     "smollm2": ("torch", "transformers", "gguf", "accelerate"),
+    "whisper": ("torch", "transformers", "ctranslate2"),
 }
 # MiniLM's references are runtime requirements (the design names sentence-transformers); SmolLM2's
-# GGUF loader needs the verify extra on top.
+# GGUF loader and Whisper's CTranslate2 (ui/verify_whisper.py) need the verify extra on top.
 INSTALL = {
     "minilm": ".venv/bin/pip install -r requirements.txt",
     "smollm2": '.venv/bin/pip install -e ".[verify]"',
+    "whisper": '.venv/bin/pip install -e ".[verify]"',
 }
 
 # The hooked submodules, per family: the value projection, the output projection (W_O) and the
@@ -179,6 +181,7 @@ class Difference:
     relative: float  # ``largest`` over the scale compared (1 for weights; a layer's largest value)
     where: str  # where it is, in plain words
     tolerance: float  # the most ``relative`` may be
+    scale: str = ""  # what ``relative`` is a fraction of, in words ("" for weights)
 
     @property
     def agrees(self) -> bool:
@@ -201,9 +204,9 @@ def compare_states(ours: F32, theirs: F32, tokens: tuple[str, ...], tol: float) 
     ratio = diff / scale
     state, t, d = (int(i) for i in np.unravel_index(int(ratio.argmax()), ratio.shape))
     where = f"{state_name(state)}, token “{tokens[t]}”, number {d} of {diff.shape[-1]}"
-    return Difference(
-        "token vectors, every layer", float(diff[state, t, d]), float(ratio.max()), where, tol
-    )
+    largest, relative = float(diff[state, t, d]), float(ratio.max())
+    scale = " times the layer's largest number"
+    return Difference("token vectors, every layer", largest, relative, where, tol, scale)
 
 
 def compare_sentence(ours: F32, theirs: F32, tol: float) -> Difference:

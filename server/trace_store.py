@@ -7,7 +7,6 @@ for traces; the tests drive it directly.
 
 from __future__ import annotations
 
-import ctypes
 import os
 import threading
 import time
@@ -19,6 +18,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 
 from attention_core import Trace
+from server.lanes import BackLane
+from server.memory import release_free_memory
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -47,37 +48,6 @@ def nbytes(obj: DataclassInstance) -> int:
         elif is_dataclass(value) and not isinstance(value, type):
             total += nbytes(value)
     return total
-
-
-def _malloc_trim() -> Callable[[int], int] | None:
-    try:
-        return ctypes.CDLL("libc.so.6").malloc_trim
-    except (OSError, AttributeError):  # not glibc: nothing to call
-        return None
-
-
-_MALLOC_TRIM = _malloc_trim()
-
-
-def release_free_memory() -> None:
-    """Hand memory freed by the forward pass back to the system (glibc's malloc_trim). A
-    512-token pass frees hundreds of MB of temporaries that malloc otherwise keeps: replaying
-    4 × 512 and 4 × 128 tokens through a 400 MB store held 708 MB resident without it, 405-432
-    MB with it, for 1-7 ms a trace."""
-    if _MALLOC_TRIM is not None:
-        _MALLOC_TRIM(0)
-
-
-TRIM_EVERY_S = 10.0
-
-
-def trim_periodically(stop: threading.Event, every_s: float = TRIM_EVERY_S) -> None:
-    """Every ``every_s`` seconds hand freed memory back (release_free_memory), until ``stop``.
-    The store trims after its own passes, but other work frees large arrays too (hiding a word
-    runs the sentence twice, figures at 512 tokens, other threads' temporaries): in a soak at
-    1.18 GB one malloc_trim gave back 150 MB. Each call takes 0.2-7 ms."""
-    while not stop.wait(every_s):
-        release_free_memory()
 
 
 class Superseded(Exception):
@@ -111,9 +81,14 @@ class TraceStore:
     USAGE_CAP_S = 2.0  # a session over this much (decayed) pass time waits before its next
 
     def __init__(
-        self, budget: int, slots: int | None = None, usage_cap_s: float = USAGE_CAP_S
+        self,
+        budget: int,
+        slots: int | None = None,
+        usage_cap_s: float = USAGE_CAP_S,
+        lane: BackLane | None = None,
     ) -> None:
         self.budget = budget
+        self.lane = lane  # where heavy passes run (``heavy``); None: in the caller's thread
         self.usage_cap_s = usage_cap_s
         self.nbytes = 0
         self.reserved = 0  # bytes of the passes computing now (their ``expected``)
@@ -206,6 +181,13 @@ class TraceStore:
         best = min(self._waiting, key=lambda t: (self.usage(self._waiting[t], now), t))
         return best == ticket
 
+    def heavy(self, size: int, session: Hashable | None) -> bool:
+        """A pass for the back lane (``server.lanes``, a lower OS priority): a big trace (a
+        quarter of the budget or more, as ``_evict`` counts them: with the default 320 MB,
+        MiniLM from ~290 tokens, SmolLM2 from ~280), or a session over its share. A class's
+        short sentences keep the normal priority."""
+        return size >= self.budget // 4 or self.usage(session) > self.usage_cap_s
+
     def _release_slot(self) -> None:
         with self._slot_free:
             self.running -= 1
@@ -240,7 +222,8 @@ class TraceStore:
                     self._make_room(size)
                     started = time.monotonic()
                     try:
-                        trace = _freeze(compute())
+                        lane = self.lane if self.heavy(size, session) else None
+                        trace = _freeze(lane.run(compute) if lane is not None else compute())
                     finally:
                         with self._lock:
                             self.reserved -= size

@@ -46,8 +46,10 @@ from attention_core.models.registry import ALL_MODELS
 from attention_core.saturation import Saturation, saturation_curve
 from attention_core.telling import TellingHead, telling_head
 from attention_core.tokens import tokenize
+from server.lanes import BackLane
+from server.memory import trim_periodically
 from server.streamlit_private import current_run
-from server.trace_store import Superseded, TraceStore, trim_periodically
+from server.trace_store import Superseded, TraceStore
 from ui.cache_listen import whisper_config, whisper_error
 from ui.presets import DEFAULT_SENTENCE
 
@@ -125,7 +127,9 @@ def trace_store() -> TraceStore:
     threading.Thread(
         target=trim_periodically, args=(threading.Event(),), name="malloc-trim", daemon=True
     ).start()
-    return TraceStore(TRACE_BUDGET_MB * 2**20, TRACE_SLOTS)
+    store = TraceStore(TRACE_BUDGET_MB * 2**20, TRACE_SLOTS)
+    store.lane = BackLane(store.slots)  # big passes at a lower priority (server.lanes)
+    return store
 
 
 def get_trace(model_name: str, text: str, whatif: WhatIf = WhatIf()) -> Trace:
@@ -134,12 +138,12 @@ def get_trace(model_name: str, text: str, whatif: WhatIf = WhatIf()) -> Trace:
     for a slot is dropped once the session has asked for another sentence (a rerun request):
     the run then stops at once so the newer one starts."""
     key = (model_name, text, whatif)
+    model = get_model(model_name)  # in the session's thread: the pass may run on the back lane
 
     def compute() -> Trace:
-        return trace_sentence(get_model(model_name), text, whatif)
+        return trace_sentence(model, text, whatif)
 
     def expected() -> int:
-        model = get_model(model_name)
         return trace_nbytes(model.config, len(tokenize(model, text)))
 
     run = current_run()

@@ -99,12 +99,12 @@ def test_the_trace_store_stays_within_its_budget_under_many_traces(model):
 def test_freed_memory_is_trimmed_periodically(monkeypatch):
     import threading
 
-    import server.trace_store
+    import server.memory
 
     calls, stop = [], threading.Event()
-    monkeypatch.setattr(server.trace_store, "release_free_memory", lambda: calls.append(1))
+    monkeypatch.setattr(server.memory, "release_free_memory", lambda: calls.append(1))
     thread = threading.Thread(
-        target=server.trace_store.trim_periodically, args=(stop, 0.01), daemon=True
+        target=server.memory.trim_periodically, args=(stop, 0.01), daemon=True
     )
     thread.start()
     deadline = time.monotonic() + 5

@@ -125,8 +125,8 @@ def _table(verdict: Verdict) -> None:
             "largest difference": [
                 np.format_float_positional(d.largest, 2, fractional=False, trim="-") for d in rows
             ],
+            "verdict": [verdict_line(d) for d in rows],  # before "where": the wide column last
             "where": [d.where for d in rows],
-            "verdict": [verdict_line(d) for d in rows],
         },
         key="verify_table",
         hide_index=True,

@@ -188,7 +188,7 @@ def compare_encoder(ours_td: F32, theirs_td: F32) -> Difference:
     largest, (t, d) = _worst(diff)
     where = f"the frame at {t * FRAME_S:.2f} s, number {d} of {diff.shape[1]}"
     scale = float(np.abs(theirs_td).max())
-    quantity = "the encoder's output (CTranslate2)"
+    quantity = "encoder output (CTranslate2)"
     return Difference(
         quantity, largest, largest / scale, where, TOL_ENCODER, " times its largest number"
     )
@@ -199,10 +199,10 @@ def compare_decoder(ours: F32, theirs: F32, tokens: list[str], cross: bool) -> D
     (keys = 20 ms frames of the sound) or self-attention (keys = tokens)."""
     largest, (layer, head, q, k) = _worst(np.abs(np.asarray(ours, np.float64) - theirs))
     if cross:
-        quantity = "cross-attention, every layer and head (transformers)"
+        quantity = "cross-attention, every head (transformers)"
         key = f"the sound at {k * FRAME_S:.2f} s"
     else:
-        quantity = "the decoder's self-attention, every layer and head (transformers)"
+        quantity = "decoder self-attention, every head (transformers)"
         key = f"“{tokens[k]}”"
     where = f"layer {layer}, head {head}: “{tokens[q]}” attending to {key}"
     return Difference(quantity, largest, largest, where, TOL_ATTENTION)
@@ -222,7 +222,7 @@ def compare_encoder_self(model: WhisperModel, hidden_ltd: F32, theirs: Any) -> D
         f"layer {layer}, head {head}: the frame at {q * FRAME_S:.2f} s attending to the one at "
         f"{k * FRAME_S:.2f} s"
     )
-    quantity = "the encoder's self-attention, every layer and head (transformers)"
+    quantity = "encoder self-attention, every head (transformers)"
     return Difference(quantity, largest, largest, where, TOL_ATTENTION)
 
 

@@ -141,10 +141,10 @@ def test_listen_shows_the_button_and_the_verdict(clip, measured):
     at = _press(at)
     (table,) = [d.value for d in at.dataframe if "compared" in d.value.columns]
     assert list(table["compared"]) == [
-        "the encoder's output (CTranslate2)",
-        "cross-attention, every layer and head (transformers)",
-        "the decoder's self-attention, every layer and head (transformers)",
-        "the encoder's self-attention, every layer and head (transformers)",
+        "encoder output (CTranslate2)",
+        "cross-attention, every head (transformers)",
+        "decoder self-attention, every head (transformers)",
+        "encoder self-attention, every head (transformers)",
     ]
     largest = [measured[k] for k in ("encoder", "cross", "self", "encoder_self")]
     for shown, want in zip(table["largest difference"], largest, strict=True):

@@ -1,5 +1,8 @@
-"""``python -m bench classroom [--sessions 30] [--replicas 2] [--no-heavy]``: a class behind
-./serve.sh, as the load test drives it (tests/serve/test_classroom.py asserts its correctness).
+"""``python -m bench classroom [--sessions 30] [--listeners 4] [--replicas 2] [--no-heavy]``: a
+class behind ./serve.sh, as the load test drives it (tests/serve/test_classroom.py asserts its
+correctness), with visitors on all three models: readers on MiniLM and SmolLM2 (below) and
+listeners on Whisper (``bench.classroom_listen``), who upload a new clip in each new-sentence
+round.
 
 Thirty browser sessions (one Chromium, one context each, so each holds its own balancer cookie)
 arrive within 10 s, each on /pattern with a sentence of its own; every third one on the decoder
@@ -31,6 +34,7 @@ from pathlib import Path
 from urllib.parse import quote_plus
 
 from attention_core import Model, load_model, tokenize
+from bench.classroom_listen import Listener, engine_heard, listeners
 from bench.explorer import DONE, FIRST_DRAW, INSTRUMENT, MARK, RESULT, SETTLED, server_cpu_s
 from bench.live import rss_mb
 from bench.report import load, p50, p95, progress, table
@@ -39,6 +43,7 @@ from scripts.live_app import free_port, launch_chromium
 from scripts.serving import Serve, srv_cookie, start_serve, stop_serve, wait_ready
 
 ARRIVAL_S = 10.0  # every session arrives within this
+LISTENERS = 4  # students on Listen (Whisper), beside the readers (bench.classroom_listen)
 WAIT_MS = 180_000  # one wait on a page (30 sessions on 2 shared cores)
 MOVES = ("ArrowRight", "ArrowRight", "ArrowDown", "ArrowRight")  # head, head, layer, head
 BROWSER_NICE = 10  # the browsers' priority below the servers' (python -m bench classroom only)
@@ -237,6 +242,7 @@ class Figures:
     heavy: Heavy | None
     rss_mb: dict[int, float]
     per_replica: dict[str, int]
+    listeners: list[Listener] = field(default_factory=list)  # new clip times: [quiet, busy]
 
 
 def replica_cpu(serve: Serve) -> float:
@@ -252,14 +258,23 @@ def run(
     heavy_nice: int = 0,
     heavy_texts: int = HEAVY_MAX,
     decoder: Model | None = None,
+    listening: list[Listener] | None = None,
 ) -> Figures:
     """The whole class (see the module's docstring); the caller owns the browser and serve.sh.
-    ``decoder`` (SmolLM2): every third session reads it instead of ``model``."""
+    ``decoder`` (SmolLM2): every third session reads it instead of ``model``; ``listening``:
+    students on Listen (Whisper), who upload a new clip in each new-sentence round."""
     front = f"http://127.0.0.1:{serve.port}"
     models = [decoder if decoder is not None and i % 3 == 2 else model for i in range(n_sessions)]
     sessions = [Session(i, texts_for(m, i), m) for i, m in enumerate(models)]
+    listening = listening or []
+    heard = engine_heard(listening[0].clips[0]) if listening else ""
     cpu = replica_cpu(serve)
+    for listener in listening:
+        listener.open(browser, front)
     arrive(browser, front, sessions)
+    for listener in listening:
+        listener.ready()
+        listener.replica = srv_cookie(listener.context)
     cpu_arrival = (replica_cpu(serve) - cpu) / n_sessions
     progress(
         f"{n_sessions} sessions drawn; first draw p50 "
@@ -275,7 +290,10 @@ def run(
     redraws = [t for s in sessions for t in s.redraws_s]
     progress(f"{len(MOVES)} moves each, redraw p50 {p50(redraws) * 1000:.0f} ms")
     cpu = replica_cpu(serve)
-    quiet = timed_round(sessions, new_sentence(1, ARRIVAL_S, n_sessions), "sentence")
+    act = with_clips(new_sentence(1, ARRIVAL_S, n_sessions), listening, 0, n_sessions)
+    quiet = timed_round(sessions, act, "sentence")
+    for listener in listening:
+        listener.drawn(heard)
     cpu_sentence = (replica_cpu(serve) - cpu) / n_sessions
     for s, t in zip(sessions, quiet, strict=True):
         s.new_sentence_s.append(t)
@@ -288,7 +306,10 @@ def run(
         worker = Heavy(front, texts, heavy_nice)
         worker.start()
         worker.started.wait(WAIT_MS / 1000)
-        busy = timed_round(sessions, new_sentence(2, ARRIVAL_S, n_sessions), "sentence")
+        act = with_clips(new_sentence(2, ARRIVAL_S, n_sessions), listening, 1, n_sessions)
+        busy = timed_round(sessions, act, "sentence")
+        for listener in listening:
+            listener.drawn(heard)
         worker.stop.set()
         worker.join(WAIT_MS / 1000)
         for s, t in zip(sessions, busy, strict=True):
@@ -302,7 +323,24 @@ def run(
     for s in sessions:
         counts[s.replica or "?"] = counts.get(s.replica or "?", 0) + 1
     rss = {i: rss_mb(pid)[0] for i, (pid, _) in serve.replicas().items()}
-    return Figures(sessions, cpu_arrival, cpu_moves, cpu_sentence, quiet, busy, worker, rss, counts)
+    for listener in listening:
+        counts[listener.replica or "?"] = counts.get(listener.replica or "?", 0) + 1
+    return Figures(
+        sessions, cpu_arrival, cpu_moves, cpu_sentence, quiet, busy, worker, rss, counts, listening
+    )
+
+
+def with_clips(act, listening: list[Listener], index: int, n_sessions: int):
+    """``act`` for every reader, and each listener's clip ``index`` given among them (one
+    after every n_sessions / len(listening) readers), so the clips spread over the round."""
+    every = max(1, n_sessions // max(1, len(listening)))
+
+    def both(s: Session) -> None:
+        act(s)
+        if s.number % every == 0 and s.number // every < len(listening):
+            listening[s.number // every].give(index)
+
+    return both
 
 
 def _pair(xs: list[float], unit: str = "s", scale: float = 1.0) -> str:
@@ -336,8 +374,19 @@ def report(fig: Figures) -> None:
         ["new sentence p50 / p95", _pair(fig.quiet_s)],
         ["server CPU per new sentence", f"{fig.cpu_per_sentence_s * 1000:.0f} ms"],
         ["memory per replica (VmRSS)", memory],
-        ["errors / cross-session leaks", str(sum(len(s.errors) for s in fig.sessions))],
+        ["errors / cross-session leaks", str(len(errors(fig)))],
     ]
+    if fig.listeners:
+        clips = [[x.new_clip_s[k] for x in fig.listeners if len(x.new_clip_s) > k] for k in (0, 1)]
+        rows += [
+            [
+                f"{len(fig.listeners)} listeners (Whisper): first draw p50 / p95",
+                _pair([x.first_draw_s or 0.0 for x in fig.listeners]),
+            ],
+            ["… a new 5 s clip → heard and drawn, p50 / p95", _pair(clips[0])],
+        ]
+        if clips[1]:
+            rows.append(["… with the heavy visitor pasting", _pair(clips[1])])
     if fig.heavy is not None:
         ratio = p95(fig.busy_s) / p95(fig.quiet_s)
         heavy = fig.heavy.done
@@ -356,11 +405,25 @@ def report(fig: Figures) -> None:
                 f"each drawn in p50 {p50(heavy) if heavy else float('nan'):.2f} s",
             ],
         ]
-    table(f"A class of {len(fig.sessions)} behind serve.sh (load {load()})", ["", "measured"], rows)
+    table(
+        f"A class of {len(fig.sessions) + len(fig.listeners)} behind serve.sh (load {load()})",
+        ["", "measured"],
+        rows,
+    )
+
+
+def errors(fig: Figures) -> list[str]:
+    """Every reader's and listener's errors (leaks included)."""
+    return [e for s in [*fig.sessions, *fig.listeners] for e in s.errors]
 
 
 def measure(
-    sessions: int, replicas: int, heavy: bool, idle_heavy: bool = False, show=None
+    sessions: int,
+    replicas: int,
+    heavy: bool,
+    idle_heavy: bool = False,
+    show=None,
+    n_listeners: int = LISTENERS,
 ) -> Figures | None:
     """The class behind a ./serve.sh of its own (stopped at the end); None when it did not
     start (its output printed). ``show(fig)`` runs while the replicas are still up."""
@@ -390,6 +453,7 @@ def measure(
                     HEAVY_NICE,
                     1 if idle_heavy else HEAVY_MAX,
                     decoder,
+                    listeners(n_listeners, tmp),
                 )
                 if show is not None:
                     show(fig)
@@ -404,6 +468,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--sessions", type=int, default=30)
     parser.add_argument("--replicas", type=int, default=2)
     parser.add_argument("--no-heavy", action="store_true")
+    parser.add_argument("--listeners", type=int, default=LISTENERS, help="students on Listen")
     parser.add_argument(
         "--idle-heavy",
         action="store_true",
@@ -411,10 +476,12 @@ def main(argv: list[str]) -> int:
         "and then does nothing during the second round",
     )
     args = parser.parse_args(argv)
-    fig = measure(args.sessions, args.replicas, not args.no_heavy, args.idle_heavy, report)
+    fig = measure(
+        args.sessions, args.replicas, not args.no_heavy, args.idle_heavy, report, args.listeners
+    )
     if fig is None:
         return 1
-    bad = [e for s in fig.sessions for e in s.errors]
+    bad = errors(fig)
     for error in bad[:10]:
         print("  error:", error)
     return int(bool(bad))

@@ -128,7 +128,8 @@ def trace_store() -> TraceStore:
         target=trim_periodically, args=(threading.Event(),), name="malloc-trim", daemon=True
     ).start()
     store = TraceStore(TRACE_BUDGET_MB * 2**20, TRACE_SLOTS)
-    store.lane = BackLane(store.slots)  # big passes at a lower priority (server.lanes)
+    if os.environ.get("ATTENTION_BACK_LANE", "1") != "0":  # 0: every pass at one priority
+        store.lane = BackLane(store.slots)  # big passes at a lower priority (server.lanes)
     return store
 
 

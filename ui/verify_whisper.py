@@ -177,7 +177,7 @@ def hf_outputs(model: WhisperModel, mel_ft: F32, token_ids: tuple[int, ...]) -> 
         )
 
 
-def _worst(diff: NDArray[np.float64]) -> tuple[float, tuple[int, ...]]:
+def _worst(diff: NDArray[Any]) -> tuple[float, tuple[int, ...]]:
     at = tuple(int(i) for i in np.unravel_index(int(diff.argmax()), diff.shape))
     return float(diff[at]), at
 
@@ -208,13 +208,15 @@ def compare_decoder(ours: F32, theirs: F32, tokens: list[str], cross: bool) -> D
     return Difference(quantity, largest, largest, where, TOL_ATTENTION)
 
 
-def compare_encoder_self(model: WhisperModel, hidden_ltd: F32, theirs: Any) -> Difference:
+def compare_encoder_self(model: WhisperModel, hidden_ltd: F32, theirs: list[Any]) -> Difference:
     """Every encoder layer's self-attention, recomputed from the stream entering it one layer at
-    a time (54 MB each), against transformers' ``encoder_attentions``."""
+    a time (54 MB each), against transformers' ``encoder_attentions`` (each dropped from
+    ``theirs`` once compared)."""
     best: tuple[float, tuple[int, ...]] = (-1.0, (0, 0, 0, 0))
-    for layer, want in enumerate(theirs):
+    for layer in range(len(theirs)):
+        want, theirs[layer] = theirs[layer], None
         got = encoder_pattern(model, hidden_ltd, layer)
-        largest, at = _worst(np.abs(got - want[0].numpy()).astype(np.float64))
+        largest, at = _worst(np.abs(got - want[0].numpy()))  # float32: weights in [0, 1]
         if largest > best[0]:
             best = (largest, (layer, *at))
     largest, (layer, head, q, k) = best
@@ -266,10 +268,12 @@ def check_clip(
     out = hf_outputs(model, clip.mel_ft, clip.token_ids)
     cross = np.stack([a[0].numpy() for a in out.cross_attentions])
     self_ = np.stack([a[0].numpy() for a in out.decoder_attentions])
+    encoder_self = list(out.encoder_attentions)  # 4 × 54 MB: freed layer by layer below
+    del out
     found = (
         encoder,
         compare_decoder(clip.cross_pattern_lhqk, cross, tokens, cross=True),
         compare_decoder(clip.self_pattern_lhqk, self_, tokens, cross=False),
-        compare_encoder_self(model, clip.encoder_hidden_ltd, out.encoder_attentions),
+        compare_encoder_self(model, clip.encoder_hidden_ltd, encoder_self),
     )
     return problem, found

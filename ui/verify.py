@@ -113,7 +113,7 @@ def summary(model: str, verdict: Verdict) -> str:
         )
     return (
         f"Our numbers and those of {lib} differ more than rounding explains: {worst.quantity} by "
-        f"up to {round_up(worst.relative)} ({safe.md(worst.where)})."
+        f"up to {round_up(worst.relative)}{worst.scale} ({safe.md(worst.where)})."
     )
 
 
@@ -223,7 +223,8 @@ def clip_summary(verdict: Verdict, n_tokens: int) -> str:
     if not all(d.agrees for d in verdict.differences):
         numbers = (
             f"Our numbers and those of {WHISPER_LIBRARY} differ more than rounding explains: "
-            f"{worst.quantity} by up to {round_up(worst.relative)} ({safe.md(worst.where)})."
+            f"{worst.quantity} by up to {round_up(worst.relative)}{worst.scale} "
+            f"({safe.md(worst.where)})."
         )
     else:
         numbers = (

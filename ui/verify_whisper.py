@@ -15,6 +15,7 @@ nothing at start.
 from __future__ import annotations
 
 import functools
+import warnings
 from typing import Any, Protocol, cast
 
 import numpy as np
@@ -140,25 +141,29 @@ def _hf_config(model: WhisperModel) -> Any:
     )
 
 
-# Worst case 1 × Whisper tiny.en's weights in float32 (150 MB), kept with the model they came from.
+# Worst case one model's modules: its weights are the engine's own arrays (no copy).
 _HF: list[tuple[WhisperModel, Any]] = []
 
 
 def hf_whisper(model: WhisperModel) -> Any:
     """transformers' Whisper with ``model``'s weights, eager attention, float32 (built once per
-    loaded model)."""
+    loaded model). Built on the meta device and given the engine's arrays themselves
+    (``assign=True``): no random init, no copy; nothing writes to them (inference only)."""
     if _HF and _HF[0][0] is model:
         return _HF[0][1]
     import torch
     from transformers import WhisperForConditionalGeneration
 
-    hf: Any = WhisperForConditionalGeneration(_hf_config(model))
+    with torch.device("meta"):
+        hf: Any = WhisperForConditionalGeneration(_hf_config(model))
     hf.eval()
-    state = {k: torch.from_numpy(np.array(v)) for k, v in mapped_state(model).items()}
-    missing, unexpected = hf.load_state_dict(state, strict=False)
-    tied = {"model.decoder.embed_tokens.weight", "proj_out.weight"}
-    if unexpected or not set(missing) <= tied:
-        raise ValueError(f"weights not mapped: {sorted(missing)} {sorted(unexpected)}")
+    with warnings.catch_warnings():  # the engine's arrays are read-only; torch only reads them
+        warnings.filterwarnings("ignore", "The given NumPy array is not writable", UserWarning)
+        state = {k: torch.from_numpy(v) for k, v in mapped_state(model).items()}
+    hf.load_state_dict(state, strict=True, assign=True)  # raises on a name mapped wrong
+    left = [n for n, t in [*hf.named_parameters(), *hf.named_buffers()] if t.is_meta]
+    if left:
+        raise ValueError(f"weights not mapped: {left}")
     _HF[:] = [(model, hf)]
     return hf
 

@@ -204,7 +204,7 @@ WHISPER_CALLS = (
 )
 
 
-# Worst case 4 × a few hundred bytes: only the verdict is kept (the check peaks near 1 GB: the
+# Worst case 4 × a few hundred bytes: only the verdict is kept (the check peaks at +0.8 GB: the
 # encoder's 4 × 54 MB of self-attention from transformers, and the models loaded once).
 @st.cache_data(max_entries=4, show_spinner=False)
 def verified_clip(key: str, _heard: Heard, _tokens: tuple[str, ...]) -> Verdict:

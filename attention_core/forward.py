@@ -21,9 +21,9 @@ from attention_core.functional import (
     gelu_into,
     layer_norm,
     layer_norm_into,
+    value_norms_gram,
 )
 from attention_core.model import Model, ModelConfig
-from attention_core.norm_weighted import value_norms_hk
 from attention_core.tokens import Tokens, tokenize
 from attention_core.weights import LayerWeights
 from attention_core.whatif import WhatIf as WhatIf
@@ -184,7 +184,7 @@ def run_model(model: Model, tokens: Tokens, whatif: WhatIf = WhatIf()) -> Trace:
             knocked_h=whatif.knocked_in(layer),
             out={name: out[name][layer] for name in ATTENTION_PARTS},
         )
-        out["value_norm"][layer] = value_norms_hk(out["v"][layer], params.w_o_lhed[layer])
+        out["value_norm"][layer] = value_norms_gram(out["v"][layer], params.gram_lhee[layer])
         _block_into(lay, cfg, out, layer)
     return Trace(
         tokens=tokens,

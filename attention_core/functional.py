@@ -122,6 +122,29 @@ def gelu_into(x: Array, out: Array) -> Array:
     return out
 
 
+def gram_lhee(w_o_lhed: Array) -> NDArray[np.float32]:
+    """Each layer's and head's W_O,h · W_O,hᵀ [l, h, e, e], in float64 then float32: computed
+    once at load, so a pass's value norms cost a [k, e] @ [e, e] per head, not [k, e] @ [e, d]."""
+    w = np.asarray(w_o_lhed, np.float64)
+    return (w @ w.swapaxes(-1, -2)).astype(np.float32)
+
+
+def value_norms_gram(v_gke: Array, gram_hee: NDArray[np.float32]) -> NDArray[np.float32]:
+    """‖v_j · W_O,h‖ for every head h and key j, [h, k] (``norm_weighted.value_norms_hk``, to
+    float32 rounding) from the heads' Gram matrices: g key/value heads, query head h reading
+    KV head h // (h / g), each group's r query heads side by side as one matmul."""
+    h, e = gram_hee.shape[0], gram_hee.shape[-1]
+    g, k = v_gke.shape[0], v_gke.shape[1]
+    r = h // g
+    # [g, k, e] @ [g, e, r·e] -> [g, k, r·e]: v_j · G_h for the r heads of each group
+    grams_gex = gram_hee.reshape(g, r, e, e).transpose(0, 2, 1, 3).reshape(g, e, r * e)
+    vg_gkre = np.matmul(v_gke, grams_gex).reshape(g, k, r, e)
+    vg_gkre *= v_gke[:, :, None, :]
+    squared_gkr = vg_gkre.sum(axis=-1)
+    np.maximum(squared_gkr, 0, out=squared_gkr)
+    return np.sqrt(squared_gkr.transpose(0, 2, 1).reshape(h, k)).astype(np.float32, copy=False)
+
+
 def causal_mask(n_q: int, n_k: int | None = None) -> NDArray[np.bool_]:
     """[q, k] boolean mask, True where query i may see key j (j <= i)."""
     n_k = n_q if n_k is None else n_k
@@ -172,18 +195,22 @@ def pattern_into(
     the scores' size: the forward pass keeps only scores and pattern, not the middle stages."""
     allowed = _allowed_qk(scores, d_k, temperature, causal, key_mask_k)
     divisor = _divisor(d_k, scale, temperature)
-    if not allowed.all():  # the what-if masks: the plain path (a mask moves each row's max)
-        return softmax_into(_mask_into(allowed, _scale_into(scores, divisor, out)), out)
+    masked = not allowed.all()
     with np.errstate(over="ignore"):
         np.divide(scores, scores.dtype.type(divisor), out=out)
+    if masked:
+        _mask_into(allowed, out)
     scaled_max = out.max(axis=-1, keepdims=True)
-    # attention_steps clips ±inf from an overflow to ±big. With no mask that can change the
+    # attention_steps clips ±inf from an overflow to ±big before masking. That can change the
     # pattern only in a row holding +inf or nan (its max shows it) or whose max is so low that
-    # -big is within exp's reach of it; in every other row -inf and -big both give exactly 0.
-    # So the clip (and _scale_into's two whole-array passes) runs only when a row max says so.
+    # -big is within exp's reach of it (a row with every key masked has max -inf); in every
+    # other row -inf and -big both give exactly 0. So the clip (and _scale_into's two
+    # whole-array passes) runs only when a row max says so.
     big = np.finfo(out.dtype).max
     if np.isfinite(scaled_max).all() and (scaled_max > -big / 2).all():
         return softmax_into(out, out, row_max=scaled_max)
+    if masked:  # the plain path, from the scores again (a mask moves each row's max)
+        return softmax_into(_mask_into(allowed, _scale_into(scores, divisor, out)), out)
     np.clip(out, -big, big, out=out)
     return softmax_into(out, out)
 

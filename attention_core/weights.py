@@ -10,10 +10,12 @@ serves every visitor.
 from __future__ import annotations
 
 from collections.abc import Iterator, MutableMapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 from numpy.typing import NDArray
+
+from attention_core.functional import gram_lhee
 
 F32 = NDArray[np.float32]
 
@@ -98,6 +100,10 @@ class Weights:
     embeddings: EmbeddingWeights
     layers: tuple[LayerWeights, ...]
     w_o_lhed: F32  # every layer's W_O per head, stacked: each trace of the model shares it
+    gram_lhee: F32 = field(init=False, repr=False)  # W_O,h · W_O,hᵀ: the value norms' matrices
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "gram_lhee", gram_lhee(self.w_o_lhed))
 
     def layer(self, index: int) -> LayerWeights:
         """Layer ``index``'s weights; ValueError names the range when it is outside."""
@@ -111,6 +117,7 @@ class Weights:
         for layer in self.layers:
             yield from _arrays(layer)
         yield self.w_o_lhed
+        yield self.gram_lhee
 
 
 def _arrays(obj: object) -> Iterator[F32]:

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from attention_core.functional import gram_lhee
 from attention_core.model import ModelConfig, ModelLoadError
 from attention_core.models.gguf_file import GgufError, GgufFile
 from attention_core.models.registry import SMOLLM2_INSTALL_HINT
@@ -49,6 +50,10 @@ class LlamaParams:
     final_norm_d: F32  # RMSNorm before the LM head
     layers: tuple[LlamaLayerWeights, ...]
     w_o_lhed: F32  # every layer's W_O per head: head h's update is z_h @ w_o_lhed[l, h]
+    gram_lhee: F32 = field(init=False, repr=False)  # W_O,h · W_O,hᵀ: the value norms' matrices
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "gram_lhee", gram_lhee(self.w_o_lhed))
 
     def layer(self, index: int) -> LlamaLayerWeights:
         """Layer ``index``'s weights; ValueError names the range when it is outside."""
@@ -62,7 +67,7 @@ class LlamaParams:
         return sum(int((a.base if a.base is not None else a).nbytes) for a in stacks.values())
 
     def _arrays(self) -> list[F32]:
-        arrays = [self.embed_vd, self.final_norm_d]
+        arrays = [self.embed_vd, self.final_norm_d, self.gram_lhee]
         for lay in self.layers:
             arrays += [lay.attn_norm_d, lay.w_qkv_nd, lay.w_o_dx, lay.mlp_norm_d]
             arrays += [lay.w_gate_up_nd, lay.w_down_df]

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from attention_core.functional import AttentionSteps, attention_steps, softmax
+from attention_core.functional import AttentionSteps, attention_steps, softmax, value_norms_gram
 from attention_core.model import ModelConfig
 from attention_core.models.llama import LlamaModel
 from attention_core.models.llama_cache import LayerCache
@@ -34,7 +34,6 @@ from attention_core.models.llama_layers import (
     rope_tables,
     top_k_blocked,
 )
-from attention_core.norm_weighted import value_norms_hk
 from attention_core.tokens import Tokens
 
 F32 = NDArray[np.float32]
@@ -212,10 +211,9 @@ def run_llama(
     with np.errstate(over="ignore"):  # SiLU's exp(-x) of a very negative x: inf, giving -0
         for i, lay in enumerate(params.layers):
             attn = cache(i) if keep_layers else compute(i)
-            norms[i] = value_norms_hk(attn.v_gke, params.w_o_lhed[i])
-            delta[i] = delta_of(lay, attn.z_hqe)
-            resid_td = hidden[i] + delta[i]
-            ffn[i] = mlp(lay, cfg, resid_td)
+            norms[i] = value_norms_gram(attn.v_gke, params.gram_lhee[i])
+            resid_td = hidden[i] + delta_of(lay, attn.z_hqe, out=delta[i])
+            mlp(lay, cfg, resid_td, out=ffn[i])
             np.add(resid_td, ffn[i], out=hidden[i + 1])
     hidden[-1] = rms_norm(hidden[-1], params.final_norm_d, cfg.layer_norm_eps)
     top_ids, top_probs = next_top(model, hidden[-1])

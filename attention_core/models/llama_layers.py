@@ -126,15 +126,15 @@ def attention_layer(
     return layer
 
 
-def delta_of(lay: LlamaLayerWeights, z_hqe: F32) -> F32:
-    """Σ_h z_h · W_O,h: the heads side by side through o_proj, [t, d]."""
+def delta_of(lay: LlamaLayerWeights, z_hqe: F32, out: F32 | None = None) -> F32:
+    """Σ_h z_h · W_O,h: the heads side by side through o_proj, [t, d] (into ``out`` if given)."""
     h, t, e = z_hqe.shape
     z_tx = z_hqe.transpose(1, 0, 2).reshape(t, h * e)  # [h,t,e] -> [t, h·e]
-    return z_tx @ lay.w_o_dx.T
+    return np.matmul(z_tx, lay.w_o_dx.T, out=out)
 
 
-def mlp(lay: LlamaLayerWeights, cfg: ModelConfig, resid_td: F32) -> F32:
-    """down(silu(gate(x)) · up(x)) of the RMSNormed residual."""
+def mlp(lay: LlamaLayerWeights, cfg: ModelConfig, resid_td: F32, out: F32 | None = None) -> F32:
+    """down(silu(gate(x)) · up(x)) of the RMSNormed residual (into ``out`` if given)."""
     f = cfg.d_ff
     gate_up_tn = rms_norm(resid_td, lay.mlp_norm_d, cfg.layer_norm_eps) @ lay.w_gate_up_nd.T
     gate_tf, up_tf = gate_up_tn[:, :f], gate_up_tn[:, f:]
@@ -143,7 +143,7 @@ def mlp(lay: LlamaLayerWeights, cfg: ModelConfig, resid_td: F32) -> F32:
     act_tf += np.float32(1.0)
     np.divide(gate_tf, act_tf, out=act_tf)
     act_tf *= up_tf
-    return act_tf @ lay.w_down_df.T
+    return np.matmul(act_tf, lay.w_down_df.T, out=out)
 
 
 def top_k(probs_tv: F32, k: int) -> tuple[NDArray[np.int64], F32]:

@@ -238,8 +238,22 @@ def trace_sentence(
     limit = model.config.max_seq_length
     if len(tokens) <= limit:
         return trace
-    short = run_model(model, tokenize(model, text, limit), _hidden_in_window(whatif, trace, limit))
+    short = run_model(model, _window(tokens, limit), _hidden_in_window(whatif, trace, limit))
     return replace(trace, sentence_embedding_d=short.sentence_embedding_d)
+
+
+def _window(tokens: Tokens, limit: int) -> Tokens:
+    """``tokenize(model, tokens.text, limit)`` from a longer cut of the same text, without
+    encoding it again: its first ``limit - 1`` pieces and the final [SEP]."""
+    keep = [*range(limit - 1), len(tokens) - 1]
+    return replace(
+        tokens,
+        tokens=tuple(tokens.tokens[i] for i in keep),
+        input_ids_t=tokens.input_ids_t[keep],
+        offsets_t2=tokens.offsets_t2[keep],
+        special_t=tokens.special_t[keep],
+        n_cut=tokens.n_cut + len(tokens) - limit,
+    )
 
 
 def _hidden_in_window(whatif: WhatIf, trace: Trace, limit: int) -> WhatIf:

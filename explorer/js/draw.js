@@ -81,36 +81,63 @@ export function colourOf(v, range, scale, blank) {
   return [scale[i], scale[i + 1], scale[i + 2]];
 }
 
-const IMAGES = new WeakMap(); // one ImageData per canvas, reused while its size holds
+const IMAGES = new WeakMap(); // one ImageData (and its 32-bit view) per canvas, reused
+const PACKED = new WeakMap(); // a scale as 256 RGBA pixels packed in 32 bits, made once
+
+// One pixel's four bytes as the canvas's own 32-bit word (byte order of this machine).
+function packer() {
+  const probe = new Uint8Array(new Uint32Array([0x01020304]).buffer);
+  return probe[0] === 4
+    ? (r, g, b) => ((255 << 24) | (b << 16) | (g << 8) | r) >>> 0
+    : (r, g, b) => ((r << 24) | (g << 16) | (b << 8) | 255) >>> 0;
+}
+const pack = packer();
+
+function packed(scale) {
+  let out = PACKED.get(scale);
+  if (!out) {
+    out = new Uint32Array(256);
+    for (let i = 0; i < 256; i++) out[i] = pack(scale[3 * i], scale[3 * i + 1], scale[3 * i + 2]);
+    PACKED.set(scale, out);
+  }
+  return out;
+}
+
+function imageFor(canvas, w, h) {
+  let img = IMAGES.get(canvas);
+  if (!img || img.data.width !== w || img.data.height !== h) {
+    const data = canvas.getContext("2d").createImageData(w, h);
+    IMAGES.set(canvas, (img = { data, words: new Uint32Array(data.data.buffer) }));
+  }
+  return img;
+}
 
 // Paint values[rows[r] * n + cols[c]] (or the transposed cell) onto a canvas of
-// cols.length × rows.length pixels. Masked (−∞) cells take the `blank` colour.
+// cols.length × rows.length pixels. Masked (−∞) cells take the `blank` colour. One 32-bit
+// write per pixel from a packed scale and one putImageData: 4 × 512² cells per head switch.
 export function paint(canvas, values, n, rows, cols, transpose, range, scale, blank) {
   const w = cols.length;
   const h = rows.length;
   if (canvas.width !== w) canvas.width = w;
   if (canvas.height !== h) canvas.height = h;
-  const ctx = canvas.getContext("2d");
-  let img = IMAGES.get(canvas);
-  if (!img || img.width !== w || img.height !== h)
-    IMAGES.set(canvas, (img = ctx.createImageData(w, h)));
-  const px = img.data;
+  const img = imageFor(canvas, w, h);
+  const px = img.words;
+  const lut = packed(scale);
+  const hidden = pack(blank[0], blank[1], blank[2]);
   const [lo, hi] = range;
   const span = hi - lo || 1;
+  const at = new Int32Array(w);
+  for (let c = 0; c < w; c++) at[c] = transpose ? cols[c] * n : cols[c];
   for (let r = 0; r < h; r++) {
+    const base = transpose ? rows[r] : rows[r] * n;
+    const o = r * w;
     for (let c = 0; c < w; c++) {
-      const v = values[transpose ? cols[c] * n + rows[r] : rows[r] * n + cols[c]];
-      const o = (r * w + c) * 4;
-      const i = Math.max(0, Math.min(255, Math.round(((v - lo) / span) * 255))) * 3;
-      const from = v === -Infinity ? blank : scale; // (colourOf, inlined: 4 × 512² cells)
-      const at = v === -Infinity ? 0 : i;
-      px[o] = from[at];
-      px[o + 1] = from[at + 1];
-      px[o + 2] = from[at + 2];
-      px[o + 3] = 255;
+      const v = values[base + at[c]];
+      const x = Math.round(((v - lo) / span) * 255); // (colourOf, inlined)
+      px[o + c] = v === -Infinity ? hidden : lut[x > 255 ? 255 : x > 0 ? x : 0];
     }
   }
-  ctx.putImageData(img, 0, 0);
+  canvas.getContext("2d").putImageData(img.data, 0, 0);
 }
 
 export function paintColourBar(canvas, scale) {
@@ -128,10 +155,18 @@ export function paintColourBar(canvas, scale) {
 // Token labels along one axis as text elements (selectable, read by screen readers), at the
 // font labelFit gives, every step-th one when even the smallest font cannot hold them all;
 // `index` maps a shown position to a token. Returns the fit ({font, step, shown, hidden}).
+// The same labels as last time (a head or layer switch) are left as they are: no new elements,
+// no layout to redo.
+const LABELLED = new WeakMap(); // holder -> {key, fit}
+
 export function labelAxis(holder, index, tokens, size, vertical) {
-  holder.replaceChildren();
   const count = index.length;
   const fit = labelFit(count, size);
+  const key = `${size}|${vertical}|${index.join(",")}`;
+  const last = LABELLED.get(holder);
+  if (last && last.key === key && last.tokens === tokens) return last.fit;
+  LABELLED.set(holder, { key, tokens, fit });
+  holder.replaceChildren();
   const cell = size / count;
   for (let p = 0; p < count; p += fit.step) {
     const span = document.createElement("span");

@@ -22,13 +22,26 @@ export function shownTokens(state, header) {
 
 // Two panels to a row or one, and a heatmap's side, for the view's width and shown tokens.
 function layoutPanels(ctx) {
-  const width = ctx.root.getBoundingClientRect().width || 900;
+  const width = ctx.width || ctx.root.getBoundingClientRect().width || 900;
   const count = Math.max(ctx.shown.rows.length, ctx.shown.cols.length);
   const { across, size } = panelLayout(width, ctx.stages.length, count);
   const columns = across > 1 ? "repeat(2, minmax(0, 1fr))" : "minmax(0, 1fr)";
   const grid = ctx.root.querySelector(".ax-grid");
   if (grid.style.gridTemplateColumns !== columns) grid.style.gridTemplateColumns = columns;
   return size;
+}
+
+const CORNERS = new WeakMap(); // map -> {size, left, top}: where it sits in its plot
+
+// The heatmap's inner top-left corner in its plot, read from the layout once per size (the
+// plot's columns are fixed in explorer.css): reading it after this draw's writes would make
+// the browser lay the page out in the middle of a switch. Not kept while the view is hidden.
+function mapCorner(map, size) {
+  const kept = CORNERS.get(map);
+  if (kept && kept.size === size) return kept;
+  const at = { size, left: map.offsetLeft + map.clientLeft, top: map.offsetTop + map.clientTop };
+  if (at.left > 0) CORNERS.set(map, at);
+  return at;
 }
 
 // Outline the picked cell (the one the arithmetic below spells out) in a panel.
@@ -43,9 +56,10 @@ function markPick(ctx, fig, size) {
   if (mark.hidden) return;
   const h = size / ctx.shown.rows.length;
   const w = size / ctx.shown.cols.length;
+  const at = mapCorner(map, size);
   Object.assign(mark.style, {
-    left: `${map.offsetLeft + map.clientLeft + c * w}px`,
-    top: `${map.offsetTop + map.clientTop + r * h}px`,
+    left: `${at.left + c * w}px`,
+    top: `${at.top + r * h}px`,
     width: `${Math.max(w, 3)}px`,
     height: `${Math.max(h, 3)}px`,
   });
@@ -54,7 +68,8 @@ function markPick(ctx, fig, size) {
 function drawPanel(ctx, fig, stage, range, size) {
   const { rows, cols } = ctx.shown;
   const map = fig.querySelector(".ax-map");
-  map.style.width = map.style.height = `${size}px`;
+  const side = `${size}px`;
+  if (map.style.width !== side) map.style.width = map.style.height = side;
   const transpose = ctx.state.get().transpose;
   paint(map, ctx.values[stage], ctx.n, rows, cols, transpose, range, scaleOf(stage), ctx.blank);
   fig.querySelector(".ax-stage").textContent = STAGE_TITLES[stage];

@@ -141,7 +141,11 @@ export function renderView(parent, options) {
   wireControls(ctx.root, state, (kind) => exportView(ctx, kind));
   wirePointer(ctx);
   const unkey = wireKeys(ctx, ctx.allowed, options.pageKeys);
-  const resize = new ResizeObserver(() => ctx.alive && ctx.values && drawPanels(ctx));
+  // The view's width as laid out (read here, so a switch never asks the layout for it).
+  const resize = new ResizeObserver((entries) => {
+    ctx.width = entries[0].borderBoxSize?.[0]?.inlineSize || 0;
+    if (ctx.alive && ctx.values) drawPanels(ctx);
+  });
   resize.observe(ctx.root);
   draw(ctx);
   if (!options.inline) prefetch(options.source, header, state.get().layer, partsFor(ctx.stages));

@@ -140,6 +140,15 @@ export function paint(canvas, values, n, rows, cols, transpose, range, scale, bl
   canvas.getContext("2d").putImageData(img.data, 0, 0);
 }
 
+// Paint `canvas` with the pixels `paint` last put on `from` (the same values, the same range):
+// the masked stage with no mask is the scaled one, cell for cell.
+export function paintSame(canvas, from) {
+  const img = IMAGES.get(from).data;
+  if (canvas.width !== img.width) canvas.width = img.width;
+  if (canvas.height !== img.height) canvas.height = img.height;
+  canvas.getContext("2d").putImageData(img, 0, 0);
+}
+
 export function paintColourBar(canvas, scale) {
   canvas.width = 1;
   canvas.height = 256;

@@ -2,7 +2,7 @@
 // outline of the picked cell, laid out (labels.js) so that every token label is readable when
 // it can be; the hint above them, and the note saying how many labels were left out if any.
 
-import { colourRange, labelAxis, paint, scaleOf, themeRgb } from "./draw.js";
+import { colourRange, labelAxis, paint, paintSame, scaleOf, themeRgb } from "./draw.js";
 import { labelNote, panelLayout } from "./labels.js";
 import { visibleTokens } from "./stages.js";
 import { captions, fmt, hint, STAGE_TITLES } from "./words.js";
@@ -65,13 +65,16 @@ function markPick(ctx, fig, size) {
   });
 }
 
-function drawPanel(ctx, fig, stage, range, size) {
+// `same`: the canvas already painted with this stage's very values and range, or null.
+function drawPanel(ctx, fig, stage, range, size, same) {
   const { rows, cols } = ctx.shown;
   const map = fig.querySelector(".ax-map");
   const side = `${size}px`;
   if (map.style.width !== side) map.style.width = map.style.height = side;
   const transpose = ctx.state.get().transpose;
-  paint(map, ctx.values[stage], ctx.n, rows, cols, transpose, range, scaleOf(stage), ctx.blank);
+  if (same) paintSame(map, same);
+  else
+    paint(map, ctx.values[stage], ctx.n, rows, cols, transpose, range, scaleOf(stage), ctx.blank);
   fig.querySelector(".ax-stage").textContent = STAGE_TITLES[stage];
   fig.querySelector(".ax-hi").textContent = fmt(range[1], 2);
   fig.querySelector(".ax-lo").textContent = fmt(range[0], 2);
@@ -92,6 +95,15 @@ function noteLabels(root, fits) {
   note.dataset.hidden = JSON.stringify([fits.rows.hidden, fits.cols.hidden]);
 }
 
+// With no mask the masked stage is the scaled one, entry for entry (stages.computeStages): its
+// panel takes the scaled panel's range and pixels instead of a second pass over n² cells.
+// Returns the scaled panel's canvas then, else null.
+function unmaskedScaled(ctx, view, stage) {
+  const at = ctx.stages.indexOf("scaled");
+  if (stage !== "masked" || view.causal || at < 0 || !ctx.ranges.scaled) return null;
+  return ctx.panels[at].querySelector(".ax-map");
+}
+
 // Draw every panel from ctx.values (the computed stages); sets ctx.shown (displayed rows and
 // columns: keys × queries when transposed) and ctx.ranges (each stage's colour range).
 export function drawPanels(ctx) {
@@ -103,9 +115,12 @@ export function drawPanels(ctx) {
   ctx.ranges = {};
   let fits = null;
   for (const [i, stage] of ctx.stages.entries()) {
-    const range = colourRange(stage, ctx.values[stage], ctx.n, rows, cols);
+    const same = unmaskedScaled(ctx, view, stage);
+    const range = same
+      ? ctx.ranges.scaled
+      : colourRange(stage, ctx.values[stage], ctx.n, rows, cols);
     ctx.ranges[stage] = range;
-    fits = drawPanel(ctx, ctx.panels[i], stage, range, size);
+    fits = drawPanel(ctx, ctx.panels[i], stage, range, size, same);
   }
   noteLabels(ctx.root, fits);
   const text = captions(ctx.header, view, ctx.ranges);

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench.listen import DRAWN, GIVEN, HEARD, MARK, clips
+from bench.listen import DRAWN, FIND, GIVEN, HEARD, MARK, clips
 
 WAIT_MS = 180_000
 # Started at each upload: checks every animation frame whether this clip is heard and drawn,
@@ -72,7 +72,13 @@ class Listener:
 
     def drawn(self, heard: str) -> None:
         """Wait for the clip given last to be heard and drawn; record its time and check it."""
-        self.page.wait_for_function("() => window.__listen.drawn", timeout=WAIT_MS, polling=100)
+        from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+        try:
+            self.page.wait_for_function("() => window.__listen.drawn", timeout=WAIT_MS, polling=100)
+        except PlaywrightTimeout:
+            self.errors.append(f"clip not heard and drawn in {WAIT_MS} ms: {self.seen()}")
+            return
         times = self.page.evaluate("() => window.__listen")
         self.new_clip_s.append((times["drawn"] - times.get("given", times["clicked"])) / 1000)
         shown = self.page.locator("p", has_text=HEARD).first.inner_text()
@@ -80,6 +86,19 @@ class Listener:
             self.errors.append(f"heard {shown!r}, the engine {heard!r}")
         if self.page.locator(ERROR).count():
             self.errors.append("an error box on the page")
+
+    def seen(self) -> dict:
+        """What the page shows now (for an error message)."""
+        return self.page.evaluate(
+            f"""() => {{
+          const {{ heard, cross }} = ({FIND})();
+          return {{ heard: heard && heard.innerText, heardOld: !!(heard && heard.__listenOld),
+                   cross: !!cross, crossOld: !!(cross && cross.__listenOld),
+                   drawn: cross && cross.dataset.drawn, visible: document.visibilityState,
+                   stale: document.querySelectorAll('[data-stale="true"]').length,
+                   listen: window.__listen }};
+        }}"""
+        )
 
 
 def listeners(count: int, folder: str, rounds: int = 2) -> list[Listener]:

@@ -29,6 +29,31 @@ function keepInUrl(view, defaults) {
   if (url.href !== window.location.href) window.history.replaceState(window.history.state, "", url);
 }
 
+// The URL follows the drawn view once its frame is on screen (a history write costs
+// milliseconds with a 512-token sentence in the URL); a key's release writes a pending one at
+// once, so the URL is the view's by the time the key is up.
+function urlKeeper(defaults) {
+  let pending = null;
+  let asked = false;
+  const flush = () => {
+    if (pending) keepInUrl(pending, defaults);
+    pending = null;
+  };
+  const later = (view) => {
+    pending = view;
+    if (asked) return;
+    asked = true;
+    requestAnimationFrame(() =>
+      setTimeout(() => {
+        asked = false;
+        flush();
+      }, 0),
+    );
+  };
+  window.addEventListener("keyup", flush, true);
+  return { later, stop: () => window.removeEventListener("keyup", flush, true) };
+}
+
 function mountView({ data, parentElement, setStateValue, key }) {
   const { header } = data;
   const limits = { layer: header.n_layers - 1, head: header.n_heads - 1 };
@@ -36,9 +61,10 @@ function mountView({ data, parentElement, setStateValue, key }) {
   let timer = 0;
   let told = JSON.stringify(state.get());
   const unsubscribe = state.subscribe(() => clearTimeout(timer)); // told only once drawn
+  const url = urlKeeper(data.defaults);
   const onDrawn = (view) => {
     if (data.tell === false) return; // a fixed view: neither the URL nor the server follows it
-    keepInUrl(view, data.defaults);
+    url.later(view);
     clearTimeout(timer);
     timer = setTimeout(() => {
       if (JSON.stringify(view) === told) return;
@@ -54,6 +80,7 @@ function mountView({ data, parentElement, setStateValue, key }) {
   return () => {
     clearTimeout(timer);
     unsubscribe();
+    url.stop();
     cleanup();
   };
 }

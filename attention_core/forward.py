@@ -238,8 +238,34 @@ def trace_sentence(
     limit = model.config.max_seq_length
     if len(tokens) <= limit:
         return trace
-    short = run_model(model, _window(tokens, limit), _hidden_in_window(whatif, trace, limit))
-    return replace(trace, sentence_embedding_d=short.sentence_embedding_d)
+    short = _window(tokens, limit)
+    pooled = _embedding_only(model, short, _hidden_in_window(whatif, trace, limit))
+    return replace(trace, sentence_embedding_d=pooled)
+
+
+def _embedding_only(model: Model, tokens: Tokens, whatif: WhatIf) -> F32:
+    """``run_model(model, tokens, whatif).sentence_embedding_d``, bit for bit, from a pass that
+    keeps nothing else: one layer's arrays at a time, reused layer after layer."""
+    cfg, n, d = model.config, len(tokens), model.config.d_model
+    shapes = {"hidden": (2, n, d), "attn_out": (1, n, d), "ffn_hidden": (1, n, cfg.d_ff)}
+    out = {
+        key: np.empty(shape, np.float32) for key, shape in {**shapes, "ffn_out": (1, n, d)}.items()
+    }
+    x_td = embed(model, tokens.input_ids_t)[4]
+    for layer, lay in enumerate(model.params.layers):
+        out["hidden"][0] = x_td
+        out["delta"] = multi_head_attention(
+            lay,
+            out["hidden"][0],
+            scale=whatif.scale,
+            temperature=whatif.temperature,
+            causal=whatif.causal,
+            key_mask_k=whatif.key_mask_k(n),
+            knocked_h=whatif.knocked_in(layer),
+        ).delta_qd[None]
+        _block_into(lay, cfg, out, 0)
+        x_td = out["hidden"][1]
+    return pool(model, x_td, whatif.key_mask_k(n))
 
 
 def _window(tokens: Tokens, limit: int) -> Tokens:

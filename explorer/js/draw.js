@@ -161,12 +161,13 @@ export function paintColourBar(canvas, scale) {
   ctx.putImageData(img, 0, 0);
 }
 
+const LABELLED = new WeakMap(); // holder -> {key, tokens, fit}: what it shows now
+
 // Token labels along one axis as text elements (selectable, read by screen readers), at the
 // font labelFit gives, every step-th one when even the smallest font cannot hold them all;
 // `index` maps a shown position to a token. Returns the fit ({font, step, shown, hidden}).
 // The same labels as last time (a head or layer switch) are left as they are: no new elements,
 // no layout to redo.
-const LABELLED = new WeakMap(); // holder -> {key, fit}
 
 export function labelAxis(holder, index, tokens, size, vertical) {
   const count = index.length;

@@ -50,13 +50,16 @@ def tokenize(model: Model | LlamaModel, text: str, max_tokens: int | None = None
     if not 3 <= limit <= model.config.n_positions:
         raise ValueError(f"max_tokens must be in [3, {model.config.n_positions}], got {limit}")
     enc = model.tokenizer.encode(text)
-    n_cut = max(0, len(enc.ids) - limit)
-    keep = [*range(limit - 1), len(enc.ids) - 1] if n_cut else list(range(len(enc.ids)))
+    # Each of enc's attributes builds a new Python list when read: read each once (indexing
+    # enc.ids[i] in a loop rebuilt the list per token, 36 ms at 512 tokens for a 0.8 ms encode).
+    pieces, ids, offsets, special = enc.tokens, enc.ids, enc.offsets, enc.special_tokens_mask
+    n_cut = max(0, len(ids) - limit)
+    keep = [*range(limit - 1), len(ids) - 1] if n_cut else list(range(len(ids)))
     return Tokens(
         text=text,
-        tokens=tuple(enc.tokens[i] for i in keep),
-        input_ids_t=np.asarray([enc.ids[i] for i in keep], dtype=np.int64),
-        offsets_t2=np.asarray([enc.offsets[i] for i in keep], dtype=np.int64).reshape(-1, 2),
-        special_t=np.asarray([enc.special_tokens_mask[i] for i in keep], dtype=bool),
+        tokens=tuple(pieces[i] for i in keep),
+        input_ids_t=np.asarray([ids[i] for i in keep], dtype=np.int64),
+        offsets_t2=np.asarray([offsets[i] for i in keep], dtype=np.int64).reshape(-1, 2),
+        special_t=np.asarray([special[i] for i in keep], dtype=bool),
         n_cut=n_cut,
     )

@@ -21,7 +21,6 @@ _RENAMES = {
     "pattern_lhqk": "pattern",
     "hidden_ltd": "hidden",
     "delta_ltd": "delta",
-    "sentence_embedding_d": "sentence_embedding",
     "value_norm_lhk": "value_norm",
 }
 
@@ -49,8 +48,9 @@ def trace_arrays(trace: Trace | LlamaTrace) -> dict[str, NDArray[Any]]:
         return out | _llama_arrays(trace)
     for f in fields(trace):
         value = getattr(trace, f.name)
-        if isinstance(value, np.ndarray):
+        if isinstance(value, np.ndarray) and f.name != "pooled_d":
             out[_RENAMES.get(f.name, f.name)] = value
+    out["sentence_embedding"] = trace.sentence_embedding_d  # a property: past 256 tokens, a pass
     out["head_delta_lhtd"] = trace.head_delta_lhtd  # computed on demand, not a stored field
     return out
 

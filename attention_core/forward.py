@@ -8,7 +8,8 @@ of the pass.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, overload
 
 import numpy as np
@@ -59,7 +60,25 @@ class Trace:
     ffn_hidden_ltf: F32  # GELU activations inside the feed-forward
     ffn_out_ltd: F32  # feed-forward output before the second residual add
     hidden_ltd: F32  # [n_layers + 1] layer outputs; hidden_ltd[0] is the LayerNormed embedding
-    sentence_embedding_d: F32  # pooled (and normalized) sentence vector, as sentence-transformers
+    # The sentence vector (sentence_embedding_d) once known; None until first asked for when
+    # it needs a pass of its own (a text past max_seq_length), which ``window`` runs.
+    pooled_d: F32 | None
+    window: Callable[[], F32] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def sentence_embedding_d(self) -> F32:
+        """The pooled (and normalized) sentence vector, as sentence-transformers gives it. Past
+        its ``max_seq_length`` (256 for MiniLM) it pools a pass over the first tokens only:
+        that pass (~120 ms at 256 tokens) runs the first time the vector is asked for, not as
+        part of the trace, since the pages that show only the heads never use it."""
+        if self.pooled_d is None:
+            if self.window is None:
+                raise ValueError("this trace has no sentence vector and no way to compute it")
+            pooled = self.window()
+            pooled.flags.writeable = False
+            object.__setattr__(self, "pooled_d", pooled)  # computed once, then kept
+            return pooled
+        return self.pooled_d
 
     @property
     def n_tokens(self) -> int:
@@ -207,7 +226,7 @@ def run_model(model: Model, tokens: Tokens, whatif: WhatIf = WhatIf()) -> Trace:
         ffn_hidden_ltf=out["ffn_hidden"],
         ffn_out_ltd=out["ffn_out"],
         hidden_ltd=out["hidden"],
-        sentence_embedding_d=pool(model, out["hidden"][-1], whatif.key_mask_k(len(tokens))),
+        pooled_d=pool(model, out["hidden"][-1], whatif.key_mask_k(len(tokens))),
     )
 
 
@@ -238,9 +257,8 @@ def trace_sentence(
     limit = model.config.max_seq_length
     if len(tokens) <= limit:
         return trace
-    short = _window(tokens, limit)
-    pooled = _embedding_only(model, short, _hidden_in_window(whatif, trace, limit))
-    return replace(trace, sentence_embedding_d=pooled)
+    short, hidden = _window(tokens, limit), _hidden_in_window(whatif, trace, limit)
+    return replace(trace, pooled_d=None, window=lambda: _embedding_only(model, short, hidden))
 
 
 def _embedding_only(model: Model, tokens: Tokens, whatif: WhatIf) -> F32:

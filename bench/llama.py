@@ -35,7 +35,6 @@ os.environ.setdefault("TQDM_DISABLE", "1")  # transformers' GGUF loader draws it
 import numpy as np
 
 from attention_core import WhatIf, choose, load_model, start_generation, tokenize, trace_sentence
-from attention_core.models.llama_forward import run_llama
 
 ROOT = Path(__file__).resolve().parents[1]
 TEXT = " ".join(
@@ -124,16 +123,17 @@ def bench_forward(model: Any, repeats: int) -> list[str]:
 
 
 def measure_forward(model: Any, repeats: int) -> list[tuple[int, float, float]]:
-    """(tokens, NumPy ms, transformers ms) at 128 and 512 tokens, medians of alternated runs."""
+    """(tokens, NumPy ms, transformers ms) at 128 and 512 tokens, medians of alternated runs:
+    ``trace_sentence`` (tokenizing included: what a page waits for) against the same ids."""
     forward = _torch_forward()
     figures = []
     for n in (128, 512):
         tokens = tokenize(model, TEXT, n)
         ours, theirs = [], []
-        run_llama(model, tokens, WhatIf())
+        trace_sentence(model, TEXT, WhatIf(), n)
         forward(tokens.input_ids_t)
         for _ in range(repeats):  # alternated, so a load change hits both alike
-            ours.append(_time(lambda t=tokens: run_llama(model, t, WhatIf())))
+            ours.append(_time(lambda n=n: trace_sentence(model, TEXT, WhatIf(), n)))
             theirs.append(_time(lambda t=tokens: forward(t.input_ids_t)))
         figures.append((n, statistics.median(ours) * 1e3, statistics.median(theirs) * 1e3))
     return figures

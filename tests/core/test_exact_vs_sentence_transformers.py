@@ -56,3 +56,15 @@ def test_past_256_tokens_the_embedding_pools_the_first_256_only(model, traces, e
     assert float(full.sentence_embedding_d @ theirs) >= 0.99999
     # The patterns still cover every token.
     assert full.pattern_lhqk.shape[-1] == len(full.tokens) > 256
+
+
+def test_past_256_tokens_the_window_pass_runs_when_the_vector_is_first_asked_for(model, encoded):
+    # The pages that show only the heads never pay for the window's pass (~120 ms at 256 tokens).
+    trace = trace_sentence(model, SENTENCES["long_256"])
+    assert trace.pooled_d is None and trace.window is not None
+    first = trace.sentence_embedding_d
+    assert trace.pooled_d is first and not first.flags.writeable  # kept, read-only
+    assert trace.sentence_embedding_d is first  # not computed again
+    assert float(first @ encoded["long_256"]) >= 0.99999
+    short = trace_sentence(model, "the river bank was muddy")
+    assert short.pooled_d is not None  # within the window: the pass itself gives it

@@ -25,7 +25,7 @@ from attention_core.functional import (
     value_norms_gram,
 )
 from attention_core.model import Model, ModelConfig
-from attention_core.tokens import Tokens, tokenize
+from attention_core.tokens import Tokens, tokenize, window_tokens
 from attention_core.weights import LayerWeights
 from attention_core.whatif import WhatIf as WhatIf
 
@@ -257,7 +257,7 @@ def trace_sentence(
     limit = model.config.max_seq_length
     if len(tokens) <= limit:
         return trace
-    short, hidden = _window(tokens, limit), _hidden_in_window(whatif, trace, limit)
+    short, hidden = window_tokens(tokens, limit), _hidden_in_window(whatif, trace, limit)
     return replace(trace, pooled_d=None, window=lambda: _embedding_only(model, short, hidden))
 
 
@@ -284,20 +284,6 @@ def _embedding_only(model: Model, tokens: Tokens, whatif: WhatIf) -> F32:
         _block_into(lay, cfg, out, 0)
         x_td = out["hidden"][1]
     return pool(model, x_td, whatif.key_mask_k(n))
-
-
-def _window(tokens: Tokens, limit: int) -> Tokens:
-    """``tokenize(model, tokens.text, limit)`` from a longer cut of the same text, without
-    encoding it again: its first ``limit - 1`` pieces and the final [SEP]."""
-    keep = [*range(limit - 1), len(tokens) - 1]
-    return replace(
-        tokens,
-        tokens=tuple(tokens.tokens[i] for i in keep),
-        input_ids_t=tokens.input_ids_t[keep],
-        offsets_t2=tokens.offsets_t2[keep],
-        special_t=tokens.special_t[keep],
-        n_cut=tokens.n_cut + len(tokens) - limit,
-    )
 
 
 def _hidden_in_window(whatif: WhatIf, trace: Trace, limit: int) -> WhatIf:

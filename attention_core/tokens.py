@@ -3,7 +3,7 @@ its character span."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -62,4 +62,18 @@ def tokenize(model: Model | LlamaModel, text: str, max_tokens: int | None = None
         offsets_t2=np.asarray([offsets[i] for i in keep], dtype=np.int64).reshape(-1, 2),
         special_t=np.asarray([special[i] for i in keep], dtype=bool),
         n_cut=n_cut,
+    )
+
+
+def window_tokens(tokens: Tokens, limit: int) -> Tokens:
+    """``tokenize(model, tokens.text, limit)`` from a longer cut of the same text, without
+    encoding it again: its first ``limit - 1`` pieces and the final [SEP]."""
+    keep = [*range(limit - 1), len(tokens) - 1]
+    return replace(
+        tokens,
+        tokens=tuple(tokens.tokens[i] for i in keep),
+        input_ids_t=tokens.input_ids_t[keep],
+        offsets_t2=tokens.offsets_t2[keep],
+        special_t=tokens.special_t[keep],
+        n_cut=tokens.n_cut + len(tokens) - limit,
     )

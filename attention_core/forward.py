@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, overload
 import numpy as np
 from numpy.typing import NDArray
 
-from attention_core.attention import multi_head_attention
+from attention_core.attention import AttentionPass, multi_head_attention
 from attention_core.functional import (
     AttentionSteps,
     attention_steps,
@@ -185,6 +185,22 @@ def _block_into(lay: LayerWeights, cfg: ModelConfig, out: dict[str, F32], layer:
     layer_norm_into(next_td, n2.gamma_d, n2.beta_d, eps, next_td)
 
 
+def _attend(
+    lay: LayerWeights, x_td: F32, whatif: WhatIf, layer: int, out: dict[str, F32] | None = None
+) -> AttentionPass:
+    """Layer ``layer``'s self-attention over ``x_td`` under the what-ifs (into ``out``'s arrays)."""
+    return multi_head_attention(
+        lay,
+        x_td,
+        scale=whatif.scale,
+        temperature=whatif.temperature,
+        causal=whatif.causal,
+        key_mask_k=whatif.key_mask_k(len(x_td)),
+        knocked_h=whatif.knocked_in(layer),
+        out=out,
+    )
+
+
 def run_model(model: Model, tokens: Tokens, whatif: WhatIf = WhatIf()) -> Trace:
     """The full forward pass over ``tokens``, keeping every intermediate."""
     params, cfg, n = model.params, model.config, len(tokens)
@@ -193,16 +209,8 @@ def run_model(model: Model, tokens: Tokens, whatif: WhatIf = WhatIf()) -> Trace:
     out = _allocate(cfg, n)
     out["hidden"][0] = x_td
     for layer, lay in enumerate(params.layers):
-        multi_head_attention(
-            lay,
-            out["hidden"][layer],
-            scale=whatif.scale,
-            temperature=whatif.temperature,
-            causal=whatif.causal,
-            key_mask_k=whatif.key_mask_k(n),
-            knocked_h=whatif.knocked_in(layer),
-            out={name: out[name][layer] for name in ATTENTION_PARTS},
-        )
+        parts = {name: out[name][layer] for name in ATTENTION_PARTS}
+        _attend(lay, out["hidden"][layer], whatif, layer, parts)
         out["value_norm"][layer] = value_norms_gram(out["v"][layer], params.gram_lhee[layer])
         _block_into(lay, cfg, out, layer)
     return Trace(
@@ -272,15 +280,7 @@ def _embedding_only(model: Model, tokens: Tokens, whatif: WhatIf) -> F32:
     x_td = embed(model, tokens.input_ids_t)[4]
     for layer, lay in enumerate(model.params.layers):
         out["hidden"][0] = x_td
-        out["delta"] = multi_head_attention(
-            lay,
-            out["hidden"][0],
-            scale=whatif.scale,
-            temperature=whatif.temperature,
-            causal=whatif.causal,
-            key_mask_k=whatif.key_mask_k(n),
-            knocked_h=whatif.knocked_in(layer),
-        ).delta_qd[None]
+        out["delta"] = _attend(lay, x_td, whatif, layer).delta_qd[None]
         _block_into(lay, cfg, out, 0)
         x_td = out["hidden"][1]
     return pool(model, x_td, whatif.key_mask_k(n))

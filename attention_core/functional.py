@@ -130,11 +130,13 @@ def gram_lhee(w_o_lhed: Array) -> NDArray[np.float32]:
 
 
 def value_norms_gram(v_gke: Array, gram_hee: NDArray[np.float32]) -> NDArray[np.float32]:
-    """‖v_j · W_O,h‖ for every head h and key j, [h, k] (``norm_weighted.value_norms_hk``, to
-    float32 rounding) from the heads' Gram matrices: g key/value heads, query head h reading
-    KV head h // (h / g), each group's r query heads side by side as one matmul."""
+    """‖v_j · W_O,h‖ for every head h and key j, [h, k], from the heads' Gram matrices
+    (``gram_lhee``): g key/value heads, query head h reading KV head h // (h / g), each group's
+    r query heads side by side as one matmul."""
     h, e = gram_hee.shape[0], gram_hee.shape[-1]
     g, k = v_gke.shape[0], v_gke.shape[1]
+    if h % g:
+        raise ValueError(f"{g} key/value heads do not divide {h} query heads")
     r = h // g
     # [g, k, e] @ [g, e, r·e] -> [g, k, r·e]: v_j · G_h for the r heads of each group
     grams_gex = gram_hee.reshape(g, r, e, e).transpose(0, 2, 1, 3).reshape(g, e, r * e)

@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from attention_core.functional import gram_lhee, value_norms_gram
+
 F32 = NDArray[np.float32]
 
 
@@ -23,15 +25,9 @@ def value_norms_hk(v_gke: NDArray[np.floating], w_o_hed: NDArray[np.floating]) -
     """‖v_j · W_O,h‖ for every head h and key j: [h, k]. ``v_gke`` holds g key/value heads
     (g = h without grouping; query head h reads KV head h // (h / g)), ``w_o_hed`` the heads'
     slices of W_O. Computed through each head's Gram matrix W_O,h · W_O,hᵀ ([e, e]), so the
-    [h, k, d] vectors are never made."""
-    h, g = w_o_hed.shape[0], v_gke.shape[0]
-    if h % g:
-        raise ValueError(f"{g} key/value heads do not divide {h} query heads")
-    w = np.asarray(w_o_hed, np.float64)
-    gram_hee = w @ w.transpose(0, 2, 1)  # [h,e,d] @ [h,d,e]
-    v_hke = np.repeat(np.asarray(v_gke, np.float64), h // g, axis=0)
-    squared_hk = np.einsum("hke,hef,hkf->hk", v_hke, gram_hee, v_hke, optimize=True)
-    return np.sqrt(np.maximum(squared_hk, 0.0)).astype(np.float32)
+    [h, k, d] vectors are never made; a forward pass keeps the Gram matrices from load and calls
+    ``functional.value_norms_gram`` itself."""
+    return value_norms_gram(np.asarray(v_gke, np.float32), gram_lhee(w_o_hed))
 
 
 def norm_weighted_hqk(pattern_hqk: NDArray[np.floating], value_norm_hk: F32) -> F32:

@@ -9,7 +9,7 @@ never raised). Medians of alternated runs; the load average is printed before an
   rollout  attention rollout of a whole trace (every layer) at 128 and 512 tokens
   lens     SmolLM2's logit lens: every layer at 16 positions, and at every position of 128
   norms    what the value norms add to a forward pass (the pass with and without them is not
-           separable, so: value_norms_hk over every layer, timed alone), per model at 512
+           separable, so: value_norms_gram over every layer, timed alone), per model at 512
 The browser's redraw of the new stages is measured by ``python -m bench explorer``.
 """
 
@@ -33,8 +33,8 @@ from attention_core import (
     run_model,
     tokenize,
     trace_rollout,
-    value_norms_hk,
 )
+from attention_core.functional import value_norms_gram
 from attention_core.models.llama_forward import run_llama
 from bench.sentences import sentence
 
@@ -118,8 +118,8 @@ def bench_norms(name: str, model: Any, repeats: int) -> str:
         trace.v_lhke[i] if name == "MiniLM" else trace.layer(i).v_gke
         for i in range(len(trace.value_norm_lhk))
     ]
-    w = model.params.w_o_lhed
-    took = _median(lambda: [value_norms_hk(v[i], w[i]) for i in range(len(v))], repeats)
+    gram = model.params.gram_lhee  # what the pass uses, kept from load
+    took = _median(lambda: [value_norms_gram(v[i], gram[i]) for i in range(len(v))], repeats)
     forward = _median(lambda: _run(model)(model, trace.tokens, WhatIf()), max(1, repeats // 2))
     return f"| {name} | {took * 1e3:.1f} ms | {forward * 1e3:.0f} ms | {took / forward:.1%} |"
 

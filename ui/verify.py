@@ -97,12 +97,20 @@ def verdict_line(diff: Difference) -> str:
     return f"differ by up to {round_up(diff.relative)}{diff.scale}: more than expected"
 
 
+def _differ(lib: str, verdict: Verdict) -> str:
+    """The sentence for differences past their tolerance: the worst one, and where it is."""
+    worst = max(verdict.differences, key=lambda d: d.relative / d.tolerance)
+    return (
+        f"Our numbers and those of {lib} differ more than rounding explains: {worst.quantity} by "
+        f"up to {round_up(worst.relative)}{worst.scale} ({safe.md(worst.where)})."
+    )
+
+
 def summary(model: str, verdict: Verdict) -> str:
     """The one plain sentence a learner reads."""
     lib = LIBRARY[model]
     if verdict.token_problem:
         return f"The library ({lib}) reads this text differently: {verdict.token_problem}."
-    worst = max(verdict.differences, key=lambda d: d.relative / d.tolerance)
     weights, vectors = verdict.differences[:2]
     if all(d.agrees for d in verdict.differences):
         return (
@@ -111,10 +119,7 @@ def summary(model: str, verdict: Verdict) -> str:
             f"{round_up(vectors.relative)} times their layer's largest number. That is "
             "rounding in the last digits a computer keeps."
         )
-    return (
-        f"Our numbers and those of {lib} differ more than rounding explains: {worst.quantity} by "
-        f"up to {round_up(worst.relative)}{worst.scale} ({safe.md(worst.where)})."
-    )
+    return _differ(lib, verdict)
 
 
 def _table(verdict: Verdict) -> None:
@@ -218,14 +223,9 @@ def verified_clip(key: str, _heard: Heard, _tokens: tuple[str, ...]) -> Verdict:
 def clip_summary(verdict: Verdict, n_tokens: int) -> str:
     """The one plain sentence a learner reads about a clip."""
     encoder, *weights = verdict.differences
-    worst = max(verdict.differences, key=lambda d: d.relative / d.tolerance)
     attention = round_up(max(d.relative for d in weights))
     if not all(d.agrees for d in verdict.differences):
-        numbers = (
-            f"Our numbers and those of {WHISPER_LIBRARY} differ more than rounding explains: "
-            f"{worst.quantity} by up to {round_up(worst.relative)}{worst.scale} "
-            f"({safe.md(worst.where)})."
-        )
+        numbers = _differ(WHISPER_LIBRARY, verdict)
     else:
         numbers = (
             f"Our numbers and those of {WHISPER_LIBRARY} agree on this clip: the encoder's "

@@ -168,7 +168,6 @@ const LABELLED = new WeakMap(); // holder -> {key, tokens, fit}: what it shows n
 // `index` maps a shown position to a token. Returns the fit ({font, step, shown, hidden}).
 // The same labels as last time (a head or layer switch) are left as they are: no new elements,
 // no layout to redo.
-
 export function labelAxis(holder, index, tokens, size, vertical) {
   const count = index.length;
   const fit = labelFit(count, size);

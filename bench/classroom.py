@@ -29,13 +29,25 @@ import os
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote_plus
 
 from attention_core import Model, load_model, tokenize
-from bench.classroom_listen import Listener, engine_heard, listeners
-from bench.explorer import DONE, FIRST_DRAW, INSTRUMENT, MARK, RESULT, SETTLED, server_cpu_s
+from bench.classroom_listen import Listener, Rounds, engine_heard, listeners
+from bench.cpu_groups import CpuGroup
+from bench.explorer import (
+    DONE,
+    FIRST_DRAW,
+    INSTRUMENT,
+    MARK,
+    PATH_SEGMENTS,
+    RESULT,
+    SETTLED,
+    path_of,
+    server_cpu_s,
+)
 from bench.live import rss_mb
 from bench.report import load, p50, p95, progress, table
 from bench.sentences import sentence
@@ -50,6 +62,7 @@ BROWSER_NICE = 10  # the browsers' priority below the servers' (python -m bench 
 HEAVY_NICE = 19  # the heavy visitor's browser, below the others
 HEAVY_N = 512  # tokens in each of the heavy visitor's texts
 HEAVY_MAX = 40  # texts the heavy visitor pastes at the most
+ROUNDS = 3  # pairs of new-sentence rounds, without and with the heavy visitor (bench only)
 API = "/api/attention/block"
 ERROR = '[data-testid="stException"]'
 LABELS = """() => {
@@ -80,7 +93,8 @@ class Session:
     asked: list[str] = field(default_factory=list)  # the text of every block it fetched
     first_draw_s: float | None = None
     redraws_s: list[float] = field(default_factory=list)
-    new_sentence_s: list[float] = field(default_factory=list)  # one per new sentence
+    new_sentence: Rounds = field(default_factory=lambda: Rounds())  # seconds, per round
+    paths: Rounds = field(default_factory=lambda: Rounds())  # PATH_SEGMENTS of each, or None
 
     def watch(self) -> None:
         page = self.page
@@ -98,11 +112,11 @@ class Session:
                 self.errors.append("a block request that is not JSON")
 
 
-def texts_for(model: Model, number: int) -> list[str]:
-    """The session's own sentence and the two new ones it types: real words, 14 + ``number``
+def texts_for(model: Model, number: int, new: int = 2) -> list[str]:
+    """The session's own sentence and the ``new`` ones it types: real words, 14 + ``number``
     tokens each, so that no two sessions (and no two of its texts) share a text."""
     n = 14 + number
-    return [sentence(model, n, variant) for variant in (101, 102, 103)]
+    return [sentence(model, n, 101 + variant) for variant in range(1 + new)]
 
 
 def check_view(session: Session) -> None:
@@ -148,9 +162,10 @@ def arrive(browser, front: str, sessions: list[Session]) -> None:
         settle(s.page)
 
 
-def timed_round(sessions: list[Session], act, kind: str) -> list[float]:
+def timed_round(sessions: list[Session], act, kind: str, busy: bool = False) -> list[float]:
     """``act(session)`` on every session, then each one's time from its key press to the
-    redraw on screen (``frame``), in seconds."""
+    redraw on screen (``frame``), in seconds (a new sentence's also kept in the session, with
+    its path, as ``busy`` or not)."""
     marks = []
     for s in sessions:
         marks.append(s.page.evaluate(MARK))
@@ -158,7 +173,11 @@ def timed_round(sessions: list[Session], act, kind: str) -> list[float]:
     times = []
     for s, mark in zip(sessions, marks, strict=True):
         s.page.wait_for_function(DONE, arg=[mark, kind, 6], timeout=WAIT_MS, polling=100)
-        times.append(s.page.evaluate(RESULT, [mark, kind, 6])["frame"] / 1000)
+        got = s.page.evaluate(RESULT, [mark, kind, 6])
+        times.append(got["frame"] / 1000)
+        if kind == "sentence":
+            s.new_sentence.add(busy, got["frame"] / 1000)
+            s.paths.add(busy, path_of(got))
     for s in sessions:
         settle(s.page)
     return times
@@ -189,13 +208,17 @@ def new_sentence(index: int, spread_s: float, count: int):
 
 
 class Heavy(threading.Thread):
-    """One visitor pasting new 512-token texts in a loop, in its own Chromium (Playwright's sync
-    API is one loop per thread), until ``stop`` or HEAVY_MAX texts."""
+    """One visitor pasting new 512-token texts in a loop while ``active`` is set, in its own
+    Chromium (Playwright's sync API is one loop per thread), until ``stop`` or HEAVY_MAX texts.
+    ``idle`` is set while it waits (between texts, or once active is cleared and its last text
+    is drawn); ``lower()``, when given, runs first on its thread (a lower priority for its
+    browser)."""
 
-    def __init__(self, front: str, texts: list[str], nice: int = 0) -> None:
+    def __init__(self, front: str, texts: list[str], lower: Callable[[], object] | None = None):
         super().__init__(daemon=True)
-        self.front, self.texts, self.nice = front, texts, nice
+        self.front, self.texts, self.lower = front, texts, lower
         self.stop, self.started = threading.Event(), threading.Event()
+        self.active, self.idle = threading.Event(), threading.Event()
         self.done: list[float] = []
         self.errors: list[str] = []
         self.replica: str | None = None
@@ -204,8 +227,8 @@ class Heavy(threading.Thread):
         from playwright.sync_api import sync_playwright
 
         try:
-            if self.nice:  # see main
-                os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), self.nice)
+            if self.lower is not None:
+                self.lower()
             with sync_playwright() as pw:
                 browser = launch_chromium(pw)
                 context = browser.new_context()
@@ -216,8 +239,12 @@ class Heavy(threading.Thread):
                 self.replica = srv_cookie(context)
                 self.started.set()
                 for text in self.texts[1:HEAVY_MAX]:
+                    self.idle.set()
+                    while not self.active.wait(0.2) and not self.stop.is_set():
+                        pass
                     if self.stop.is_set():
                         break
+                    self.idle.clear()
                     mark = page.evaluate(MARK)
                     box = page.get_by_role("textbox", name="Your sentence")
                     box.fill(text)
@@ -229,6 +256,7 @@ class Heavy(threading.Thread):
             self.errors.append(repr(error))
         finally:
             self.started.set()
+            self.idle.set()
 
 
 @dataclass
@@ -236,13 +264,27 @@ class Figures:
     sessions: list[Session]
     cpu_per_arrival_s: float  # a first visit: the page's first runs and its blocks
     cpu_per_move_s: float
-    cpu_per_sentence_s: float
-    quiet_s: list[float]  # new sentence, no heavy visitor
-    busy_s: list[float]  # new sentence, heavy visitor pasting
+    cpu_per_sentence_s: float  # in the first quiet round
     heavy: Heavy | None
     rss_mb: dict[int, float]
     per_replica: dict[str, int]
-    listeners: list[Listener] = field(default_factory=list)  # new clip times: [quiet, busy]
+    listeners: list[Listener] = field(default_factory=list)
+    rounds_p95: list[tuple[bool, float]] = field(default_factory=list)  # (busy, p95), in order
+    browsers: str = ""  # how the browsers were kept below the servers (``measure``)
+
+    @property
+    def quiet_s(self) -> list[float]:
+        """Every reader's new sentences in the rounds without the heavy visitor (seconds)."""
+        return [t for s in self.sessions for t in s.new_sentence.quiet]
+
+    @property
+    def busy_s(self) -> list[float]:
+        """... and in the rounds with it."""
+        return [t for s in self.sessions for t in s.new_sentence.busy]
+
+    def clips_s(self, busy: bool) -> list[float]:
+        """Every listener's new clips, without the heavy visitor or with it (seconds)."""
+        return [t for x in self.listeners for t in (x.new_clip.busy if busy else x.new_clip.quiet)]
 
 
 def replica_cpu(serve: Serve) -> float:
@@ -255,17 +297,20 @@ def run(
     model: Model,
     n_sessions: int,
     heavy: bool,
-    heavy_nice: int = 0,
+    heavy_lower: Callable[[], object] | None = None,
     heavy_texts: int = HEAVY_MAX,
     decoder: Model | None = None,
     listening: list[Listener] | None = None,
+    rounds: int = 1,
 ) -> Figures:
     """The whole class (see the module's docstring); the caller owns the browser and serve.sh.
     ``decoder`` (SmolLM2): every third session reads it instead of ``model``; ``listening``:
-    students on Listen (Whisper), who upload a new clip in each new-sentence round."""
+    students on Listen (Whisper), who upload a new clip in each new-sentence round (give them
+    2 × ``rounds`` clips). ``rounds`` pairs of new-sentence rounds: one without the heavy
+    visitor, then (``heavy``) one with it pasting; ``heavy_lower`` runs on its thread first."""
     front = f"http://127.0.0.1:{serve.port}"
     models = [decoder if decoder is not None and i % 3 == 2 else model for i in range(n_sessions)]
-    sessions = [Session(i, texts_for(m, i), m) for i, m in enumerate(models)]
+    sessions = [Session(i, texts_for(m, i, 2 * rounds), m) for i, m in enumerate(models)]
     listening = listening or []
     heard = engine_heard(listening[0].clips[0]) if listening else ""
     cpu = replica_cpu(serve)
@@ -289,32 +334,37 @@ def run(
     cpu_moves = (replica_cpu(serve) - cpu) / (n_sessions * len(MOVES))
     redraws = [t for s in sessions for t in s.redraws_s]
     progress(f"{len(MOVES)} moves each, redraw p50 {p50(redraws) * 1000:.0f} ms")
-    cpu = replica_cpu(serve)
-    act = with_clips(new_sentence(1, ARRIVAL_S, n_sessions), listening, 0, n_sessions)
-    quiet = timed_round(sessions, act, "sentence")
-    for listener in listening:
-        listener.drawn(heard)
-    cpu_sentence = (replica_cpu(serve) - cpu) / n_sessions
-    for s, t in zip(sessions, quiet, strict=True):
-        s.new_sentence_s.append(t)
-        check_view(s)
-    busy, worker = [], None
+    worker = None
     if heavy:
         # Each text new (a forward pass of about HEAVY_N tokens) and starting with other words
         # than the one before (the redraw is told by its first row labels).
         texts = [sentence(model, HEAVY_N - k // 6, 104 + k % 6) for k in range(heavy_texts)]
-        worker = Heavy(front, texts, heavy_nice)
+        worker = Heavy(front, texts, heavy_lower)
         worker.start()
         worker.started.wait(WAIT_MS / 1000)
-        act = with_clips(new_sentence(2, ARRIVAL_S, n_sessions), listening, 1, n_sessions)
-        busy = timed_round(sessions, act, "sentence")
+    order = [busy for _ in range(rounds) for busy in ((False, True) if heavy else (False,))]
+    rounds_p95, cpu_sentence = [], 0.0
+    for k, busy in enumerate(order):
+        if worker is not None and busy:
+            worker.active.set()
+        elif worker is not None:  # it finishes the text it is drawing, then waits
+            worker.active.clear()
+            worker.idle.wait(WAIT_MS / 1000)
+        cpu = replica_cpu(serve)
+        act = with_clips(new_sentence(k + 1, ARRIVAL_S, n_sessions), listening, k, n_sessions)
+        times = timed_round(sessions, act, "sentence", busy)
         for listener in listening:
-            listener.drawn(heard)
+            listener.drawn(heard, busy)
+        if k == 0:
+            cpu_sentence = (replica_cpu(serve) - cpu) / n_sessions
+        for s in sessions:
+            check_view(s)
+        rounds_p95.append((busy, p95(times)))
+        kind = "busy" if busy else "quiet"
+        progress(f"round {k + 1} ({kind}): new sentence p95 {p95(times):.2f} s")
+    if worker is not None:
         worker.stop.set()
         worker.join(WAIT_MS / 1000)
-        for s, t in zip(sessions, busy, strict=True):
-            s.new_sentence_s.append(t)
-            check_view(s)
     for s in sessions:
         strangers = {t for t in s.asked if t not in s.texts}
         if strangers:
@@ -326,7 +376,7 @@ def run(
     for listener in listening:
         counts[listener.replica or "?"] = counts.get(listener.replica or "?", 0) + 1
     return Figures(
-        sessions, cpu_arrival, cpu_moves, cpu_sentence, quiet, busy, worker, rss, counts, listening
+        sessions, cpu_arrival, cpu_moves, cpu_sentence, worker, rss, counts, listening, rounds_p95
     )
 
 
@@ -355,9 +405,8 @@ def _split(fig: Figures) -> list[tuple[str, list[float], list[float]]]:
     for where, same in (("the heavy visitor's", True), ("another", False)):
         group = [s for s in fig.sessions if (s.replica == fig.heavy.replica) == same]
         if group and fig.busy_s:
-            out.append(
-                (where, [s.new_sentence_s[1] for s in group], [s.new_sentence_s[0] for s in group])
-            )
+            busy = [t for s in group for t in s.new_sentence.busy]
+            out.append((where, busy, [t for s in group for t in s.new_sentence.quiet]))
     return out
 
 
@@ -365,29 +414,30 @@ def report(fig: Figures) -> None:
     redraws = [t for s in fig.sessions for t in s.redraws_s]
     spread = ", ".join(f"{k}: {v}" for k, v in sorted(fig.per_replica.items()))
     memory = ", ".join(f"r{i}: {mb:.0f} MB" for i, mb in sorted(fig.rss_mb.items()))
+    per_round = ", ".join(f"{'busy' if b else 'quiet'} {x:.2f}" for b, x in fig.rounds_p95)
     rows = [
         ["sessions per replica", spread],
         ["first draw p50 / p95", _pair([s.first_draw_s or 0.0 for s in fig.sessions])],
         ["server CPU per arrival (first visit)", f"{fig.cpu_per_arrival_s * 1000:.0f} ms"],
         ["redraw (move in the explorer) p50 / p95", _pair(redraws, "ms", 1000)],
         ["server CPU per move (with its tell rerun)", f"{fig.cpu_per_move_s * 1000:.1f} ms"],
-        ["new sentence p50 / p95", _pair(fig.quiet_s)],
-        ["server CPU per new sentence", f"{fig.cpu_per_sentence_s * 1000:.0f} ms"],
+        ["new sentence p50 / p95 (every quiet round)", _pair(fig.quiet_s)],
+        ["server CPU per new sentence (first round)", f"{fig.cpu_per_sentence_s * 1000:.0f} ms"],
+        ["new sentence p95 in each round, in order (s)", per_round],
         ["memory per replica (VmRSS)", memory],
         ["errors / cross-session leaks", str(len(errors(fig)))],
     ]
     if fig.listeners:
-        clips = [[x.new_clip_s[k] for x in fig.listeners if len(x.new_clip_s) > k] for k in (0, 1)]
         rows += [
             [
                 f"{len(fig.listeners)} listeners (Whisper): first draw p50 / p95",
                 _pair([x.first_draw_s or 0.0 for x in fig.listeners]),
             ],
-            ["… a new 5 s clip → heard and drawn, p50 / p95", _pair(clips[0])],
+            ["… a new 5 s clip → heard and drawn, p50 / p95", _pair(fig.clips_s(False))],
         ]
-        if clips[1]:
-            rows.append(["… with the heavy visitor pasting", _pair(clips[1])])
-    if fig.heavy is not None:
+        if fig.clips_s(True):
+            rows.append(["… with the heavy visitor pasting", _pair(fig.clips_s(True))])
+    if fig.heavy is not None and fig.busy_s:
         ratio = p95(fig.busy_s) / p95(fig.quiet_s)
         heavy = fig.heavy.done
         rows += [
@@ -406,10 +456,27 @@ def report(fig: Figures) -> None:
             ],
         ]
     table(
-        f"A class of {len(fig.sessions) + len(fig.listeners)} behind serve.sh (load {load()})",
+        f"A class of {len(fig.sessions) + len(fig.listeners)} behind serve.sh "
+        f"(load {load()}; {fig.browsers or 'browsers as the caller started them'})",
         ["", "measured"],
         rows,
     )
+    heads = ["new sentence, step", "p50 / p95"] + (["with the heavy visitor"] if fig.busy_s else [])
+    table("Where a reader's new sentence went", heads, path_rows(fig))
+
+
+def path_rows(fig: Figures) -> list[list[str]]:
+    """Where a new sentence's time went, p50 / p95 of each PATH_SEGMENTS step, in the rounds
+    without the heavy visitor and (when it came) with it: the server's steps and the browsers'."""
+    rows = []
+    for k, name in enumerate(PATH_SEGMENTS):
+        cells = [name]
+        for busy in (False, True) if fig.busy_s else (False,):
+            paths = [p for s in fig.sessions for p in (s.paths.busy if busy else s.paths.quiet)]
+            xs = [p[k] for p in paths if p]
+            cells.append(_pair(xs, "ms", 1000) if xs else "—")
+        rows.append(cells)
+    return rows
 
 
 def errors(fig: Figures) -> list[str]:
@@ -424,42 +491,62 @@ def measure(
     idle_heavy: bool = False,
     show=None,
     n_listeners: int = LISTENERS,
+    rounds: int = ROUNDS,
 ) -> Figures | None:
     """The class behind a ./serve.sh of its own (stopped at the end); None when it did not
-    start (its output printed). ``show(fig)`` runs while the replicas are still up."""
+    start (its output printed). ``show(fig)`` runs while the replicas are still up.
+
+    The browsers run on the server's two cores here; in a class they run on the students'
+    machines. So they are kept below the servers: in a CPU group of weight 2 against the
+    servers' 1024 (``bench.cpu_groups``; the heavy visitor's browser in a group below theirs),
+    or, where cgroups cannot be written, at nice BROWSER_NICE (HEAVY_NICE), which the server's
+    own back lane (nice 10) then competes with. The figures are the servers'."""
     from playwright.sync_api import sync_playwright
 
     model, decoder = load_model(), load_model("smollm2")
+    group = CpuGroup.make(f"attention-bench-{os.getpid()}")
+    readers = group and CpuGroup.make("readers", group, low=False)
+    below = group and CpuGroup.make("heavy", group)
+
+    def lower() -> None:  # the heavy visitor's thread, before its browser starts
+        if not (below and below.enter()):
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), HEAVY_NICE)
+
     with tempfile.TemporaryDirectory() as tmp:
         serve = start_serve(free_port(), Path(tmp) / "serve.out", replicas)
         try:
             if not wait_ready(serve, 240) or serve.proc.poll() is not None:
                 print(serve.text())
                 return None
-            # The browsers run on the server's two cores here; in a class they run on the students'
-            # machines. Started from a thread at a lower priority (Linux nice is per thread and
-            # inherited), they take what the servers leave: the figures are the servers'.
-            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), BROWSER_NICE)
+            # Only now, so that the servers started above stay in the machine's root group.
+            if readers and readers.enter():
+                browsers = "browsers in a CPU group of weight 2 against the servers' 1024"
+            else:  # nice is per thread on Linux, and inherited
+                os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), BROWSER_NICE)
+                browsers = f"browsers at nice {BROWSER_NICE} (no writable cgroup)"
             with sync_playwright() as pw:
                 browser = launch_chromium(pw)
-                # The heavy visitor's browser lower still: in a class it runs on its own machine,
-                # and here its 512-token drawing would slow the pages taking the measurements.
                 fig = run(
                     browser,
                     serve,
                     model,
                     sessions,
                     heavy,
-                    HEAVY_NICE,
+                    lower,
                     1 if idle_heavy else HEAVY_MAX,
                     decoder,
-                    listeners(n_listeners, tmp),
+                    listeners(n_listeners, tmp, 2 * rounds),
+                    rounds,
                 )
+                fig.browsers = browsers
                 if show is not None:
                     show(fig)
                 browser.close()
         finally:
             stop_serve(serve)
+            if group:
+                group.leave()
+                group.remove()
     return fig
 
 
@@ -473,11 +560,20 @@ def main(argv: list[str]) -> int:
         "--idle-heavy",
         action="store_true",
         help="a control: the heavy visitor arrives with one 512-token text "
-        "and then does nothing during the second round",
+        "and then does nothing during the busy rounds",
+    )
+    parser.add_argument(
+        "--rounds", type=int, default=ROUNDS, help="pairs of rounds, without and with the heavy one"
     )
     args = parser.parse_args(argv)
     fig = measure(
-        args.sessions, args.replicas, not args.no_heavy, args.idle_heavy, report, args.listeners
+        args.sessions,
+        args.replicas,
+        not args.no_heavy,
+        args.idle_heavy,
+        report,
+        args.listeners,
+        args.rounds,
     )
     if fig is None:
         return 1

@@ -32,6 +32,19 @@ ERROR = '[data-testid="stException"]'
 
 
 @dataclass
+class Rounds:
+    """One visitor's figures for its new texts or clips (a reader's in ``bench.classroom``, a
+    listener's here), in the rounds without the heavy visitor (``quiet``) and with it
+    (``busy``), in order."""
+
+    quiet: list = field(default_factory=list)
+    busy: list = field(default_factory=list)
+
+    def add(self, busy: bool, value) -> None:
+        (self.busy if busy else self.quiet).append(value)
+
+
+@dataclass
 class Listener:
     """One student on Listen: its page, its clips (one per round), its times, what went wrong."""
 
@@ -42,7 +55,7 @@ class Listener:
     replica: str | None = None
     errors: list[str] = field(default_factory=list)
     first_draw_s: float | None = None
-    new_clip_s: list[float] = field(default_factory=list)  # one per round
+    new_clip: Rounds = field(default_factory=lambda: Rounds())  # seconds, per round
 
     def open(self, browser, front: str) -> None:
         self.context = browser.new_context(viewport={"width": 1200, "height": 900})
@@ -70,8 +83,9 @@ class Listener:
         self.page.locator('input[type="file"]').set_input_files(str(self.clips[index]))
         self.page.evaluate(WATCH)
 
-    def drawn(self, heard: str) -> None:
-        """Wait for the clip given last to be heard and drawn; record its time and check it."""
+    def drawn(self, heard: str, busy: bool = False) -> None:
+        """Wait for the clip given last to be heard and drawn; record its time (``busy``: in
+        a round with the heavy visitor) and check it."""
         from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
         try:
@@ -80,7 +94,7 @@ class Listener:
             self.errors.append(f"clip not heard and drawn in {WAIT_MS} ms: {self.seen()}")
             return
         times = self.page.evaluate("() => window.__listen")
-        self.new_clip_s.append((times["drawn"] - times.get("given", times["clicked"])) / 1000)
+        self.new_clip.add(busy, (times["drawn"] - times.get("given", times["clicked"])) / 1000)
         shown = self.page.locator("p", has_text=HEARD).first.inner_text()
         if shown != f"{HEARD} {heard}":
             self.errors.append(f"heard {shown!r}, the engine {heard!r}")

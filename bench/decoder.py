@@ -73,7 +73,7 @@ def new_prompts(browser, url, texts: Sequence[str]) -> tuple[list[float], list[l
         move = try_timed(page, wire, type_sentence(page, text), "sentence", url.pid, "new prompt")
         if move:
             times.append(move.drawn_s)
-            paths += [path] if (path := path_of(move)) else []
+            paths += [path] if (path := path_of(move.raw)) else []
     page.context.close()
     return times, paths
 

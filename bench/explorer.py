@@ -580,10 +580,10 @@ PATH_SEGMENTS = (
 )
 
 
-def path_of(move: Move) -> list[float] | None:
-    """The segments of PATH_SEGMENTS for one new sentence, in seconds (None: one is missing).
-    When the fetch starts before "script finished", the rerun segment ends at the fetch."""
-    raw = move.raw
+def path_of(raw: dict) -> list[float] | None:
+    """The segments of PATH_SEGMENTS for one new sentence, in seconds, from the page's RESULT
+    (None: one is missing). When the fetch starts before "script finished", the rerun segment
+    ends at the fetch."""
     sent = next((t / 1000 for d, t, _, _ in raw["frames"] if d == "s"), None)
     done = finished_at(raw["frames"])
     if sent is None or done is None or not raw["blocks"]:
@@ -591,7 +591,7 @@ def path_of(move: Move) -> list[float] | None:
     block = {k: v / 1000 for k, v in raw["blocks"][0].items() if k not in ("bytes", "raw")}
     end_run = min(done, block["start"])
     marks = [0.0, sent, end_run, block["start"], block["first_byte"], block["end"]]
-    marks += [move.drawn_s, move.frame_s]
+    marks += [raw["drawn"] / 1000, raw["frame"] / 1000]
     return [b - a for a, b in pairwise(marks)]
 
 
@@ -717,7 +717,7 @@ def print_new_sentence(moves: Sequence[Move], bertviz: list[float] | str) -> Non
 
 
 def print_profile(moves: Sequence[Move], steps: dict[str, list[float]]) -> None:
-    paths = [p for p in map(path_of, moves) if p]
+    paths = [p for m in moves if (p := path_of(m.raw))]
     if not paths:
         table("New sentence → first chart: where the time goes", ["status"], [["no data"]])
         return

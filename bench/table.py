@@ -83,7 +83,7 @@ def classroom_rows(quick: bool, sessions: int) -> list[Row]:
             ratio_limit=2.0,
         ),
     ]
-    clips = [[x.new_clip_s[k] for x in fig.listeners if len(x.new_clip_s) > k] for k in (0, 1)]
+    clips = [fig.clips_s(False), fig.clips_s(True)]
     if all(clips):
         out += [
             row(

@@ -47,12 +47,13 @@ def test_a_class_of_thirty_with_a_heavy_visitor(browser, model, smollm2, tmp_pat
     assert not errors, errors
     heard = {x.number: x.errors for x in fig.listeners if x.errors}  # the engine's words shown
     assert not heard, heard
-    assert [len(x.new_clip_s) for x in fig.listeners] == [2] * N_LISTENERS
+    clips = [(len(x.new_clip.quiet), len(x.new_clip.busy)) for x in fig.listeners]
+    assert clips == [(1, 1)] * N_LISTENERS
     assert fig.heavy is not None and not fig.heavy.errors, fig.heavy.errors
     assert sorted(fig.per_replica) == ["r1", "r2"], fig.per_replica
     assert {s.model.config.key for s in fig.sessions} == {"minilm", "smollm2"}
     for s in fig.sessions:
         assert s.first_draw_s is not None and len(s.redraws_s) == len(classroom.MOVES), s.number
-        assert len(s.new_sentence_s) == 2, s.number
+        assert (len(s.new_sentence.quiet), len(s.new_sentence.busy)) == (1, 1), s.number
     assert code == 0, f"serve.sh exited with {code} on SIGTERM:\n{serve.text()}"
     assert not left, f"serve.sh left these processes running (killed now): {left}"

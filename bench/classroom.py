@@ -1,24 +1,26 @@
-"""``python -m bench classroom [--sessions 30] [--listeners 4] [--replicas 2] [--no-heavy]``: a
-class behind ./serve.sh, as the load test drives it (tests/serve/test_classroom.py asserts its
-correctness), with visitors on all three models: readers on MiniLM and SmolLM2 (below) and
-listeners on Whisper (``bench.classroom_listen``), who upload a new clip in each new-sentence
-round.
+"""``python -m bench classroom [--sessions 30] [--listeners 4] [--replicas 2] [--rounds 3]
+[--no-heavy] [--idle-heavy]``: a class behind ./serve.sh, as the load test drives it
+(tests/serve/test_classroom.py asserts its correctness), with visitors on all three models:
+readers on MiniLM and SmolLM2 (below) and listeners on Whisper (``bench.classroom_listen``), who
+upload a new clip in each new-sentence round.
 
 Thirty browser sessions (one Chromium, one context each, so each holds its own balancer cookie)
 arrive within 10 s, each on /pattern with a sentence of its own; every third one on the decoder
 (model=smollm2), so the replicas hold both models and the trace store both kinds of trace.
 Then, in rounds, every session makes moves inside its sentence in the attention explorer (head
-and layer keys), and types one new sentence of its own; then a second new sentence while one
-heavy visitor (its own Chromium, in a thread) pastes new 512-token texts in a loop. Every time
-is taken inside the page, from the key press to the redraw (``bench.explorer``'s
-instrumentation); the replicas' CPU from their process clocks over each phase.
+and layer keys); then ``--rounds`` pairs of new-sentence rounds: each session types a new
+sentence of its own with no heavy visitor, then another while one heavy visitor (its own
+Chromium, in a thread) pastes new 512-token texts in a loop (it pauses between the pairs). Every
+time is taken inside the page, from the key press to the redraw (``bench.explorer``'s
+instrumentation), with the steps in between; the replicas' CPU from their process clocks over
+each phase. The browsers are kept below the servers (``measure``: a CPU group, or nice).
 
 Checked for every session: no error box, no uncaught page error, no HTTP 5xx, the explorer's row
 labels are its own sentence's tokens, and every block it fetched was for one of its own texts
 (no cross-session leak). Printed: sessions per replica, server CPU per move and per new
-sentence, new-sentence and redraw p50/p95, the heavy visitor's effect on the others' new-sentence
-p95, memory per replica. Bounded: every wait has a timeout, the heavy visitor at most HEAVY_MAX
-texts.
+sentence, new-sentence and redraw p50/p95, each round's p95, the heavy visitor's effect on the
+others' new-sentence p95 (pooled over the rounds), where a new sentence's time went, memory per
+replica. Bounded: every wait has a timeout, the heavy visitor at most HEAVY_MAX texts.
 """
 
 from __future__ import annotations

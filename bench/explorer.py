@@ -731,7 +731,9 @@ def print_profile(moves: Sequence[Move], steps: dict[str, list[float]]) -> None:
         rest = seg[1] - steps["tokenize"][0] - steps["forward (NumPy run_model)"][0]
         rows.append(
             [
-                "  rerun less tokenize and forward (page script, Streamlit; approx.)",
+                "  rerun less an in-process tokenize and forward: the page, Streamlit, and the"
+                " same pass's extra cost in the server (a new trace's fresh memory, the browser's"
+                " share of the cores); approx.",
                 ms(rest),
                 f"{rest / total:.0%}",
                 "",

@@ -157,7 +157,9 @@ def test_walk_the_whole_learn_tour(app_url, page):
             pytest.fail(f"step {step} shows no chart, table or explorer")
         nav = page.locator('[data-testid="stSidebarNav"] a', has_text="Learn step by step")
         assert nav.count() == 1  # the sidebar's page list stays on screen on every step
-        assert page.get_by_role("link", name=re.compile("Explore further")).count() == 1
+        further = page.get_by_role("link", name=re.compile("Explore further"))
+        further.first.wait_for(timeout=30_000)  # below the step: it may arrive after its chart
+        assert further.count() == 1
         engineers = page.locator('[data-testid="stExpander"] details')  # closed, one per step
         engineers.first.wait_for(state="attached", timeout=30_000)
         assert engineers.count() == 1 and engineers.get_attribute("open") is None

@@ -286,7 +286,7 @@ class Figures:
 
     def clips_s(self, busy: bool) -> list[float]:
         """Every listener's new clips, without the heavy visitor or with it (seconds)."""
-        return [t for x in self.listeners for t in (x.new_clip.busy if busy else x.new_clip.quiet)]
+        return [t for x in self.listeners for t in x.new_clip.of(busy)]
 
 
 def replica_cpu(serve: Serve) -> float:
@@ -474,7 +474,7 @@ def path_rows(fig: Figures) -> list[list[str]]:
     for k, name in enumerate(PATH_SEGMENTS):
         cells = [name]
         for busy in (False, True) if fig.busy_s else (False,):
-            paths = [p for s in fig.sessions for p in (s.paths.busy if busy else s.paths.quiet)]
+            paths = [p for s in fig.sessions for p in s.paths.of(busy)]
             xs = [p[k] for p in paths if p]
             cells.append(_pair(xs, "ms", 1000) if xs else "—")
         rows.append(cells)
@@ -507,7 +507,8 @@ def measure(
 
     model, decoder = load_model(), load_model("smollm2")
     group = CpuGroup.make(f"attention-bench-{os.getpid()}")
-    readers = group and CpuGroup.make("readers", group, low=False)
+    # cgroup v2 moves whole processes: there the browsers take the low group itself
+    readers = group and (CpuGroup.make("readers", group, low=False) or group)
     below = group and CpuGroup.make("heavy", group)
 
     def lower() -> None:  # the heavy visitor's thread, before its browser starts
@@ -522,7 +523,7 @@ def measure(
                 return None
             # Only now, so that the servers started above stay in the machine's root group.
             if readers and readers.enter():
-                browsers = "browsers in a CPU group of weight 2 against the servers' 1024"
+                browsers = f"browsers in a CPU group of weight {readers.weight()}"
             else:  # nice is per thread on Linux, and inherited
                 os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), BROWSER_NICE)
                 browsers = f"browsers at nice {BROWSER_NICE} (no writable cgroup)"

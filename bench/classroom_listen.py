@@ -40,8 +40,12 @@ class Rounds:
     quiet: list = field(default_factory=list)
     busy: list = field(default_factory=list)
 
+    def of(self, busy: bool) -> list:
+        """The figures of the rounds with the heavy visitor (``busy``) or without it."""
+        return self.busy if busy else self.quiet
+
     def add(self, busy: bool, value) -> None:
-        (self.busy if busy else self.quiet).append(value)
+        self.of(busy).append(value)
 
 
 @dataclass

@@ -59,23 +59,15 @@ class CpuGroup:
 
     def enter(self) -> bool:
         """Move the calling thread (v1) or its process (v2) into the group."""
-        try:
-            if self.v1:
-                (self.path / "tasks").write_text(str(threading.get_native_id()))
-            else:
-                (self.path / "cgroup.procs").write_text(str(os.getpid()))
-        except OSError:
-            return False
-        return True
+        return _move(self.path, self.v1)
 
     def leave(self) -> None:
         """Move the calling thread (or process) back to the root group."""
-        root = V1 if self.v1 else V2
-        with contextlib.suppress(OSError):
-            if self.v1:
-                (root / "tasks").write_text(str(threading.get_native_id()))
-            else:
-                (root / "cgroup.procs").write_text(str(os.getpid()))
+        _move(V1 if self.v1 else V2, self.v1)
+
+    def weight(self) -> str:
+        """The low groups' CPU weight against the servers', in words."""
+        return f"{LOW} against the servers' 1024" if self.v1 else f"{LOW_V2} against their 100"
 
     def remove(self) -> None:
         """Remove the group and the groups under it, once nothing runs in them (best effort:
@@ -83,6 +75,19 @@ class CpuGroup:
         for path in sorted(self.path.glob("**/"), key=lambda p: -len(p.parts)):
             with contextlib.suppress(OSError):
                 path.rmdir()
+
+
+def _move(group: Path, v1: bool) -> bool:
+    """Write the calling thread's id (v1) or the process's (v2) into ``group``; False if
+    refused."""
+    try:
+        if v1:
+            (group / "tasks").write_text(str(threading.get_native_id()))
+        else:
+            (group / "cgroup.procs").write_text(str(os.getpid()))
+    except OSError:
+        return False
+    return True
 
 
 def _read(path: Path) -> str:

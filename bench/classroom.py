@@ -337,16 +337,16 @@ def run(
     redraws = [t for s in sessions for t in s.redraws_s]
     progress(f"{len(MOVES)} moves each, redraw p50 {p50(redraws) * 1000:.0f} ms")
     worker = None
-    if heavy:
-        # Each text new (a forward pass of about HEAVY_N tokens) and starting with other words
-        # than the one before (the redraw is told by its first row labels).
-        texts = [sentence(model, HEAVY_N - k // 6, 104 + k % 6) for k in range(heavy_texts)]
-        worker = Heavy(front, texts, heavy_lower)
-        worker.start()
-        worker.started.wait(WAIT_MS / 1000)
     order = [busy for _ in range(rounds) for busy in ((False, True) if heavy else (False,))]
     rounds_p95, cpu_sentence = [], 0.0
     for k, busy in enumerate(order):
+        if busy and worker is None:  # it arrives after the first round without it
+            # Each text new (a forward pass of about HEAVY_N tokens) and starting with other
+            # words than the one before (the redraw is told by its first row labels).
+            texts = [sentence(model, HEAVY_N - i // 6, 104 + i % 6) for i in range(heavy_texts)]
+            worker = Heavy(front, texts, heavy_lower)
+            worker.start()
+            worker.started.wait(WAIT_MS / 1000)
         if worker is not None and busy:
             worker.active.set()
         elif worker is not None:  # it finishes the text it is drawing, then waits

@@ -122,8 +122,16 @@ def wait_for_charts(page: Page, count: int = 1, timeout_ms: int = 60_000) -> Non
     wait_idle(page, timeout_ms)
 
 
+# A run is over when the status widget is gone and no element is left from the run before:
+# Streamlit marks each element it has not yet rewritten with data-stale="true" while a script
+# runs, and the widget itself only shows after a short delay, so the widget alone can report
+# "idle" while the old page's elements are still being replaced.
+_IDLE = (
+    "!document.querySelector('[data-testid=\"stStatusWidget\"]')"
+    " && !document.querySelector('[data-stale=\"true\"]')"
+)
+
+
 def wait_idle(page: Page, timeout_ms: int = 60_000) -> None:
-    """Wait until the app's status widget says it is no longer running a script."""
-    page.wait_for_function(
-        "!document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=timeout_ms
-    )
+    """Wait until the app has finished its script run and replaced every element of the last."""
+    page.wait_for_function(_IDLE, timeout=timeout_ms)

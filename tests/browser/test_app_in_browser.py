@@ -7,6 +7,7 @@ import time
 
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
+from playwright.sync_api import expect
 
 from attention_core import load_model, tokenize
 from scripts.live_app import streamlit_server, wait_idle
@@ -157,12 +158,12 @@ def test_walk_the_whole_learn_tour(app_url, page):
             pytest.fail(f"step {step} shows no chart, table or explorer")
         nav = page.locator('[data-testid="stSidebarNav"] a', has_text="Learn step by step")
         assert nav.count() == 1  # the sidebar's page list stays on screen on every step
+        # Below the step, so they may arrive after its chart: counted with expect, which retries
         further = page.get_by_role("link", name=re.compile("Explore further"))
-        further.first.wait_for(timeout=30_000)  # below the step: it may arrive after its chart
-        assert further.count() == 1
+        expect(further).to_have_count(1, timeout=30_000)
         engineers = page.locator('[data-testid="stExpander"] details')  # closed, one per step
-        engineers.first.wait_for(state="attached", timeout=30_000)
-        assert engineers.count() == 1 and engineers.get_attribute("open") is None
+        expect(engineers).to_have_count(1, timeout=30_000)
+        assert engineers.get_attribute("open") is None
         assert_no_error_box(page)
         next_button = page.locator(".st-key-learn_next button")  # the top "Next"
         if step < N_STEPS:

@@ -9,6 +9,7 @@ still works: an example clip is transcribed as the engine transcribes it. A scre
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import expect
 
 from attention_core import load_whisper, log_mel, transcribe
 from attention_core.audio import load_audio
@@ -51,7 +52,7 @@ def test_a_refused_microphone_is_explained_and_the_page_keeps_working(app_url, r
     recorder.get_by_text(ASKS).wait_for(timeout=WAIT_MS)
     # it did not start recording, and the page says what to do about a refusal
     assert page.get_by_role("button", name="Stop recording").count() == 0
-    assert page.get_by_test_id("stAlert").filter(has_text=MIC_HELP).count() == 1
+    expect(page.get_by_test_id("stAlert").filter(has_text=MIC_HELP)).to_have_count(1)
     assert "refused" in MIC_HELP and "upload a file" in MIC_HELP  # what to do about it
     assert page.get_by_test_id("stException").count() == 0  # no Python traceback
     assert page.locator("text=Whisper heard:").count() == 0  # nothing was transcribed

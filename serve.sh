@@ -12,7 +12,8 @@
 # HAProxy (Debian's package; installed here when missing, as test.sh installs Chromium) balances
 # round-robin and pins each browser to one replica with its own cookie (SRV): Streamlit keeps a
 # session's state in the memory of the process its websocket talks to. Health checks hit
-# /_stcore/health every second; a replica that fails two is taken out, and a browser pinned to it
+# /_stcore/health every second (each waits up to 5 s, since a busy replica is slow, not dead); a
+# replica that fails two is taken out, its websockets closed, and a browser pinned to it
 # reconnects to another one (in about a second, measured), where its next action redraws the page
 # from its URL. A replica that exits is started again on the same port (after 1 s, longer while
 # it keeps failing at once).
@@ -129,12 +130,21 @@ backend replicas
     cookie SRV insert indirect nocache httponly attr "SameSite=Lax"
     option httpchk GET /_stcore/health
     http-check expect status 200
+    # A busy replica is slow, not dead: with the default (a check times out after "inter", 1 s),
+    # a class's first page loads made a replica miss two checks, and HAProxy re-pinned its
+    # browsers' HTTP requests (uploads, blocks) to the other replica while their websockets
+    # stayed, so an upload reached a replica that had no such session (400). A crashed replica
+    # refuses connections at once and is still taken out after two checks (2 s).
+    timeout check 5s
     # a GET caught by a replica's crash (accepted, then dropped unanswered) goes to another one
     retry-on conn-failure empty-response
     http-request disable-l7-retry unless METH_GET
 EOF
   for ((i = 1; i <= replicas; i++)); do
-    echo "    server r$i 127.0.0.1:${rport[i]} cookie r$i check inter 1s fall 2 rise 1"
+    # on-marked-down: a replica taken out also closes its websockets, so each of its pages
+    # reconnects through the balancer and moves whole (socket and HTTP) to one live replica
+    echo "    server r$i 127.0.0.1:${rport[i]} cookie r$i check inter 1s fall 2 rise 1" \
+      "on-marked-down shutdown-sessions"
   done
 } >"$cfg"
 haproxy -c -q -f "$cfg" || { echo "serve.sh: invalid HAProxy config $cfg" >&2; exit 1; }

@@ -37,7 +37,7 @@ from pathlib import Path
 from urllib.parse import quote_plus
 
 from attention_core import Model, load_model, tokenize
-from bench.classroom_listen import Listener, Rounds, engine_heard, listeners
+from bench.classroom_listen import Listener, Rounds, engine_heard, listeners, watch_http
 from bench.cpu_groups import CpuGroup
 from bench.explorer import (
     DONE,
@@ -101,9 +101,7 @@ class Session:
     def watch(self) -> None:
         page = self.page
         page.on("pageerror", lambda e: self.errors.append(f"page error: {e}"))
-        page.on(
-            "response", lambda r: r.status >= 500 and self.errors.append(f"HTTP {r.status} {r.url}")
-        )
+        watch_http(page, self.errors)
         page.on("request", self._request)
 
     def _request(self, request) -> None:

@@ -7,7 +7,8 @@ round it uploads a new 5 s WAV (``bench.listen.clips``: the same speech at a gai
 so a new log-mel and never a cached clip), spread among the readers' new sentences, and is
 timed in the page from the file input's change event to this clip's transcript and
 cross-attention on screen (``bench.listen``'s instrumentation). Checked: the transcript shown is
-the engine's for that sound, no error box, no uncaught page error, no HTTP 5xx.
+the engine's for that sound, no error box, no uncaught page error, no HTTP 5xx, and no
+refused upload or block request (``http_failure``).
 """
 
 from __future__ import annotations
@@ -29,6 +30,23 @@ WATCH = f"""() => {{
   requestAnimationFrame(look);
 }}"""
 ERROR = '[data-testid="stException"]'
+# Requests whose refusal means the visitor's action was lost: its file upload (Streamlit's
+# upload handler answers 400 when its replica has no such session) and the explorer's blocks.
+OURS = ("/_stcore/upload_file/", "/api/")
+
+
+def http_failure(response) -> str | None:
+    """What went wrong with a response, if anything: any 5xx, or a 4xx to one of ``OURS``
+    (Streamlit's own 404 probes of path-prefixed URLs are normal)."""
+    failed = response.status >= 500 or (
+        response.status >= 400 and any(part in response.url for part in OURS)
+    )
+    return f"HTTP {response.status} {response.request.method} {response.url}" if failed else None
+
+
+def watch_http(page, errors: list[str]) -> None:
+    """Append each failed response of ``page`` (``http_failure``) to ``errors``."""
+    page.on("response", lambda r: (e := http_failure(r)) and errors.append(e))
 
 
 @dataclass
@@ -65,9 +83,7 @@ class Listener:
         self.context = browser.new_context(viewport={"width": 1200, "height": 900})
         page = self.page = self.context.new_page()
         page.on("pageerror", lambda e: self.errors.append(f"page error: {e}"))
-        page.on(
-            "response", lambda r: r.status >= 500 and self.errors.append(f"HTTP {r.status} {r.url}")
-        )
+        watch_http(page, self.errors)
         page.add_init_script(f"window.__listen = {{}}; {GIVEN}")
         page.goto(f"{front}/listen?model=whisper", wait_until="commit", timeout=WAIT_MS)
 

@@ -772,21 +772,28 @@ class ExplorerFigures:
 
 
 def bench_explorer(
-    browser, url, model, repeats: int, stage_sizes: Sequence[int] = (128,)
+    browser,
+    url,
+    model,
+    repeats: int,
+    stage_sizes: Sequence[int] = (128,),
+    new_count: int | None = None,
 ) -> ExplorerFigures:
     """The explorer section: switches, bytes and CPU at 12/128/512 tokens, the new stages'
-    redraws at ``stage_sizes`` tokens (bench/explorer_stages.py), a new sentence vs BertViz, and
-    that path's profile; printed, and returned."""
+    redraws at ``stage_sizes`` tokens (bench/explorer_stages.py), a new sentence vs BertViz
+    (``new_count`` of each, 3 to 9; by default as many as ``repeats``), and that path's
+    profile; printed, and returned."""
     from bench.sentences import SIZES, sentence
 
     count, layers = min(4 * repeats, 22), min(2 + repeats, N_LAYERS - 1)
     runs = [run_size(browser, url, sentence(model, n), n, count, layers) for n in SIZES]
-    fresh = new_sentences(browser, url, model, max(3, min(repeats, 9)))
+    new_count = max(3, min(new_count or repeats, 9))
+    fresh = new_sentences(browser, url, model, new_count)
     print_switches(runs)
     stages = bench_stages(browser, url, model, repeats, stage_sizes)
     steps, steps_512 = in_process_one_thread([sentence(model, 128, 92), sentence(model, 512)])
     print_server_steps(steps_512)
-    bertviz = bertviz_seconds(model, max(3, min(repeats, 9))) if fresh else "skipped"
+    bertviz = bertviz_seconds(model, new_count) if fresh else "skipped"
     print_new_sentence(fresh, bertviz)
     print_profile(fresh, steps)
     return ExplorerFigures(runs, stages, fresh, bertviz)

@@ -16,6 +16,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from attention_core.attention import AttentionPass, multi_head_attention
+from attention_core.buffers import float32_views
 from attention_core.functional import (
     AttentionSteps,
     attention_steps,
@@ -152,8 +153,9 @@ def _shapes(cfg: ModelConfig, n: int) -> dict[str, tuple[int, ...]]:
 
 
 def _allocate(cfg: ModelConfig, n: int) -> dict[str, F32]:
-    """The trace's stacked [l, ...] arrays, filled layer by layer in place (no lists + np.stack)."""
-    return {key: np.empty(shape, np.float32) for key, shape in _shapes(cfg, n).items()}
+    """The trace's stacked [l, ...] arrays, filled layer by layer in place (no lists + np.stack),
+    as views of one buffer that a later pass reuses once the trace is gone (``buffers``)."""
+    return float32_views(_shapes(cfg, n))
 
 
 def trace_nbytes(cfg: ModelConfig, n_tokens: int) -> int:

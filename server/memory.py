@@ -7,6 +7,8 @@ import ctypes
 import threading
 from collections.abc import Callable
 
+from attention_core.buffers import release_free
+
 
 def _malloc_trim() -> Callable[[int], int] | None:
     try:
@@ -19,10 +21,12 @@ _MALLOC_TRIM = _malloc_trim()
 
 
 def release_free_memory() -> None:
-    """Hand memory freed by the forward pass back to the system (glibc's malloc_trim). A
+    """Hand memory freed by the forward pass back to the system: the trace buffers that no
+    trace uses any more (kept for reuse until now), then glibc's malloc_trim. A
     512-token pass frees hundreds of MB of temporaries that malloc otherwise keeps: replaying
     4 × 512 and 4 × 128 tokens through a 400 MB store held 708 MB resident without it, 405-432
     MB with it, for 1-7 ms a trace."""
+    release_free()  # trace buffers no trace uses (attention_core.buffers), first
     if _MALLOC_TRIM is not None:
         _MALLOC_TRIM(0)
 

@@ -57,19 +57,20 @@ class BufferPool:
 
     def take(self, nbytes: int) -> NDArray[np.uint8]:
         """A buffer of at least ``nbytes``: a free one of the same size class if there is one,
-        else a new one. Free buffers of other sizes are let go first, so a pass never holds a
-        stale buffer beside its new one."""
-        if not MIN_POOLED <= nbytes <= MAX_POOLED:
-            return np.empty(nbytes, np.uint8)
+        else a new one. Every other free buffer is let go first, so that a pass (a big one
+        that is not pooled included) never runs beside buffers that no trace uses."""
+        pooled = MIN_POOLED <= nbytes <= MAX_POOLED
         size = size_class(nbytes)
         with self._lock:
             found = None
             for i in reversed(range(len(self._held))):
                 if self._is_free(i):
                     buffer = self._held.pop(i)
-                    if found is None and buffer.nbytes == size:
+                    if pooled and found is None and buffer.nbytes == size:
                         found = buffer
                     del buffer
+            if not pooled:
+                return np.empty(nbytes, np.uint8)
             buffer = np.empty(size, np.uint8) if found is None else found
             self._held.append(buffer)
             return buffer

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from attention_core.buffers import float32_views
 from attention_core.functional import AttentionSteps, attention_steps, softmax, value_norms_gram
 from attention_core.model import ModelConfig
 from attention_core.models.llama import LlamaModel
@@ -188,10 +189,14 @@ def run_llama(
     whatif.check_heads(cfg.n_layers, cfg.n_heads)
     key_mask_k = whatif.key_mask_k(n)
     cos_te, sin_te = rope_tables(cfg, np.arange(n))
-    hidden = np.empty((cfg.n_layers + 1, n, cfg.d_model), np.float32)
-    delta = np.empty((cfg.n_layers, n, cfg.d_model), np.float32)
-    ffn = np.empty_like(delta)
-    norms = np.empty((cfg.n_layers, cfg.n_heads, n), np.float32)
+    hidden, delta, ffn, norms = float32_views(  # one buffer, reused once the trace is gone
+        {
+            "hidden": (cfg.n_layers + 1, n, cfg.d_model),
+            "delta": (cfg.n_layers, n, cfg.d_model),
+            "ffn": (cfg.n_layers, n, cfg.d_model),
+            "norms": (cfg.n_layers, cfg.n_heads, n),
+        }
+    ).values()
     hidden[0] = params.embed_vd[tokens.input_ids_t]
 
     def compute(layer: int) -> LlamaLayer:

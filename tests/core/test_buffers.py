@@ -56,6 +56,13 @@ def test_free_buffers_of_another_size_are_let_go_at_the_next_take():
     assert pool.held_bytes() == kept.nbytes
 
 
+def test_a_big_pass_that_is_not_pooled_lets_the_free_buffers_go_first():
+    pool = BufferPool()
+    pool.take(8 * MB)  # free: a trace the store dropped to make room
+    big = pool.take(MAX_POOLED + 1)
+    assert big.nbytes == MAX_POOLED + 1 and pool.held_bytes() == 0
+
+
 def test_threads_taking_at_once_get_buffers_of_their_own():
     pool, got, start = BufferPool(), [], threading.Barrier(4)
 

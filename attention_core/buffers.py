@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 import sys
 import threading
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -94,19 +95,38 @@ POOL = BufferPool()
 ALIGN = 64  # each array of a buffer starts on a cache line
 
 
-def float32_views(shapes: dict[str, tuple[int, ...]]) -> dict[str, NDArray[np.float32]]:
-    """Empty float32 arrays of these shapes, C-contiguous, as views of one buffer from ``POOL``
-    (so the buffer comes back to the pool once every one of them is gone)."""
+def _layout(shapes: dict[str, tuple[int, ...]]) -> tuple[dict[str, int], dict[str, int], int]:
+    """Each array's bytes and start in one buffer (aligned), and the bytes they span."""
     sizes = {key: 4 * math.prod(shape) for key, shape in shapes.items()}
     starts, total = {}, 0
     for key, size in sizes.items():
         starts[key] = total
         total += -(-size // ALIGN) * ALIGN
+    return sizes, starts, total
+
+
+def buffer_nbytes(shapes: dict[str, tuple[int, ...]]) -> int:
+    """Bytes of the buffer ``float32_views(shapes)`` takes (its size class when pooled)."""
+    return size_class(_layout(shapes)[2])
+
+
+def float32_views(shapes: dict[str, tuple[int, ...]]) -> dict[str, NDArray[np.float32]]:
+    """Empty float32 arrays of these shapes, C-contiguous, as views of one buffer from ``POOL``
+    (so the buffer comes back to the pool once every one of them is gone)."""
+    sizes, starts, total = _layout(shapes)
     buffer = POOL.take(total)
     return {
         key: buffer[starts[key] : starts[key] + sizes[key]].view(np.float32).reshape(shape)
         for key, shape in shapes.items()
     }
+
+
+def base_buffer(array: NDArray[Any]) -> NDArray[np.uint8] | None:
+    """The buffer ``array`` views, if it views one that ``float32_views`` handed out (so that
+    memory counts can count the buffer once, with its padding and size class)."""
+    base = array.base
+    pooled = isinstance(base, np.ndarray) and base.dtype == np.uint8 and base.ndim == 1
+    return base if pooled else None
 
 
 def release_free() -> int:

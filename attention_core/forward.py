@@ -16,7 +16,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from attention_core.attention import AttentionPass, multi_head_attention
-from attention_core.buffers import float32_views
+from attention_core.buffers import buffer_nbytes, float32_views
 from attention_core.functional import (
     AttentionSteps,
     attention_steps,
@@ -167,10 +167,10 @@ def trace_nbytes(cfg: ModelConfig, n_tokens: int) -> int:
 
         return llama_trace_nbytes(cfg, n_tokens)
     n, d, h, e = n_tokens, cfg.d_model, cfg.n_heads, cfg.d_head
-    floats = sum(int(np.prod(shape)) for shape in _shapes(cfg, n).values())
-    floats += 4 * n * d + d  # word, position, token type, their sum; the sentence embedding
+    floats = 4 * n * d + d  # word, position, token type, their sum; the sentence embedding
     floats += cfg.n_layers * h * e * d  # w_o_lhed
-    return 4 * floats + n * (8 + 16 + 1)  # float32s; tokens: ids, offsets, special flags
+    stacked = buffer_nbytes(_shapes(cfg, n))  # the layers' arrays, in one buffer
+    return stacked + 4 * floats + n * (8 + 16 + 1)  # tokens: ids, offsets, special flags
 
 
 def _block_into(lay: LayerWeights, cfg: ModelConfig, out: dict[str, F32], layer: int) -> None:

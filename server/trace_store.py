@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 
 from attention_core import Trace
+from attention_core.buffers import base_buffer
 from server.lanes import BackLane
 from server.memory import release_free_memory
 
@@ -38,15 +39,22 @@ def _freeze(obj: T) -> T:
     return obj
 
 
-def nbytes(obj: DataclassInstance) -> int:
-    """Bytes held by the arrays of a dataclass, nested ones included."""
+def nbytes(obj: DataclassInstance, seen: set[int] | None = None) -> int:
+    """Bytes held by the arrays of a dataclass, nested ones included; arrays that view one
+    buffer of the engine's (``attention_core.buffers``) count that whole buffer, once."""
+    seen = set() if seen is None else seen
     total = 0
     for f in fields(obj):
         value = getattr(obj, f.name)
         if isinstance(value, np.ndarray):
-            total += value.nbytes
+            buffer = base_buffer(value)
+            if buffer is None:
+                total += value.nbytes
+            elif id(buffer) not in seen:
+                seen.add(id(buffer))
+                total += buffer.nbytes
         elif is_dataclass(value) and not isinstance(value, type):
-            total += nbytes(value)
+            total += nbytes(value, seen)
     return total
 
 

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from attention_core.buffers import float32_views
+from attention_core.buffers import buffer_nbytes, float32_views
 from attention_core.functional import AttentionSteps, attention_steps, softmax, value_norms_gram
 from attention_core.model import ModelConfig
 from attention_core.models.llama import LlamaModel
@@ -189,14 +189,8 @@ def run_llama(
     whatif.check_heads(cfg.n_layers, cfg.n_heads)
     key_mask_k = whatif.key_mask_k(n)
     cos_te, sin_te = rope_tables(cfg, np.arange(n))
-    hidden, delta, ffn, norms = float32_views(  # one buffer, reused once the trace is gone
-        {
-            "hidden": (cfg.n_layers + 1, n, cfg.d_model),
-            "delta": (cfg.n_layers, n, cfg.d_model),
-            "ffn": (cfg.n_layers, n, cfg.d_model),
-            "norms": (cfg.n_layers, cfg.n_heads, n),
-        }
-    ).values()
+    # one buffer, reused once the trace is gone (attention_core.buffers)
+    hidden, delta, ffn, norms = float32_views(_stream_shapes(cfg, n)).values()
     hidden[0] = params.embed_vd[tokens.input_ids_t]
 
     def compute(layer: int) -> LlamaLayer:
@@ -227,12 +221,23 @@ def run_llama(
     return LlamaTrace(tokens, cfg, whatif, hidden, delta, ffn, norms, top_ids, top_probs, cache)
 
 
+def _stream_shapes(cfg: ModelConfig, n: int) -> dict[str, tuple[int, ...]]:
+    """The residual stream a trace keeps: hidden states, attention and feed-forward updates,
+    value norms."""
+    return {
+        "hidden": (cfg.n_layers + 1, n, cfg.d_model),
+        "delta": (cfg.n_layers, n, cfg.d_model),
+        "ffn": (cfg.n_layers, n, cfg.d_model),
+        "norms": (cfg.n_layers, cfg.n_heads, n),
+    }
+
+
 def llama_trace_nbytes(cfg: ModelConfig, n: int) -> int:
     """Bytes a ``LlamaTrace`` of ``n`` tokens holds at most: the residual stream, the next-token
     top 10, the tokens, its layer cache full and its rollout (161 MB at 512 tokens, 52 MB at
     128, 5 MB at 12)."""
-    d, n_l = cfg.d_model, cfg.n_layers
-    stream = 4 * n * d * (3 * n_l + 1) + 4 * n_l * cfg.n_heads * n  # hidden, delta, ffn; norms
+    n_l = cfg.n_layers
+    stream = buffer_nbytes(_stream_shapes(cfg, n))  # hidden, delta, ffn, norms: one buffer
     tops, rope = n * N_TOP * (8 + 4), 2 * 4 * n * cfg.d_head  # + the cos/sin tables it keeps
     rollout = 4 * n_l * n * n  # kept once a view asks for it (attention_core.rollout)
     layers = lru_layers(cfg, n) * layer_nbytes(cfg, n)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 import sys
 import threading
+import weakref
 from typing import Any
 
 import numpy as np
@@ -60,20 +61,15 @@ class BufferPool:
         """A buffer of at least ``nbytes``: a free one of the same size class if there is one,
         else a new one. Every other free buffer is let go first, so that a pass (a big one
         that is not pooled included) never runs beside buffers that no trace uses."""
-        pooled = MIN_POOLED <= nbytes <= MAX_POOLED
         size = size_class(nbytes)
         with self._lock:
-            found = None
-            for i in reversed(range(len(self._held))):
-                if self._is_free(i):
-                    buffer = self._held.pop(i)
-                    if pooled and found is None and buffer.nbytes == size:
-                        found = buffer
-                    del buffer
-            if not pooled:
-                return np.empty(nbytes, np.uint8)
+            free = [self._held.pop(i) for i in reversed(range(len(self._held))) if self._is_free(i)]
+            found = next((b for b in free if b.nbytes == size), None)
+            del free  # the others go back to the system here
             buffer = np.empty(size, np.uint8) if found is None else found
-            self._held.append(buffer)
+            if MIN_POOLED <= nbytes <= MAX_POOLED:
+                self._held.append(buffer)
+            _HANDED_OUT[id(buffer)] = buffer
             return buffer
 
     def release_free(self) -> int:
@@ -92,6 +88,8 @@ class BufferPool:
 
 
 POOL = BufferPool()
+# Every buffer ``take`` handed out and still alive, by id: what ``base_buffer`` recognises.
+_HANDED_OUT: weakref.WeakValueDictionary[int, NDArray[np.uint8]] = weakref.WeakValueDictionary()
 ALIGN = 64  # each array of a buffer starts on a cache line
 
 
@@ -125,8 +123,7 @@ def base_buffer(array: NDArray[Any]) -> NDArray[np.uint8] | None:
     """The buffer ``array`` views, if it views one that ``float32_views`` handed out (so that
     memory counts can count the buffer once, with its padding and size class)."""
     base = array.base
-    pooled = isinstance(base, np.ndarray) and base.dtype == np.uint8 and base.ndim == 1
-    return base if pooled else None
+    return base if base is not None and _HANDED_OUT.get(id(base)) is base else None
 
 
 def release_free() -> int:

@@ -11,7 +11,15 @@ import numpy as np
 import pytest
 
 from attention_core import run_model, tokenize
-from attention_core.buffers import MAX_POOLED, MIN_POOLED, PAGE, BufferPool, size_class
+from attention_core.buffers import (
+    MAX_POOLED,
+    MIN_POOLED,
+    PAGE,
+    BufferPool,
+    base_buffer,
+    float32_views,
+    size_class,
+)
 
 MB = 1 << 20
 
@@ -105,3 +113,12 @@ def test_a_pass_reusing_a_dropped_trace_s_memory_gives_the_same_numbers(model):
         np.testing.assert_array_equal(a, copies[name], err_msg=name)  # bit for bit
     np.testing.assert_array_equal(other.pattern_lhqk, other_before)
     assert faults < 1000  # a fresh 24.5 MB trace takes about 3,600 (4 kB pages)
+
+
+def test_memory_counts_know_a_buffer_the_pool_handed_out_and_nothing_else():
+    views = float32_views({"a": (256, 1024), "b": (3, 5)})
+    buffer = base_buffer(views["a"])
+    assert buffer is not None and base_buffer(views["b"]) is buffer
+    assert buffer.nbytes >= views["a"].nbytes + views["b"].nbytes
+    other = np.zeros(4096, np.uint8).view(np.float32)  # a uint8 base of someone else's
+    assert base_buffer(other) is None and base_buffer(np.zeros(3, np.float32)) is None

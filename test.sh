@@ -27,14 +27,14 @@ fi
 .venv/bin/python -m ruff format --check .  # the formatter wins: no fmt: skip
 .venv/bin/python -m mypy  # strict (pyproject.toml [tool.mypy])
 scripts/js.sh  # the explorer's JavaScript: eslint, prettier --check, node --test tests/js
-# The fast tier on one worker per core (pytest-xdist). The browser, serving and load tiers start
+# The fast tier on one worker per core (pytest-xdist). The browser, hostile, serving and load tiers start
 # servers and Chromium of their own: they run after it, in one process.
-fast=(-n auto -m "not browser and not serve and not load")
+fast=(-n auto -m "not browser and not serve and not load and not hostile")
 if [ "$all" = 0 ]; then
   exec .venv/bin/python -m pytest "${fast[@]}" "${args[@]}"
 fi
 status=0
 .venv/bin/python -m pytest "${fast[@]}" "${args[@]}" || status=$?
 # exit code 5 (nothing selected, e.g. ./test.sh --all tests/core) is not a failure
-.venv/bin/python -m pytest -m "browser or serve or load" "${args[@]}" || { rc=$?; [ "$rc" = 5 ] || status=$rc; }
+.venv/bin/python -m pytest -m "browser or serve or load or hostile" "${args[@]}" || { rc=$?; [ "$rc" = 5 ] || status=$rc; }
 exit "$status"

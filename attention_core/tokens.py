@@ -16,6 +16,28 @@ if TYPE_CHECKING:
 
 
 MAX_CHARS = 20_000  # the longest text the app, its route and the notebook widget accept
+NOT_UNICODE = (
+    "The text is not valid Unicode (it holds a lone surrogate or bytes that are not UTF-8); "
+    "retype or paste it again."
+)
+
+
+def check_text(text: object, max_chars: int = MAX_CHARS) -> str:
+    """``text`` when a visitor's text can be read: a string of valid Unicode (no lone surrogate,
+    which a JSON body, a URL or a command line can carry and the tokenizers refuse with a
+    TypeError), not blank, at most ``max_chars`` characters; else ValueError with a plain
+    reason. Every way in (routes, pages, widget, CLI) calls it before any work."""
+    if not isinstance(text, str):
+        raise ValueError(f"text must be a string, got {type(text).__name__}")
+    if len(text) > max_chars:
+        raise ValueError(f"text is {len(text):,} characters; the limit is {max_chars:,}")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError(NOT_UNICODE) from None
+    if not text.strip():
+        raise ValueError("text is empty: type a sentence")
+    return text
 
 
 @dataclass(frozen=True)
@@ -40,10 +62,7 @@ def tokenize(model: Model | LlamaModel, text: str, max_tokens: int | None = None
     ``n_cut`` says how many pieces were dropped. A decoder (SmolLM2) keeps its first
     ``max_tokens`` pieces (default ``config.max_tokens``); see ``models.llama_tokenizer``.
     """
-    if not isinstance(text, str):
-        raise ValueError(f"text must be a string, got {type(text).__name__}")
-    if not text.strip():
-        raise ValueError("text is empty: type a sentence")
+    check_text(text, max_chars=len(text))  # a string of valid Unicode, not blank
     if not isinstance(model, Model):  # another family's model tokenizes its own way
         return model.tokenize(text, max_tokens)
     limit = model.config.n_positions if max_tokens is None else max_tokens

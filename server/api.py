@@ -20,7 +20,7 @@ from starlette.routing import Route
 
 from attention_core import Trace
 from attention_core.pack import PARTS, Part, layer_block
-from attention_core.tokens import MAX_CHARS
+from attention_core.tokens import MAX_CHARS, check_text
 from explorer import PATH
 
 
@@ -58,6 +58,7 @@ def parse_request(traces: Traces, body: bytes) -> tuple[str, str, int, Part]:
         raise ValueError(f"model must be one of {', '.join(traces.models)}")
     if not isinstance(text, str) or not text.strip() or len(text) > MAX_CHARS:
         raise ValueError(f"text must be 1 to {MAX_CHARS:,} characters")
+    check_text(text)  # valid Unicode: a lone surrogate is refused here, before any work
     if not isinstance(layer, int) or isinstance(layer, bool):
         raise ValueError("layer must be a whole number")
     if part not in PARTS:

@@ -226,10 +226,13 @@ class TraceStore:
                     if found is not None:
                         return found
                     self._acquire_slot(key, session, wanted)
-                    size = expected() if expected else 0
-                    self._make_room(size)
-                    started = time.monotonic()
+                    # Everything after the slot is taken sits inside the try that gives it back:
+                    # ``expected()`` tokenizes the visitor's text and may raise (a lone
+                    # surrogate once wedged a replica by leaking its slots this way).
+                    size, started = 0, time.monotonic()
                     try:
+                        size = expected() if expected else 0
+                        self._make_room(size)
                         lane = self.lane if self.heavy(size, session) else None
                         trace = _freeze(lane.run(compute) if lane is not None else compute())
                     finally:

@@ -45,7 +45,7 @@ def browser():
 
 # Fixtures that start Chromium or a server, and the marker (tier) each test using them must carry
 # so that ./test.sh's fast tier never starts one by accident.
-TIER_OF_FIXTURE = {"browser": "browser", "app_url": "browser"}
+TIER_OF_FIXTURE = {"browser": "browser", "app_url": "browser", "hostile_url": "hostile"}
 
 
 def pytest_collection_modifyitems(items):

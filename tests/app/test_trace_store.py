@@ -6,7 +6,7 @@ import time
 import numpy as np
 import pytest
 
-from attention_core import trace_nbytes, trace_sentence
+from attention_core import tokenize, trace_nbytes, trace_sentence
 from server.trace_store import Superseded, TraceStore, nbytes
 
 
@@ -252,6 +252,27 @@ def test_wanted_false_drops_a_waiting_request_and_a_failing_compute_leaks_nothin
     with pytest.raises(RuntimeError):
         store.get("fails", boom, session="s")
     assert store.running == 0 and store._computing == {} and store._latest == {}
+
+
+def test_text_the_tokenizer_refuses_gives_its_slot_back(model, traces):
+    """A lone surrogate made ``expected()`` (which tokenizes) raise after the slot was taken:
+    two such requests held both slots and the replica computed nothing more."""
+    store = TraceStore(budget=2**30, slots=2)
+    bad, results = "x\ud800", {}
+
+    def ask() -> object:
+        return store.get(
+            ("m", bad),
+            lambda: trace_sentence(model, bad),
+            expected=lambda: trace_nbytes(model.config, len(tokenize(model, bad))),
+        )
+
+    for i in range(3):  # more times than there are slots: a leaked slot hangs the third
+        _run(ask, results, i).join(WAIT_S)
+        assert isinstance(results.get(i), ValueError), results.get(i)
+        assert "not valid Unicode" in str(results[i])
+    assert store.running == 0 and store.reserved == 0 and store._computing == {}
+    assert store.get("fine", lambda: traces[10]) is traces[10]  # the store still computes
 
 
 def test_two_threads_on_the_real_model_never_exceed_one_slot(model):

@@ -21,6 +21,7 @@ from attention_core.forward import WhatIf, trace_sentence
 from attention_core.knockout import parse_heads
 from attention_core.model import ModelLoadError
 from attention_core.models import load_model
+from attention_core.tokens import check_text
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -83,6 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "listen":
         return _listen(args.audio, args.out)
     try:
+        check_text(args.sentence, max_chars=len(args.sentence))  # before the model loads
         model = load_model(args.model)
         knocked = parse_heads(args.knock) if args.knock else ()
         whatif = WhatIf(args.causal, not args.no_scale, args.temperature, knocked=knocked)

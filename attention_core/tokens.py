@@ -22,6 +22,15 @@ NOT_UNICODE = (
 )
 
 
+def valid_unicode(text: str) -> bool:
+    """False for a string that holds a lone surrogate (no UTF-8 can encode it)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def check_text(text: object, max_chars: int = MAX_CHARS) -> str:
     """``text`` when a visitor's text can be read: a string of valid Unicode (no lone surrogate,
     which a JSON body, a URL or a command line can carry and the tokenizers refuse with a
@@ -31,10 +40,8 @@ def check_text(text: object, max_chars: int = MAX_CHARS) -> str:
         raise ValueError(f"text must be a string, got {type(text).__name__}")
     if len(text) > max_chars:
         raise ValueError(f"text is {len(text):,} characters; the limit is {max_chars:,}")
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        raise ValueError(NOT_UNICODE) from None
+    if not valid_unicode(text):
+        raise ValueError(NOT_UNICODE)
     if not text.strip():
         raise ValueError("text is empty: type a sentence")
     return text

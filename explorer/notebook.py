@@ -23,7 +23,7 @@ import traitlets
 
 from attention_core import MODEL_KEYS, Model, Trace, load_model, trace_sentence
 from attention_core.pack import PARTS, header, layer_block
-from attention_core.tokens import MAX_CHARS
+from attention_core.tokens import check_text
 from explorer import CSS, DEFAULT_STAGES, VIEW_FIELDS, check_stages
 from explorer.bundle import module
 
@@ -45,12 +45,9 @@ def load(name: str) -> Model | LlamaModel:
 
 def check_source(model: object, text: object) -> Source:
     """``(model, text)`` if a widget can show them, else ValueError saying what is wrong."""
-    if not isinstance(text, str):
-        raise ValueError(f"text must be a string, got {type(text).__name__}")
-    if not text.strip():
+    if isinstance(text, str) and not text.strip():
         raise ValueError("text is empty: give the explorer a sentence to read")
-    if len(text) > MAX_CHARS:
-        raise ValueError(f"text is {len(text):,} characters; the limit is {MAX_CHARS:,}")
+    check_text(text)  # a string of valid Unicode, at most MAX_CHARS
     if model not in MODEL_KEYS:
         raise ValueError(f"unknown model {model!r}; choose one of {', '.join(MODEL_KEYS)}")
     return str(model), text

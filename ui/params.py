@@ -17,6 +17,7 @@ import streamlit as st
 
 from attention_core import DEFAULT_MODEL_NAME, ModelConfig, parse_heads
 from attention_core.tokens import MAX_CHARS as MAX_CHARS  # the pages and route read it here
+from attention_core.tokens import valid_unicode
 from server.streamlit_private import widget_values_sent
 from ui.cache import DEFAULT_MODEL, PICKABLE, model_config
 from ui.presets import DEFAULT_PROBES, DEFAULT_SENTENCE, MONEY_BANK, RIVER_BANK, clip_names
@@ -82,6 +83,8 @@ def _float_in(lo: float, hi: float) -> Callable[[str], float]:
 def _text(raw: str) -> str:
     if len(raw) > MAX_CHARS:
         raise ValueError(f"is longer than {MAX_CHARS:,} characters")
+    if not valid_unicode(raw):
+        raise ValueError("is not valid Unicode")
     return raw.replace("\x00", "")
 
 

@@ -12,6 +12,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote_plus
 
 import streamlit as st
 
@@ -22,6 +23,9 @@ from server.streamlit_private import widget_values_sent
 from ui.cache import DEFAULT_MODEL, PICKABLE, model_config
 from ui.presets import DEFAULT_PROBES, DEFAULT_SENTENCE, MONEY_BANK, RIVER_BANK, clip_names
 from ui.tour import N_STEPS
+
+# A sentence's share of a link, percent-encoded (link_too_long says why it is bounded).
+LINK_MAX_BYTES = 6_000
 
 
 def _bool(raw: str) -> bool:
@@ -251,14 +255,32 @@ def defaults(page: str | None = None) -> None:
             st.session_state.setdefault(name, param.default)
 
 
-def write_url(page: str | None) -> None:
-    """Mirror the shared and this page's settings into the URL (defaults left out, except s)."""
-    values = {}
+def link_too_long(text: str) -> str | None:
+    """Why ``text`` stays out of the page's link, or None when it fits: servers refuse a
+    request line past ~16 KB (uvicorn's and HAProxy's buffers; the app's own guard refuses URLs
+    past 8 KB), so a link carrying it would open on an error instead of the page."""
+    size = len(quote_plus(text))
+    if size <= LINK_MAX_BYTES:
+        return None
+    return (
+        f"This sentence is too long to keep in the page's link ({size / 1000:.0f} kB once "
+        f"encoded; a link holds up to {LINK_MAX_BYTES / 1000:.0f} kB of it), so the link "
+        "leaves it out: to share this view, share the text itself."
+    )
+
+
+def write_url(page: str | None) -> str | None:
+    """Mirror the shared and this page's settings into the URL (defaults left out, except s,
+    which is left out when too long for a link). Returns why it was left out, or None."""
+    values, notice = {}, None
     for name, param in PARAMS.items():
         if param.page not in (None, page) or name not in st.session_state:
             continue
         value = st.session_state[name]
+        if name == "s" and (notice := link_too_long(_encode(value))):
+            continue
         if name == "s" or value != param.default:
             values[name] = _encode(value)
     if dict(st.query_params) != values:
         st.query_params.from_dict(values)
+    return notice

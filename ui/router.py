@@ -60,7 +60,9 @@ def frame(page: str) -> None:
     open_on_telling_view()
     home_view.follow_sentence(page, open_view)
     sidebar.render(open_view, picked_model, view_in_page=page in EXPLORER_PAGES)
-    params.write_url(page)
+    left_out = params.write_url(page)
+    if left_out:
+        st.sidebar.caption(left_out)
 
 
 def picked_model() -> None:

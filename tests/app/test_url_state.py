@@ -67,3 +67,18 @@ def test_empty_sentence_gives_a_prompt_not_a_chart():
     assert not at.exception
     assert "Type a sentence" in at.info[0].value
     assert not at.get("plotly_chart") and not at.get("bidi_component")
+
+
+def test_a_sentence_too_long_for_a_link_is_left_out_of_it_with_a_note():
+    long = " ".join(f"word{i}" for i in range(1500))  # ~10 kB: fits the box, not a link
+    at = open_page("values", s="Jane visits Africa")
+    at.sidebar.text_input(key="s").input(long)
+    at.sidebar.button[0].click().run()
+    assert not at.exception
+    assert "s" not in at.query_params
+    notes = " ".join(c.value for c in at.sidebar.caption)
+    assert "too long to keep in the page's link" in notes and "share the text itself" in notes
+    at.sidebar.text_input(key="s").input("the river bank")
+    at.sidebar.button[0].click().run()  # fits again: back in the link
+    assert at.query_params["s"] in ("the river bank", ["the river bank"])
+    assert "too long to keep" not in " ".join(c.value for c in at.sidebar.caption)

@@ -1,7 +1,8 @@
 """The explorer in the Streamlit app: a components-v2 component whose script is the assembled
 ``explorer/js/streamlit.js`` (``explorer.bundle.module``), registered once per process, and the
 mounts the pages call. The numbers travel over the HTTP route at ``explorer.PATH`` (served by
-``ui/api.py`` from the trace store), one layer block at a time, fetched by the browser.
+``server/api.py`` from the trace store), one layer block at a time, fetched by the browser with
+the page's token (``explorer.page_token``: the routes serve the app's own pages only).
 """
 
 from __future__ import annotations
@@ -14,12 +15,14 @@ from typing import Any
 import numpy as np
 import streamlit as st
 from numpy.typing import NDArray
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from attention_core import Trace
 from attention_core.pack import MAX_TILE, float32_bytes, header
 from explorer import CSS, PATH, VIEW_FIELDS, check_stages
 from explorer.bundle import module
 from explorer.cross_store import CROSS, CROSS_PATH, CrossStore, pattern_id
+from explorer.page_token import mint
 
 
 @cache
@@ -27,6 +30,13 @@ def _renderer() -> Callable[..., Any]:
     return st.components.v2.component(
         "attention_explorer", js=module("streamlit"), css=CSS.read_text()
     )
+
+
+def page_token() -> str:
+    """The token the browser sends the routes: this page's Streamlit session, signed; empty
+    outside a session's script run (the routes then refuse, as for any other stranger)."""
+    ctx = get_script_run_ctx(suppress_warning=True)
+    return mint(ctx.session_id) if ctx is not None else ""
 
 
 def mount(
@@ -50,6 +60,7 @@ def mount(
     VIEW_FIELDS' controls show; default all. ``tell=False``: the browser never reports."""
     data: dict[str, Any] = {
         "api": PATH.lstrip("/"),  # relative: works behind a proxy's path prefix too
+        "token": page_token(),
         "model": model,
         "text": text,
         "header": header(trace),
@@ -78,6 +89,7 @@ def grid_data(
     return {
         "mode": "grid",
         "api": PATH.lstrip("/"),
+        "token": page_token(),
         "model": model,
         "text": text,
         "header": header(trace),
@@ -196,7 +208,8 @@ def _cross_heads(
     if store is not None and store.put(key, pattern_lhqf):
         layer, head = int(view["layer"]), int(view["head"])
         inline = [[layer, head, _b64(pattern_lhqf[layer, head])]]
-        return {"inline": inline, "store": key, "api": CROSS_PATH.lstrip("/")}
+        api = CROSS_PATH.lstrip("/")
+        return {"inline": inline, "store": key, "api": api, "token": page_token()}
     n_layers, n_heads = pattern_lhqf.shape[:2]
     every = [(la, h) for la in range(n_layers) for h in range(n_heads)]
     return {"inline": [[la, h, _b64(pattern_lhqf[la, h])] for la, h in every], "store": ""}

@@ -5,23 +5,52 @@ no script rerun, nothing already in the browser is sent again, and a view asks o
 draws next. The route recomputes nothing a session already has: it reads the traces the pages
 share (``Traces``, wired to the app's caches by ui/routes.py), and a replica that never saw the
 sentence computes it (the text travels with every request).
+
+The app's own pages only (``server.visitors.admit``: a page token, same-origin headers, a rate
+per page session), and the work is charged to that page's session in the trace store's fair
+share: a newer sentence of the same session drops its older waiting request (409), and so does
+a client that has gone (499, which nobody reads: it marks the drop in the access log). Every
+refusal is JSON ``{"error": ...}`` with a plain sentence.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+import threading
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
+from typing import Protocol
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import PlainTextResponse, Response
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from attention_core import Trace
 from attention_core.pack import PARTS, Part, layer_block
 from attention_core.tokens import MAX_CHARS, check_text
 from explorer import PATH
+from server.trace_store import Superseded
+from server.visitors import Refused, admit
+
+REPLACED = "A newer request replaced this one."
+GONE_CLIENT = 499  # the client closed the connection before its work started (nginx's code)
+WATCH_S = 0.1  # how often a waiting request looks whether its client is still there
+
+
+class GetTrace(Protocol):
+    """(model, text) -> its shared forward pass, charged to ``session`` and dropped once
+    ``wanted()`` turns false while it waits (``server.trace_store.Superseded``)."""
+
+    def __call__(
+        self,
+        model_name: str,
+        text: str,
+        *,
+        session: str | None = None,
+        wanted: Callable[[], bool] | None = None,
+    ) -> Trace: ...
 
 
 @dataclass(frozen=True)
@@ -30,11 +59,17 @@ class Traces:
 
     models: Collection[str]  # the model keys a request may name
     model_error: Callable[[str], str | None]  # None when the model loads, else why not
-    get_trace: Callable[[str, str], Trace]  # (model, text) -> its shared forward pass
+    get_trace: GetTrace
+    n_layers: Callable[[str], int | None] = lambda _: None  # a model's layers, if known cheaply
 
     @property
     def max_body(self) -> int:
         return 4 * MAX_CHARS + 1024  # JSON-escaped text plus the small fields
+
+
+def refusal(status: int, message: str) -> JSONResponse:
+    """A route's refusal: ``{"error": message}``, never cached."""
+    return JSONResponse({"error": message}, status_code=status, headers={"Cache-Control": "no-store"})
 
 
 def json_object(body: bytes, max_bytes: int) -> dict[str, object]:
@@ -43,7 +78,7 @@ def json_object(body: bytes, max_bytes: int) -> dict[str, object]:
         raise ValueError("request too large")
     try:
         req = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         raise ValueError("body must be JSON") from None
     if not isinstance(req, dict):
         raise ValueError("body must be a JSON object")
@@ -61,31 +96,71 @@ def parse_request(traces: Traces, body: bytes) -> tuple[str, str, int, Part]:
     check_text(text)  # valid Unicode: a lone surrogate is refused here, before any work
     if not isinstance(layer, int) or isinstance(layer, bool):
         raise ValueError("layer must be a whole number")
-    if part not in PARTS:
+    if not isinstance(part, str) or part not in PARTS:
         raise ValueError(f"part must be one of {', '.join(PARTS)}")
     return model, text, layer, part
 
 
-def block_bytes(traces: Traces, model: str, text: str, layer: int, part: Part) -> bytes:
-    """The layer block of the sentence's trace (computed once per server, then shared)."""
+def block_bytes(
+    traces: Traces,
+    model: str,
+    text: str,
+    layer: int,
+    part: Part,
+    session: str | None = None,
+    wanted: Callable[[], bool] | None = None,
+) -> bytes:
+    """The layer block of the sentence's trace (computed once per server, then shared);
+    ``session`` is charged for the pass, which is dropped while waiting once ``wanted()`` is
+    false (``Superseded``)."""
     error = traces.model_error(model)
     if error:
         raise ValueError(error)
-    return layer_block(traces.get_trace(model, text), layer, part).data
+    n_layers = traces.n_layers(model)
+    if n_layers is not None and not 0 <= layer < n_layers:  # refused before the pass
+        raise ValueError(f"layer {layer} is outside 0..{n_layers - 1}")
+    trace = traces.get_trace(model, text, session=session, wanted=wanted)
+    return layer_block(trace, layer, part).data
+
+
+async def watch(request: Request, gone: threading.Event) -> None:
+    """Set ``gone`` once the client has closed the connection (cancelled when the work ends)."""
+    while not await request.is_disconnected():
+        await asyncio.sleep(WATCH_S)
+    gone.set()
+
+
+async def answer_block(traces: Traces, request: Request) -> Response:
+    """The block route's answer: the layer's bytes, or a JSON refusal."""
+    try:
+        session = admit(request)
+        model, text, layer, part = parse_request(traces, await request.body())
+    except Refused as err:
+        return refusal(err.status, err.message)
+    except ValueError as err:
+        return refusal(400, str(err))
+    gone = threading.Event()
+    watcher = asyncio.create_task(watch(request, gone))
+    try:
+        data = await run_in_threadpool(
+            block_bytes, traces, model, text, layer, part, session, lambda: not gone.is_set()
+        )
+    except ValueError as err:
+        return refusal(400, str(err))
+    except Superseded:
+        return refusal(GONE_CLIENT if gone.is_set() else 409, REPLACED)
+    finally:
+        watcher.cancel()
+    # Content-Encoding identity keeps Streamlit's gzip middleware off these bytes: raw
+    # float32 shrinks by ~7 % and a 512-token layer (12.6 MB) cost 374 ms of CPU to compress.
+    headers = {"Cache-Control": "no-store", "Content-Encoding": "identity"}
+    return Response(data, media_type="application/octet-stream", headers=headers)
 
 
 def routes(traces: Traces) -> list[Route]:
     """The explorer's one route, reading ``traces``."""
 
     async def block(request: Request) -> Response:
-        try:
-            model, text, layer, part = parse_request(traces, await request.body())
-            data = await run_in_threadpool(block_bytes, traces, model, text, layer, part)
-        except ValueError as err:
-            return PlainTextResponse(str(err), status_code=400)
-        # Content-Encoding identity keeps Streamlit's gzip middleware off these bytes: raw
-        # float32 shrinks by ~7 % and a 512-token layer (12.6 MB) cost 374 ms of CPU to compress.
-        headers = {"Cache-Control": "no-store", "Content-Encoding": "identity"}
-        return Response(data, media_type="application/octet-stream", headers=headers)
+        return await answer_block(traces, request)
 
     return [Route(PATH, block, methods=["POST"])]

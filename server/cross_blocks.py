@@ -1,7 +1,8 @@
 """The HTTP route the cross-attention view fetches one head from: POST {id, layer, head} to
 ``CROSS_PATH``; the body of the answer is that head's rows [token, frame], float32, read from
 the patterns this process mounted (``explorer.cross_store``). A pattern no longer held (evicted,
-or the server restarted) answers 404 with a sentence the view shows.
+or the server restarted) answers 404 with a sentence the view shows. The app's own pages only,
+as the block route (``server.visitors.admit``); every refusal is JSON ``{"error": ...}``.
 """
 
 from __future__ import annotations
@@ -9,21 +10,23 @@ from __future__ import annotations
 from typing import cast
 
 from starlette.requests import Request
-from starlette.responses import PlainTextResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route
 
 from explorer.cross_store import CROSS_PATH, CrossStore
-from server.api import json_object
+from server.api import json_object, refusal
+from server.visitors import Refused, admit
 
 GONE = (
     "The server no longer holds this clip's cross-attention (it restarted, or made room for "
     "newer clips). Reload the page to send it again."
 )
+MAX_BODY = 1024  # {id, layer, head}: an id of 24 hex digits and two small numbers
 
 
 def parse_request(body: bytes) -> tuple[str, int, int]:
     """(id, layer, head) from a request body; ValueError with a plain reason."""
-    req = json_object(body, 1024)
+    req = json_object(body, MAX_BODY)
     key, layer, head = (req.get(k) for k in ("id", "layer", "head"))
     if not isinstance(key, str) or not key:
         raise ValueError("id must name a mounted clip")
@@ -39,9 +42,9 @@ def answer(store: CrossStore, body: bytes) -> Response:
         key, layer, head = parse_request(body)
         data = store.head(key, layer, head)
     except (ValueError, IndexError) as err:
-        return PlainTextResponse(str(err), status_code=400)
+        return refusal(400, str(err))
     if data is None:
-        return PlainTextResponse(GONE, status_code=404)
+        return refusal(404, GONE)
     # identity: no gzip of raw float32 (see server/api.py), and never cached by the browser
     headers = {"Cache-Control": "no-store", "Content-Encoding": "identity"}
     return Response(data, media_type="application/octet-stream", headers=headers)
@@ -51,6 +54,10 @@ def routes(store: CrossStore) -> list[Route]:
     """The cross-attention route, reading ``store``."""
 
     async def cross_head(request: Request) -> Response:
+        try:
+            admit(request)
+        except Refused as err:
+            return refusal(err.status, err.message)
         return answer(store, await request.body())
 
     return [Route(CROSS_PATH, cross_head, methods=["POST"])]

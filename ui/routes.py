@@ -1,18 +1,27 @@
 """The explorer's HTTP route wired to the app's own caches: the same loaded models and the same
 trace store as the pages, so a layer the browser fetches is never computed twice; and the
-cross-attention heads the Listen page mounted in this process (``explorer.cross_store.CROSS``)."""
+cross-attention heads the Listen page mounted in this process (``explorer.cross_store.CROSS``).
+``BODY_CAPS``: each route's largest body, enforced while it streams in (``server.guard``)."""
 
 from __future__ import annotations
 
 from starlette.routing import Route
 
 from attention_core.pack import Part
-from explorer.cross_store import CROSS
+from explorer import PATH
+from explorer.cross_store import CROSS, CROSS_PATH
 from server import api, cross_blocks
-from ui.cache import MODELS, get_trace, model_error
+from ui.cache import MODELS, get_trace, model_config, model_error
 
-TRACES = api.Traces(MODELS, model_error, get_trace)
+
+def _n_layers(model: str) -> int | None:
+    config = model_config(model)
+    return None if config is None else config.n_layers
+
+
+TRACES = api.Traces(MODELS, model_error, get_trace, _n_layers)
 ROUTES: list[Route] = api.routes(TRACES) + cross_blocks.routes(CROSS)
+BODY_CAPS = {PATH: TRACES.max_body, CROSS_PATH: cross_blocks.MAX_BODY}
 
 
 def block_bytes(model: str, text: str, layer: int, part: Part) -> bytes:

@@ -2,7 +2,8 @@
 // (and peek(layer, part), the block at once if it has arrived), over one cache of blocks kept
 // for the page's lifetime, so a view switching back, or another view of the same sentence,
 // never asks twice. Bounded: past `budget` bytes the least recently used blocks go.
-// Two ways to ask: HTTP from the app's route (ui/api.py), messages to the notebook's widget.
+// Two ways to ask: HTTP from the app's routes (server/api.py, with the page's token; a refusal
+// is JSON {error}), messages to the notebook's widget.
 
 import { blockMessage, blockReplyKey, blockRequest, float32From } from "./protocol.js";
 
@@ -36,7 +37,11 @@ export class BlockCache {
         return array;
       },
       (err) => {
-        entry.error = String(err?.message || err);
+        // A dropped request (a newer one of the page replaced it) is no failure: forgotten,
+        // so the view asks again if it still wants the block.
+        if (err?.dropped) {
+          if (this.entries.get(key) === entry) this.entries.delete(key);
+        } else entry.error = String(err?.message || err);
         throw err;
       },
     );
@@ -86,17 +91,40 @@ export function createSource(id, load, cache = CACHE) {
   };
 }
 
+export const TOKEN_HEADER = "X-Attention-Token"; // explorer/page_token.py's HEADER
+const DROPPED = 409; // the server dropped the request: the page asked for something newer
+const AGAIN_MS = 1000; // a dropped block is forgotten this long after, then asked again if wanted
+
+// The sentence of a refusal: the route's JSON {error}, else its status.
+export async function refusal(response) {
+  try {
+    const body = await response.json();
+    if (typeof body?.error === "string" && body.error) return body.error;
+  } catch {
+    // not JSON (a proxy's page): the status says enough
+  }
+  return `the server answered ${response.status}`;
+}
+
+// POST `body` to the route `api` with the page's token; the answer's bytes as float32. A
+// dropped request rejects with an error marked `dropped` (after AGAIN_MS, so a view still
+// wanting the block asks again without racing the request that replaced it).
+export async function fetchFloats(api, token, body) {
+  const headers = { "Content-Type": "application/json", [TOKEN_HEADER]: token || "" };
+  const response = await fetch(api, { method: "POST", headers, body });
+  if (response.status === DROPPED) {
+    await new Promise((resolve) => setTimeout(resolve, AGAIN_MS));
+    throw Object.assign(new Error("replaced by a newer request"), { dropped: true });
+  }
+  if (!response.ok) throw new Error(await refusal(response));
+  return new Float32Array(await response.arrayBuffer());
+}
+
 // The app's source: POST {model, text, layer, part} to the route `api`; the body is the block.
-export function httpSource({ api, model, text }) {
-  return createSource(`${model}\u0000${text}`, async (layer, part) => {
-    const response = await fetch(api, {
-      method: "POST",
-      headers: { "Content-Type": "application/json" },
-      body: blockRequest(model, text, layer, part),
-    });
-    if (!response.ok) throw new Error(`${response.status}: ${await response.text()}`);
-    return new Float32Array(await response.arrayBuffer());
-  });
+export function httpSource({ api, model, text, token }) {
+  return createSource(`${model}\u0000${text}`, (layer, part) =>
+    fetchFloats(api, token, blockRequest(model, text, layer, part)),
+  );
 }
 
 // The widget's source: a custom message per block; the widget's kernel side answers with the

@@ -1,23 +1,37 @@
-"""The explorer's HTTP route, POST /api/attention/block, through Starlette's TestClient.
+"""The explorer's HTTP route, POST /api/attention/block, through Starlette's TestClient on the
+app's routes behind its guard (server/guard.py), as app.py serves them.
 
-A good request answers with the engine's raw float32 bytes exactly; a bad one with 400 and a
-plain reason, after which the route still answers; the sentence is data, never markup."""
+A good request (with the page token a page hands its browser) answers with the engine's raw
+float32 bytes exactly; a bad one with 400 and a plain reason in JSON, after which the route
+still answers; a request that is not from the app's own page is refused (403), a page past its
+rate is told to wait (429), and a request its page replaced is dropped (409); the sentence is
+data, never markup."""
 
 from __future__ import annotations
 
+import asyncio
 import html
 import json
+import threading
 
 import numpy as np
 import pytest
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.requests import Request
 from starlette.testclient import TestClient
 
 import ui.routes
 from attention_core import trace_sentence
 from attention_core.pack import layer_block
 from explorer import PATH
+from explorer.page_token import HEADER, mint
 from server import api
+from server.guard import Guard
+from server.trace_store import Superseded, TraceStore
+from server.visitors import Buckets, Refused, admit
+from tests.app.conftest import open_page
+from ui.cache import MODELS, model_error
 from ui.params import MAX_CHARS
 
 MODEL = "minilm"
@@ -25,9 +39,22 @@ SENTENCE = "The river bank was muddy"
 PAYLOAD = "<img src=x onerror=alert(1)> <b>bold</b> <script>alert(2)</script> \"'&"
 
 
+def app(routes=ui.routes.ROUTES) -> Starlette:
+    """The routes behind the guard, as app.py serves them."""
+    return Starlette(routes=routes, middleware=[Middleware(Guard, body_caps=ui.routes.BODY_CAPS)])
+
+
 @pytest.fixture(scope="module")
-def client():
-    with TestClient(Starlette(routes=ui.routes.ROUTES)) as client:
+def token():
+    """The token the pattern page hands its browser (its Streamlit session, signed)."""
+    at = open_page("pattern", s=SENTENCE)
+    [element] = at.get("bidi_component")
+    return json.loads(element.proto.json)["token"]
+
+
+@pytest.fixture(scope="module")
+def client(token):
+    with TestClient(app(), headers={HEADER: token}) as client:
         yield client
 
 
@@ -96,18 +123,28 @@ BAD = [
     ("layer missing", {"model": MODEL, "text": SENTENCE, "part": "scores"}, "whole number"),
     ("unknown part", good(part="pattern"), "part must be one of scores, qk"),
     ("part missing", {"model": MODEL, "text": SENTENCE, "layer": 0}, "part must be one of"),
-    ("body too large", good(text="x" * (ui.routes.TRACES.max_body + 1)), "request too large"),
+    (
+        "lone surrogate",
+        b'{"model": "minilm", "text": "x\\ud800", "layer": 0, "part": "qk"}',
+        "not valid Unicode",
+    ),
 ]
+
+
+def error_of(response) -> str:
+    """The plain sentence of a refusal (JSON {"error": ...})."""
+    assert response.headers["content-type"].startswith("application/json")
+    message = response.json()["error"]
+    assert "Traceback" not in message and "<" not in message and "/" not in message
+    assert len(message) < 200
+    return message
 
 
 @pytest.mark.parametrize(("body", "message"), [b[1:] for b in BAD], ids=[b[0] for b in BAD])
 def test_bad_request_is_400_with_a_plain_reason(client, trace, body, message):
     response = post(client, body)
     assert response.status_code == 400
-    assert response.headers["content-type"].startswith("text/plain")
-    assert message in response.text
-    assert "Traceback" not in response.text and "<" not in response.text
-    assert len(response.text) < 200
+    assert message in error_of(response)
     # and the route keeps answering
     after = post(client, good(layer=0))
     assert after.status_code == 200
@@ -123,7 +160,132 @@ def test_text_of_exactly_max_chars_is_accepted(client, model):
 
 
 def test_only_post_is_routed(client):
-    assert client.get(PATH).status_code == 405
+    response = client.get(PATH)
+    assert response.status_code == 405
+    assert error_of(response) == "This address takes POST requests only."
+
+
+def test_a_body_over_the_cap_is_413_before_it_is_read(client):
+    cap = ui.routes.TRACES.max_body
+    response = post(client, good(text="x" * (cap + 1)))
+    assert response.status_code == 413
+    assert f"{cap:,} bytes" in error_of(response)
+    sent = []
+
+    def chunks():  # no Content-Length: counted as it streams, and not read past the cap
+        for _ in range(64):
+            sent.append(1)
+            yield b" " * 65536
+
+    response = client.post(PATH, content=chunks())
+    assert response.status_code == 413 and f"{cap:,} bytes" in error_of(response)
+    assert post(client, good(layer=0)).status_code == 200
+
+
+def test_a_lone_surrogate_is_refused_before_any_work():
+    store = TraceStore(2**30)
+    traces = api.Traces(MODELS, model_error, lambda *a, **k: store.get("k", lambda: None))
+    body = b'{"model": "minilm", "text": "x\\ud800", "layer": 0, "part": "scores"}'
+    with pytest.raises(ValueError, match="not valid Unicode"):
+        api.parse_request(traces, body)
+    assert len(store) == 0 and store.running == 0
+
+
+STRANGERS = [
+    ("no token", {HEADER: ""}, "no valid page token"),
+    ("forged token", {HEADER: mint("someone") + "0"}, "no valid page token"),
+    ("another key's token", {HEADER: "s.20000." + "0" * 64}, "no valid page token"),
+    ("expired token", {HEADER: mint("someone", now=0)}, "no valid page token"),
+    ("another site", {"Origin": "https://elsewhere.example"}, "the app's own pages only"),
+    ("a sandboxed page", {"Origin": "null"}, "the app's own pages only"),
+    ("cross-site fetch", {"Sec-Fetch-Site": "cross-site"}, "the app's own pages only"),
+]
+
+
+@pytest.mark.parametrize(
+    ("headers", "message"), [s[1:] for s in STRANGERS], ids=[s[0] for s in STRANGERS]
+)
+def test_a_request_not_from_the_apps_page_is_403(client, headers, message):
+    response = client.post(PATH, content=json.dumps(good()), headers=headers)
+    assert response.status_code == 403
+    assert message in error_of(response)
+
+
+def test_the_pages_own_origin_is_served(client, trace):
+    same = {"Origin": "http://testserver", "Sec-Fetch-Site": "same-origin"}
+    response = client.post(PATH, content=json.dumps(good()), headers=same)
+    assert response.status_code == 200
+    assert response.content == layer_block(trace, 2, "scores").data
+
+
+def test_a_token_of_a_session_this_replica_never_saw_is_served(trace):
+    # a failover: another replica minted it with the secret serve.sh gives every replica
+    with TestClient(app(), headers={HEADER: mint("a-session-of-another-replica")}) as other:
+        response = post(other, good())
+    assert response.status_code == 200
+    assert response.content == layer_block(trace, 2, "scores").data
+
+
+def scope_with(headers: dict[str, str]) -> dict:
+    raw = [(k.lower().encode(), v.encode()) for k, v in {"host": "testserver", **headers}.items()]
+    return {"type": "http", "method": "POST", "path": PATH, "headers": raw}
+
+
+def test_a_page_past_its_rate_is_429_and_served_again_later():
+    buckets = Buckets(burst=3, rate=1.0)
+    request = Request(scope_with({HEADER: mint("busy")}))
+    assert [admit(request, buckets) for _ in range(3)] == ["busy"] * 3
+    with pytest.raises(Refused) as refused:
+        admit(request, buckets)
+    assert refused.value.status == 429 and "wait a few seconds" in refused.value.message
+    assert admit(Request(scope_with({HEADER: mint("another")})), buckets) == "another"
+    assert buckets.take("busy", now=10**9)  # refilled after a while
+
+
+def test_a_request_its_page_replaced_is_409():
+    # A waiting pass whose session asked for something newer: the trace store's Superseded
+    store = TraceStore(2**30)
+
+    def get_trace(model, text, *, session=None, wanted=None):
+        return store.get((model, text), lambda: None, session, lambda: False)
+
+    traces = api.Traces(MODELS, model_error, get_trace)
+    with TestClient(app(api.routes(traces)), headers={HEADER: mint("s")}) as client:
+        response = post(client, good())
+    assert response.status_code == 409
+    assert error_of(response) == api.REPLACED
+    assert store.running == 0 and len(store) == 0
+
+
+def test_the_route_charges_the_pages_session_and_drops_what_it_no_longer_wants(model):
+    with pytest.raises(Superseded):
+        api.block_bytes(
+            ui.routes.TRACES,
+            MODEL,
+            "a sentence nobody asked",
+            0,
+            "scores",
+            session="gone",
+            wanted=lambda: False,
+        )
+    data = api.block_bytes(ui.routes.TRACES, MODEL, SENTENCE, 1, "qk", session="here")
+    assert data == layer_block(trace_sentence(model, SENTENCE), 1, "qk").data
+
+
+def test_a_client_that_left_is_seen():
+    messages = [{"type": "http.request", "body": b"{}", "more_body": False}]
+
+    async def receive():
+        return messages.pop(0) if messages else {"type": "http.disconnect"}
+
+    async def run() -> bool:
+        request = Request(scope_with({}), receive)
+        await request.body()
+        gone = threading.Event()
+        await asyncio.wait_for(api.watch(request, gone), timeout=5)
+        return gone.is_set()
+
+    assert asyncio.run(run())
 
 
 def test_parse_request_returns_the_fields():

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import cast
 
@@ -133,11 +133,20 @@ def trace_store() -> TraceStore:
     return store
 
 
-def get_trace(model_name: str, text: str, whatif: WhatIf = WhatIf()) -> Trace:
+def get_trace(
+    model_name: str,
+    text: str,
+    whatif: WhatIf = WhatIf(),
+    *,
+    session: str | None = None,
+    wanted: Callable[[], bool] | None = None,
+) -> Trace:
     """The forward pass of ``text``, computed once per (model, text, switches) for all sessions
     and kept while the store's budget allows. In a session's script run, a pass still waiting
     for a slot is dropped once the session has asked for another sentence (a rerun request):
-    the run then stops at once so the newer one starts."""
+    the run then stops at once so the newer one starts. The explorer's HTTP route passes its
+    page's ``session`` and ``wanted`` (the client still there): the pass is charged to that
+    visitor, and ``Superseded`` reaches the route."""
     key = (model_name, text, whatif)
     model = get_model(model_name)  # in the session's thread: the pass may run on the back lane
 
@@ -147,8 +156,10 @@ def get_trace(model_name: str, text: str, whatif: WhatIf = WhatIf()) -> Trace:
     def expected() -> int:
         return trace_nbytes(model.config, len(tokenize(model, text)))
 
+    if session is not None:  # the explorer's HTTP route, for a page's session
+        return trace_store().get(key, compute, session, wanted, expected)
     run = current_run()
-    if run is None:  # the explorer's HTTP route, a test: no session
+    if run is None:  # a test, the CLI: no session
         return trace_store().get(key, compute, expected=expected)
     session, wanted = run  # wanted() turns False once the session's run must rerun or stop
     try:

@@ -10,13 +10,16 @@ import gc
 import pandas  # noqa: F401 - imported here so that gc.freeze() below covers them
 import plotly.graph_objects  # noqa: F401
 import streamlit as st
+from starlette.middleware import Middleware
 
 import viz.common  # noqa: F401
-from ui.routes import ROUTES
+from server.guard import Guard
+from ui.routes import BODY_CAPS, ROUTES
 
 # Streamlit runs a full garbage collection after every script run, fragment reruns included;
 # with pandas, Plotly and NumPy loaded that walked every object and cost ~90 ms of CPU per run
 # (py-spy). Objects alive now live as long as the server: freeze them out of every collection.
 gc.freeze()
 
-app = st.App("navigation.py", routes=ROUTES)
+# Guard: every URL and body bounded before it is read, the routes' answers JSON (server/guard.py)
+app = st.App("navigation.py", routes=ROUTES, middleware=[Middleware(Guard, body_caps=BODY_CAPS)])

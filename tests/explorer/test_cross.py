@@ -22,6 +22,7 @@ from starlette.applications import Starlette
 from explorer import CSS
 from explorer.bundle import module
 from explorer.cross_store import CROSS_PATH, CrossStore, pattern_id
+from explorer.page_token import mint
 from explorer.streamlit_adapter import cross_data, pool_mel
 from scripts.live_app import CHROMIUM
 from server.cross_blocks import GONE, answer
@@ -120,6 +121,9 @@ def test_the_store_is_bounded_by_bytes_least_recently_used_first_out():
     assert data["store"] == "" and len(data["inline"]) == 24
 
 
+TOKEN = mint("a-listener").encode()  # the page token the Listen page hands its browser
+
+
 def _post(app: Starlette, body: bytes) -> tuple[int, bytes]:
     """One POST to CROSS_PATH through the ASGI app, as the browser sends it."""
     scope = {
@@ -132,7 +136,7 @@ def _post(app: Starlette, body: bytes) -> tuple[int, bytes]:
         "raw_path": CROSS_PATH.encode(),
         "root_path": "",
         "query_string": b"",
-        "headers": [(b"content-type", b"application/json")],
+        "headers": [(b"content-type", b"application/json"), (b"x-attention-token", TOKEN)],
         "server": ("127.0.0.1", 80),
         "client": ("127.0.0.1", 1),
     }
@@ -162,7 +166,7 @@ def test_the_apps_route_serves_a_mounted_head_and_says_when_a_clip_is_gone():
     assert status == 200
     np.testing.assert_array_equal(np.frombuffer(body, "<f4").reshape(3, 50), pattern[1, 4])
     status, body = _post(app, b'{"id": "evicted-or-restarted", "layer": 0, "head": 0}')
-    assert (status, body.decode()) == (404, GONE)
+    assert (status, json.loads(body)) == (404, {"error": GONE})
     assert _post(app, b'{"id": "x", "layer": "0", "head": 0}')[0] == 400
     assert _post(app, json.dumps({"id": data["store"], "layer": 4, "head": 0}).encode())[0] == 400
     assert _post(app, b"not json")[0] == 400

@@ -2,7 +2,14 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { BlockCache, createSource, messageSource } from "../../explorer/js/source.js";
+import {
+  BlockCache,
+  createSource,
+  fetchFloats,
+  httpSource,
+  messageSource,
+  TOKEN_HEADER,
+} from "../../explorer/js/source.js";
 
 const floats = (n, v = 1) => new Float32Array(n).fill(v);
 
@@ -100,4 +107,77 @@ test("a reply to the sentence before is not taken for the new one's same block",
   model.reply({ type: "block", layer: 0, part: "scores", id: oldId }, old);
   model.reply({ type: "block", layer: 0, part: "scores", id: newId }, fresh);
   assert.deepEqual(Array.from(await asked), [2, 3]);
+});
+
+// fetch stood in for by `answer(url, init)` -> a Response, restored after `run`.
+async function withFetch(answer, run) {
+  const real = globalThis.fetch;
+  globalThis.fetch = async (url, init) => answer(url, init);
+  try {
+    await run();
+  } finally {
+    globalThis.fetch = real;
+  }
+}
+
+const json = (status, body) =>
+  new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json" } });
+
+test("the app's source sends the page token and shows a refusal's plain sentence", async () => {
+  const seen = [];
+  await withFetch(
+    (url, init) => {
+      seen.push([url, init.headers[TOKEN_HEADER], JSON.parse(init.body)]);
+      return init.headers[TOKEN_HEADER] === "tok"
+        ? new Response(floats(3, 2).buffer, { status: 200 })
+        : json(403, { error: "This request has no valid page token: reload the page." });
+    },
+    async () => {
+      const cache = new BlockCache();
+      const good = httpSource({ api: "api/b", model: "m", text: "t", token: "tok" });
+      assert.deepEqual(await good.block(1, "scores"), floats(3, 2));
+      const bad = createSource(
+        "x",
+        (layer, part) => fetchFloats("api/b", "", JSON.stringify({ layer, part })),
+        cache,
+      );
+      await assert.rejects(bad.block(0, "qk"), /no valid page token: reload the page\.$/);
+      assert.deepEqual(bad.peek(0, "qk"), {
+        error: "This request has no valid page token: reload the page.",
+      });
+    },
+  );
+  assert.deepEqual(seen[0], ["api/b", "tok", { model: "m", text: "t", layer: 1, part: "scores" }]);
+});
+
+test("a refusal that is not JSON says its status", async () => {
+  await withFetch(
+    () => new Response("<html>Bad Gateway</html>", { status: 502 }),
+    async () => {
+      await assert.rejects(fetchFloats("api/b", "t", "{}"), /^Error: the server answered 502$/);
+    },
+  );
+});
+
+test("a request the server dropped (409) is forgotten, never shown as an error", async (t) => {
+  t.mock.timers.enable({ apis: ["setTimeout"] });
+  let calls = 0;
+  await withFetch(
+    () =>
+      ++calls === 1
+        ? json(409, { error: "A newer request replaced this one." })
+        : new Response(floats(2, 5).buffer, { status: 200 }),
+    async () => {
+      const cache = new BlockCache();
+      const source = createSource("s", () => fetchFloats("api/b", "t", "{}"), cache);
+      const first = source.block(0, "scores");
+      await new Promise((resolve) => setImmediate(resolve)); // the answer has come: it waits
+      t.mock.timers.tick(1000);
+      const err = await first.catch((e) => e);
+      assert.equal(err.dropped, true);
+      assert.equal(source.peek(0, "scores"), undefined); // no error kept: asked again if wanted
+      assert.deepEqual(await source.block(0, "scores"), floats(2, 5));
+    },
+  );
+  assert.equal(calls, 2);
 });

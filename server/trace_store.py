@@ -21,6 +21,7 @@ from attention_core import Trace
 from attention_core.buffers import base_buffer
 from server.lanes import BackLane
 from server.memory import release_free_memory
+from server.stuck import SlotWatch
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -87,6 +88,7 @@ class TraceStore:
     POLL_S = 0.05  # how often a waiting request re-asks ``wanted()``
     USAGE_HALF_LIFE_S = 10.0  # how fast a session's forward-pass time is forgotten
     USAGE_CAP_S = 2.0  # a session over this much (decayed) pass time waits before its next
+    LOCK_WAIT_S = 0.25  # ``stuck`` waits this long for the lock (in the event loop: briefly)
 
     def __init__(
         self,
@@ -112,6 +114,7 @@ class TraceStore:
         self._usage: dict[Hashable, tuple[float, float]] = {}  # session -> (seconds, when)
         self._waiting: dict[int, Hashable | None] = {}  # ticket -> its session, in arrival order
         self._tickets = 0
+        self.watch = SlotWatch()  # when slots were taken and given back (``stuck``)
 
     def __len__(self) -> int:
         return len(self._lru)
@@ -148,13 +151,13 @@ class TraceStore:
 
     def _acquire_slot(
         self, key: Hashable, session: Hashable | None, wanted: Callable[[], bool] | None
-    ) -> None:
-        """Wait for a slot. A free slot goes to the waiting request whose session used the
-        least forward-pass time lately (then the earliest), and a session over its share
-        (``usage_cap_s``) waits until it is under it again, unless it is alone (``_alone``): a
-        visitor pasting long texts in a loop queues behind everyone else's sentences, and gets
-        about USAGE_CAP_S × ln 2 / USAGE_HALF_LIFE_S of a core (0.14 with the defaults: a
-        512-token pass every ~3 s)."""
+    ) -> int:
+        """Wait for a slot; its ticket, for ``_release_slot``. A free slot goes to the waiting
+        request whose session used the least forward-pass time lately (then the earliest), and a
+        session over its share (``usage_cap_s``) waits until it is under it again, unless it is
+        alone (``_alone``): a visitor pasting long texts in a loop queues behind everyone else's
+        sentences, and gets about USAGE_CAP_S × ln 2 / USAGE_HALF_LIFE_S of a core (0.14 with the
+        defaults: a 512-token pass every ~3 s)."""
         with self._slot_free:
             ticket = self._tickets = self._tickets + 1
             self._waiting[ticket] = session
@@ -169,7 +172,8 @@ class TraceStore:
                     ):
                         self.running += 1
                         self.peak_running = max(self.peak_running, self.running)
-                        return
+                        self.watch.taken(ticket)
+                        return ticket
                     self._slot_free.wait(self.POLL_S)  # usage decays: look again
             finally:
                 del self._waiting[ticket]
@@ -196,10 +200,22 @@ class TraceStore:
         short sentences keep the normal priority."""
         return size >= self.budget // 4 or self.usage(session) > self.usage_cap_s
 
-    def _release_slot(self) -> None:
+    def _release_slot(self, ticket: int) -> None:
         with self._slot_free:
             self.running -= 1
+            self.watch.given_back(ticket)
             self._slot_free.notify_all()
+
+    def stuck(self, now: float | None = None) -> str | None:
+        """Why this store cannot compute, in plain words (``SlotWatch.stuck``), or None; also
+        its lock not free within LOCK_WAIT_S (a leaked lock). Only reads: for the health check."""
+        if not self._lock.acquire(timeout=self.LOCK_WAIT_S):
+            return f"the trace store's lock stayed taken for over {self.LOCK_WAIT_S:g} s"
+        try:
+            now = time.monotonic() if now is None else now
+            return self.watch.stuck(now, len(self._waiting), self.slots)
+        finally:
+            self._lock.release()
 
     def get(
         self,
@@ -225,7 +241,7 @@ class TraceStore:
                     found = self._lookup(key)
                     if found is not None:
                         return found
-                    self._acquire_slot(key, session, wanted)
+                    slot = self._acquire_slot(key, session, wanted)
                     # Everything after the slot is taken sits inside the try that gives it back:
                     # ``expected()`` tokenizes the visitor's text and may raise (a lone
                     # surrogate once wedged a replica by leaking its slots this way).
@@ -239,7 +255,7 @@ class TraceStore:
                         with self._lock:
                             self.reserved -= size
                         self._charge(session, time.monotonic() - started)
-                        self._release_slot()
+                        self._release_slot(slot)
                     self._store(key, trace)
                     release_free_memory()
                     return trace

@@ -1,0 +1,194 @@
+"""A stuck replica is seen: the trace store says when it cannot compute (``TraceStore.stuck``),
+the health check answers 503 with that reason (server/health.py), and the fault hook that wedges
+a store exists only when the environment asks for it (server/faults.py).
+
+The store runs real traces of the real model; the computes that hold a slot wait on Events, and
+every wait is bounded. ``stuck(now)`` is given a later ``now`` instead of sleeping past a limit.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse
+from starlette.routing import Route
+from starlette.testclient import TestClient
+
+from attention_core import trace_sentence
+from server import faults
+from server.health import HEALTH_PATH, HealthMiddleware
+from server.stuck import HOLD_LIMIT_S, QUEUE_LIMIT_S
+from server.trace_store import TraceStore
+
+WAIT_S = 10
+
+
+@pytest.fixture(scope="module")
+def trace(model):
+    return trace_sentence(model, "the river bank was muddy")
+
+
+def _holding(store: TraceStore, trace, key: str, release: threading.Event) -> threading.Thread:
+    """A request that takes a slot (once one is free) and holds it until ``release``."""
+
+    def compute():
+        assert release.wait(WAIT_S)
+        return trace
+
+    thread = threading.Thread(target=lambda: store.get(key, compute), daemon=True)
+    thread.start()
+    return thread
+
+
+def _wait_until(predicate) -> None:
+    deadline = time.monotonic() + WAIT_S
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+
+
+def test_an_idle_store_and_a_busy_one_whose_slots_turn_over_are_not_stuck(trace):
+    store = TraceStore(budget=2**30, slots=2)
+    assert store.stuck() is None
+    assert store.stuck(time.monotonic() + 10 * HOLD_LIMIT_S) is None  # nothing held, ever
+    release = threading.Event()
+    threads = [_holding(store, trace, f"k{i}", release) for i in range(3)]
+    _wait_until(lambda: store.running == 2 and len(store._waiting) == 1)
+    # Every slot held and one request waiting, but a slot changed hands just now: moving.
+    assert store.stuck() is None
+    release.set()
+    for t in threads:
+        t.join(WAIT_S)
+    assert store.running == 0 and store.stuck(time.monotonic() + 10 * HOLD_LIMIT_S) is None
+
+
+def test_every_slot_held_and_a_queue_that_does_not_move_is_stuck(trace):
+    store = TraceStore(budget=2**30, slots=2)
+    release = threading.Event()
+    held = [_holding(store, trace, f"held-{i}", release) for i in range(2)]
+    _wait_until(lambda: store.running == 2)
+    later = time.monotonic() + QUEUE_LIMIT_S + 1
+    assert store.stuck(later) is None  # nobody waits: long passes are not a stuck queue
+    waiter = _holding(store, trace, "waiter", release)
+    _wait_until(lambda: len(store._waiting) == 1)
+    reason = store.stuck(time.monotonic() + QUEUE_LIMIT_S + 1)
+    assert reason is not None and "1 request(s) waiting" in reason and "2 slots" in reason
+    assert store.stuck() is None  # within the limit it is only busy
+    release.set()
+    for t in [*held, waiter]:
+        t.join(WAIT_S)
+    assert store.stuck(time.monotonic() + QUEUE_LIMIT_S + 1) is None  # given back: unstuck
+
+
+def test_a_slot_held_past_the_hold_limit_is_stuck_even_with_nobody_waiting(trace):
+    store = TraceStore(budget=2**30, slots=2)
+    release = threading.Event()
+    thread = _holding(store, trace, "long", release)
+    _wait_until(lambda: store.running == 1)
+    assert store.stuck(time.monotonic() + HOLD_LIMIT_S - 5) is None
+    reason = store.stuck(time.monotonic() + HOLD_LIMIT_S + 5)
+    assert reason is not None and "held its slot" in reason and f"{HOLD_LIMIT_S:g} s" in reason
+    release.set()
+    thread.join(WAIT_S)
+    assert store.stuck(time.monotonic() + HOLD_LIMIT_S + 5) is None
+
+
+def test_a_failing_compute_gives_its_slot_back_to_the_watch_too(trace):
+    store = TraceStore(budget=2**30, slots=1)
+
+    def boom():
+        raise RuntimeError("no model")
+
+    with pytest.raises(RuntimeError):
+        store.get("k", boom)
+    assert store.watch.held == {} and store.stuck(time.monotonic() + 10 * HOLD_LIMIT_S) is None
+
+
+def test_the_limits_come_from_the_environment(trace, monkeypatch):
+    monkeypatch.setenv("ATTENTION_STUCK_HOLD_S", "30")
+    monkeypatch.setenv("ATTENTION_STUCK_QUEUE_S", "2.5")
+    store = TraceStore(budget=2**30, slots=1)
+    assert (store.watch.hold_limit_s, store.watch.queue_limit_s) == (30.0, 2.5)
+    release = threading.Event()
+    thread = _holding(store, trace, "k", release)
+    _wait_until(lambda: store.running == 1)
+    assert "limit 30 s" in (store.stuck(time.monotonic() + 31) or "")
+    release.set()
+    thread.join(WAIT_S)
+
+
+def test_a_lock_nobody_gives_back_is_reported():
+    store = TraceStore(budget=2**30, slots=1)
+    taken, release = threading.Event(), threading.Event()
+
+    def hog():
+        with store._lock:
+            taken.set()
+            release.wait(WAIT_S)
+
+    thread = threading.Thread(target=hog, daemon=True)
+    thread.start()
+    assert taken.wait(WAIT_S)
+    assert "lock" in (store.stuck() or "")
+    release.set()
+    thread.join(WAIT_S)
+    assert store.stuck() is None
+
+
+def _app(stuck, extra_routes=()) -> Starlette:
+    """A stand-in for Streamlit: its own health route, answering "ok"."""
+
+    async def health(_: Request) -> PlainTextResponse:
+        return PlainTextResponse("ok")
+
+    routes = [Route(HEALTH_PATH, health, methods=["GET", "HEAD"]), *extra_routes]
+    return Starlette(routes=routes, middleware=[Middleware(HealthMiddleware, stuck=stuck)])
+
+
+def test_the_health_check_answers_503_with_the_reason_while_stuck_and_passes_on_otherwise():
+    reason: list[str | None] = [None]
+    client = TestClient(_app(lambda: reason[0]))
+    ok = client.get(HEALTH_PATH)
+    assert (ok.status_code, ok.text) == (200, "ok")
+    reason[0] = "every slot held"
+    stuck = client.get(HEALTH_PATH)
+    assert stuck.status_code == 503
+    assert stuck.json() == {"status": "stuck", "reason": "every slot held"}
+    assert stuck.headers["cache-control"] == "no-store"
+    head = client.head(HEALTH_PATH)
+    assert head.status_code == 503 and head.content == b""
+    assert client.get("/elsewhere").status_code == 404  # other paths are not its business
+    reason[0] = None
+    assert client.get(HEALTH_PATH).status_code == 200
+
+
+def test_without_the_environment_the_fault_hook_does_not_exist(monkeypatch):
+    monkeypatch.delenv(faults.ENV, raising=False)
+    store = TraceStore(budget=2**30, slots=2)
+    assert faults.routes(lambda: store) == []
+    client = TestClient(_app(store.stuck, faults.routes(lambda: store)))
+    assert client.post(faults.WEDGE_PATH).status_code == 404
+    assert store.running == 0
+
+
+def test_the_fault_hook_wedges_every_slot_and_the_health_check_sees_it(trace, monkeypatch):
+    monkeypatch.setenv(faults.ENV, "1")
+    monkeypatch.setenv("ATTENTION_STUCK_QUEUE_S", "0.2")
+    store = TraceStore(budget=2**30, slots=2)
+    client = TestClient(_app(store.stuck, faults.routes(lambda: store)))
+    assert client.post(faults.WEDGE_PATH).json() == {"slots": 2, "held": 2}
+    assert store.running == 2 and client.get(HEALTH_PATH).status_code == 200  # nobody waits
+    release = threading.Event()
+    visitor = _holding(store, trace, "a visitor's sentence", release)
+    _wait_until(lambda: client.get(HEALTH_PATH).status_code == 503)
+    assert "waiting" in client.get(HEALTH_PATH).json()["reason"]
+    release.set()
+    assert client.post(faults.RELEASE_PATH).json() == {"released": 1}
+    visitor.join(WAIT_S)
+    _wait_until(lambda: store.running == 0)
+    assert client.get(HEALTH_PATH).status_code == 200 and "a visitor's sentence" in store._lru

@@ -6,6 +6,7 @@ navigation and the shared sidebar) for every view, and ``ROUTES`` answer the exp
 """
 
 import gc
+import time
 
 import pandas  # noqa: F401 - imported here so that gc.freeze() below covers them
 import plotly.graph_objects  # noqa: F401
@@ -13,7 +14,10 @@ import streamlit as st
 from starlette.middleware import Middleware
 
 import viz.common  # noqa: F401
+from server import faults
 from server.guard import Guard
+from server.health import HealthMiddleware
+from ui.cache import trace_store
 from ui.routes import BODY_CAPS, ROUTES
 
 # Streamlit runs a full garbage collection after every script run, fragment reruns included;
@@ -21,5 +25,17 @@ from ui.routes import BODY_CAPS, ROUTES
 # (py-spy). Objects alive now live as long as the server: freeze them out of every collection.
 gc.freeze()
 
-# Guard: every URL and body bounded before it is read, the routes' answers JSON (server/guard.py)
-app = st.App("navigation.py", routes=ROUTES, middleware=[Middleware(Guard, body_caps=BODY_CAPS)])
+
+def stuck() -> str | None:
+    """Why this replica's trace store cannot compute, or None (the health check's question)."""
+    return trace_store().stuck(time.monotonic())
+
+
+# Health: /_stcore/health answers 503 while the store is stuck, so a wedged replica is replaced.
+# Guard: every URL and body bounded before it is read, the routes' answers JSON (server/guard.py).
+# The fault hook's routes exist only under ATTENTION_FAULT_HOOKS=1 (tests; server/faults.py).
+app = st.App(
+    "navigation.py",
+    routes=ROUTES + faults.routes(trace_store),
+    middleware=[Middleware(HealthMiddleware, stuck=stuck), Middleware(Guard, body_caps=BODY_CAPS)],
+)

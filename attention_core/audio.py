@@ -187,8 +187,6 @@ def _decode(data: bytes) -> tuple[F32, int, float, int, float]:
         raise
     except (sf.SoundFileError, RuntimeError, TypeError, ValueError):  # libsndfile's own words
         raise _unreadable() from None  # would name its internals, so they are not shown
-    if mono.size == 0:
-        raise AudioError("The recording is empty (0 seconds). Record or upload a longer clip.")
     return mono, rate, total_s, channels, loud
 
 
@@ -213,6 +211,8 @@ def load_audio(source: str | Path | bytes, max_bytes: int = MAX_BYTES) -> Audio:
     if loud >= CLIP_SHARE:
         notices.append(f"The recording clips ({100 * loud:.1f}% of samples at full scale).")
     samples = np.clip(mono[:N_SAMPLES], -1.0, 1.0).astype(np.float32)
+    if samples.size == 0:  # no frame, or fewer than one left after resampling
+        raise AudioError("The recording is empty (0 seconds). Record or upload a longer clip.")
     return Audio(samples, samples.size / SAMPLE_RATE, rate, tuple(notices))
 
 

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 
 from attention_core import Trace
-from attention_core.buffers import base_buffer
+from server.budget import MemoryLedger
+from server.budget import nbytes as nbytes
 from server.lanes import BackLane
 from server.memory import release_free_memory
 from server.stuck import SlotWatch
@@ -40,30 +41,11 @@ def _freeze(obj: T) -> T:
     return obj
 
 
-def nbytes(obj: DataclassInstance, seen: set[int] | None = None) -> int:
-    """Bytes held by the arrays of a dataclass, nested ones included; arrays that view one
-    buffer of the engine's (``attention_core.buffers``) count that whole buffer, once."""
-    seen = set() if seen is None else seen
-    total = 0
-    for f in fields(obj):
-        value = getattr(obj, f.name)
-        if isinstance(value, np.ndarray):
-            buffer = base_buffer(value)
-            if buffer is None:
-                total += value.nbytes
-            elif id(buffer) not in seen:
-                seen.add(id(buffer))
-                total += buffer.nbytes
-        elif is_dataclass(value) and not isinstance(value, type):
-            total += nbytes(value, seen)
-    return total
-
-
 class Superseded(Exception):
     """A waiting forward pass that its session no longer wants (it asked for a newer one)."""
 
 
-class TraceStore:
+class TraceStore(MemoryLedger):
     """Traces shared by every session, least recently used first out once their arrays pass
     ``budget`` bytes (the newest always stays; big traces go before small ones, ``_evict``).
     Not st.cache_resource: its max_entries counts traces, and one 512-token trace holds ~230 MB
@@ -102,6 +84,10 @@ class TraceStore:
         self.usage_cap_s = usage_cap_s
         self.nbytes = 0
         self.reserved = 0  # bytes of the passes computing now (their ``expected``)
+        # The one memory ledger (server.budget): traces, passes and every other reservation
+        # (``other``: exports, verify runs, generations, sweeps) within ``total``.
+        self.total = budget
+        self.other = 0
         self.slots = max(1, slots or os.cpu_count() or 1)
         self.running = 0  # forward passes computing now (never above slots)
         self.peak_running = 0
@@ -269,30 +255,3 @@ class TraceStore:
                 with self._lock:
                     if self._latest.get(session) == key:
                         del self._latest[session]
-
-    def _evict(self, fits: Callable[[], bool], keep: Hashable | None = None) -> None:
-        """Drop traces until ``fits()`` (called with self._lock held): the big ones first (a
-        quarter of the budget or more), least recently used first, then the others. So one
-        visitor's 512-token traces (235 MB each) make room for each other, not by pushing out a
-        whole class's short sentences, which they would then all compute again."""
-        for big_only in (True, False):
-            for key in list(self._lru):
-                if fits():
-                    return
-                size = self._lru[key][1]
-                if key == keep or (big_only and size < self.budget // 4):
-                    continue
-                del self._lru[key]
-                self.nbytes -= size
-
-    def _make_room(self, expected: int) -> None:
-        with self._lock:
-            self.reserved += expected
-            self._evict(lambda: self.nbytes + self.reserved <= self.budget)
-
-    def _store(self, key: Hashable, trace: Trace) -> None:
-        size = nbytes(trace)
-        with self._lock:
-            self._lru[key] = (trace, size)
-            self.nbytes += size
-            self._evict(lambda: self.nbytes <= self.budget, keep=key)  # the newest stays

@@ -46,6 +46,7 @@ from attention_core.models.registry import ALL_MODELS
 from attention_core.saturation import Saturation, saturation_curve
 from attention_core.telling import TellingHead, telling_head
 from attention_core.tokens import tokenize
+from server.budget import TOTAL_BYTES
 from server.lanes import BackLane
 from server.memory import trim_periodically
 from server.streamlit_private import current_run
@@ -128,6 +129,7 @@ def trace_store() -> TraceStore:
         target=trim_periodically, args=(threading.Event(),), name="malloc-trim", daemon=True
     ).start()
     store = TraceStore(TRACE_BUDGET_MB * 2**20, TRACE_SLOTS)
+    store.total = max(TOTAL_BYTES, store.budget)  # everything visitors start (server.budget)
     if os.environ.get("ATTENTION_BACK_LANE", "1") != "0":  # 0: every pass at one priority
         store.lane = BackLane(store.slots)  # big passes at a lower priority (server.lanes)
     return store

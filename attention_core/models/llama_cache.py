@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
+from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -55,16 +56,35 @@ class LayerStack:
 class LayerCache:
     """Thread-safe LRU of computed layers, ``capacity`` of them at most. It also holds the model
     (not a dataclass field of the trace, so code that walks a trace's fields for its arrays,
-    as the app's trace store does, never counts or touches the model's weights)."""
+    as the app's trace store does, never counts or touches the model's weights), and ``kept``,
+    the arrays ``compute`` reads besides the model (RoPE tables, key mask), so that ``nbytes``
+    is every byte the cache holds. It fills after the trace is stored: ``watch(callback)``
+    has ``callback()`` called after each change of what it holds (outside its locks), so a
+    store counting it can count it again."""
 
     def __init__(
-        self, model: LlamaModel, compute: Callable[[int], LlamaLayer], capacity: int
+        self,
+        model: LlamaModel,
+        compute: Callable[[int], LlamaLayer],
+        capacity: int,
+        kept: tuple[NDArray[Any], ...] = (),
     ) -> None:
         self.model, self._compute, self.capacity = model, compute, max(1, capacity)
+        self.kept = kept
         self._layers: OrderedDict[int, LlamaLayer] = OrderedDict()
         self._derived: dict[str, F32] = {}
         self._lock = threading.Lock()
         self._derive_lock = threading.Lock()  # a derivation reads layers: another lock
+        self._watcher: Callable[[], None] | None = None
+
+    def watch(self, callback: Callable[[], None]) -> None:
+        """Call ``callback()`` after every change of the layers or derived arrays held."""
+        self._watcher = callback
+
+    def _changed(self) -> None:
+        watcher = self._watcher
+        if watcher is not None:
+            watcher()
 
     def __call__(self, layer: int) -> LlamaLayer:
         with self._lock:
@@ -74,19 +94,27 @@ class LayerCache:
             while len(self._layers) >= self.capacity:
                 self._layers.popitem(last=False)
             self._layers[layer] = computed = self._compute(layer)
-            return computed
+        self._changed()
+        return computed
 
     def derived(self, name: str, compute: Callable[[], F32]) -> F32:
         """An array computed from the trace once and kept (e.g. the rollout), read-only."""
         with self._derive_lock:
-            if name not in self._derived:
-                array = compute()
-                array.flags.writeable = False
-                self._derived[name] = array
-            return self._derived[name]
+            if name in self._derived:
+                return self._derived[name]
+            array = compute()
+            array.flags.writeable = False
+            self._derived[name] = array
+        self._changed()
+        return array
+
+    def arrays(self) -> list[NDArray[Any]]:
+        """Every array held: each cached layer's, the derived ones, ``kept``."""
+        with self._lock:
+            layers = list(self._layers.values())
+        held = [getattr(layer, f.name) for layer in layers for f in fields(layer)]
+        return held + list(self._derived.values()) + list(self.kept)
 
     @property
     def nbytes(self) -> int:
-        with self._lock:
-            layers = sum(layer.nbytes for layer in self._layers.values())
-        return layers + sum(int(a.nbytes) for a in list(self._derived.values()))
+        return sum(int(a.nbytes) for a in self.arrays())

@@ -206,7 +206,9 @@ def run_llama(
             knocked_h=whatif.knocked_in(layer),
         )
 
-    cache = LayerCache(model, compute, cfg.n_layers if keep_layers else lru_layers(cfg, n))
+    capacity = cfg.n_layers if keep_layers else lru_layers(cfg, n)
+    kept = (cos_te, sin_te) if key_mask_k is None else (cos_te, sin_te, key_mask_k)
+    cache = LayerCache(model, compute, capacity, kept)
     with np.errstate(over="ignore"):  # SiLU's exp(-x) of a very negative x: inf, giving -0
         for i, lay in enumerate(params.layers):
             attn = cache(i) if keep_layers else compute(i)

@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "listen":
         return _listen(args.audio, args.out)
     try:
-        check_text(args.sentence, max_chars=len(args.sentence))  # before the model loads
+        check_text(args.sentence, max_chars=None)  # before the model loads
         model = load_model(args.model)
         knocked = parse_heads(args.knock) if args.knock else ()
         whatif = WhatIf(args.causal, not args.no_scale, args.temperature, knocked=knocked)

@@ -31,14 +31,15 @@ def valid_unicode(text: str) -> bool:
     return True
 
 
-def check_text(text: object, max_chars: int = MAX_CHARS) -> str:
+def check_text(text: object, max_chars: int | None = MAX_CHARS) -> str:
     """``text`` when a visitor's text can be read: a string of valid Unicode (no lone surrogate,
     which a JSON body, a URL or a command line can carry and the tokenizers refuse with a
-    TypeError), not blank, at most ``max_chars`` characters; else ValueError with a plain
+    TypeError), not blank, at most ``max_chars`` characters (None: any length); else ValueError
+    with a plain
     reason. Every way in (routes, pages, widget, CLI) calls it before any work."""
     if not isinstance(text, str):
         raise ValueError(f"text must be a string, got {type(text).__name__}")
-    if len(text) > max_chars:
+    if max_chars is not None and len(text) > max_chars:
         raise ValueError(f"text is {len(text):,} characters; the limit is {max_chars:,}")
     if not valid_unicode(text):
         raise ValueError(NOT_UNICODE)
@@ -69,7 +70,7 @@ def tokenize(model: Model | LlamaModel, text: str, max_tokens: int | None = None
     ``n_cut`` says how many pieces were dropped. A decoder (SmolLM2) keeps its first
     ``max_tokens`` pieces (default ``config.max_tokens``); see ``models.llama_tokenizer``.
     """
-    check_text(text, max_chars=len(text))  # a string of valid Unicode, not blank
+    check_text(text, max_chars=None)  # a string of valid Unicode, not blank
     if not isinstance(model, Model):  # another family's model tokenizes its own way
         return model.tokenize(text, max_tokens)
     limit = model.config.n_positions if max_tokens is None else max_tokens

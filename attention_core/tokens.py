@@ -35,8 +35,7 @@ def check_text(text: object, max_chars: int | None = MAX_CHARS) -> str:
     """``text`` when a visitor's text can be read: a string of valid Unicode (no lone surrogate,
     which a JSON body, a URL or a command line can carry and the tokenizers refuse with a
     TypeError), not blank, at most ``max_chars`` characters (None: any length); else ValueError
-    with a plain
-    reason. Every way in (routes, pages, widget, CLI) calls it before any work."""
+    with a plain reason. Every way in (routes, pages, widget, CLI) calls it before any work."""
     if not isinstance(text, str):
         raise ValueError(f"text must be a string, got {type(text).__name__}")
     if max_chars is not None and len(text) > max_chars:

@@ -28,7 +28,7 @@ ALLOWED = {
     "explorer": {"explorer", "attention_core"},
     "ui": {"ui", "viz", "explorer", "server", "attention_core"},
     "pages": {"ui", "viz", "explorer", "attention_core"},
-    "app": {"ui", "viz"},
+    "app": {"ui", "viz", "server"},  # app.py assembles the ASGI app: pages, routes, middleware
     "navigation": {"ui"},
     "server": {"server", "explorer", "attention_core"},
 }

@@ -25,34 +25,46 @@ def env_seconds(name: str, default: float) -> float:
 
 
 class SlotWatch:
-    """When each held slot was taken, and when a slot last changed hands."""
+    """When each held slot was taken, when a slot last changed hands, and since when a request
+    has been left waiting (``starved``: the first request to wait since that hand-over)."""
 
     def __init__(self, hold_limit_s: float | None = None, queue_limit_s: float | None = None):
         self.hold_limit_s = hold_limit_s or env_seconds(HOLD_ENV, HOLD_LIMIT_S)
         self.queue_limit_s = queue_limit_s or env_seconds(QUEUE_ENV, QUEUE_LIMIT_S)
         self.held: dict[int, float] = {}  # ticket -> when its request took a slot
         self.moved = time.monotonic()  # when a slot was last taken or given back
+        self.starved: float | None = None  # when a request began to wait since then
+
+    def queued(self) -> None:
+        """A request begins to wait for a slot."""
+        if self.starved is None:
+            self.starved = time.monotonic()
 
     def taken(self, ticket: int) -> None:
         self.held[ticket] = self.moved = time.monotonic()
+        self.starved = None
 
     def given_back(self, ticket: int) -> None:
         del self.held[ticket]
         self.moved = time.monotonic()
+        self.starved = None
 
     def stuck(self, now: float, waiting: int, slots: int) -> str | None:
-        """Why no pass can go on, or None: a slot held past ``hold_limit_s``, or ``waiting``
-        requests while all ``slots`` stayed held and none changed hands for ``queue_limit_s``."""
+        """Why no pass can go on, or None: a slot held past ``hold_limit_s``, or all ``slots``
+        held while a request has waited ``queue_limit_s`` with none changing hands. It stays
+        stuck once the waiting requests have gone (a visitor who gave up, a page moved to another
+        replica): the slots are no freer, and the next visitor would wait as long."""
         longest = now - min(self.held.values(), default=now)
         if longest > self.hold_limit_s:
             return (
                 f"a forward pass has held its slot for {longest:.0f} s"
                 f" (limit {self.hold_limit_s:g} s)"
             )
-        still = now - self.moved
-        if waiting and len(self.held) >= slots and still > self.queue_limit_s:
+        starved = now - (now if self.starved is None else self.starved)
+        if len(self.held) >= slots and starved > self.queue_limit_s:
             return (
-                f"{waiting} request(s) waiting while all {slots} slots stayed held,"
-                f" none taken or given back for {still:.0f} s (limit {self.queue_limit_s:g} s)"
+                f"all {slots} slots held and a request left waiting for {starved:.0f} s,"
+                f" none taken or given back (limit {self.queue_limit_s:g} s;"
+                f" {waiting} waiting now)"
             )
         return None

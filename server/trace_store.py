@@ -147,6 +147,7 @@ class TraceStore(MemoryLedger):
         with self._slot_free:
             ticket = self._tickets = self._tickets + 1
             self._waiting[ticket] = session
+            self.watch.queued()
             try:
                 while True:
                     if not self._still_wanted(key, session, wanted):

@@ -77,12 +77,40 @@ def test_every_slot_held_and_a_queue_that_does_not_move_is_stuck(trace):
     waiter = _holding(store, trace, "waiter", release)
     _wait_until(lambda: len(store._waiting) == 1)
     reason = store.stuck(time.monotonic() + QUEUE_LIMIT_S + 1)
-    assert reason is not None and "1 request(s) waiting" in reason and "2 slots" in reason
+    assert reason is not None and "all 2 slots held" in reason and "1 waiting now" in reason
     assert store.stuck() is None  # within the limit it is only busy
     release.set()
     for t in [*held, waiter]:
         t.join(WAIT_S)
     assert store.stuck(time.monotonic() + QUEUE_LIMIT_S + 1) is None  # given back: unstuck
+
+
+def test_a_stuck_store_stays_stuck_when_its_waiting_visitor_gives_up(trace):
+    """The page whose pass waited moves to another replica (HAProxy closes its websocket): the
+    held slots are no freer, so the store must not look healthy again until one changes hands."""
+    store = TraceStore(budget=2**30, slots=1)
+    release, gave_up = threading.Event(), threading.Event()
+    held = _holding(store, trace, "held", release)
+    _wait_until(lambda: store.running == 1)
+    results: dict = {}
+
+    def visitor():
+        try:
+            store.get("v", lambda: trace, session="s", wanted=lambda: not gave_up.is_set())
+        except Exception as err:
+            results["v"] = err
+
+    thread = threading.Thread(target=visitor, daemon=True)
+    thread.start()
+    _wait_until(lambda: len(store._waiting) == 1)
+    gave_up.set()
+    thread.join(WAIT_S)
+    assert type(results["v"]).__name__ == "Superseded" and not store._waiting
+    reason = store.stuck(time.monotonic() + QUEUE_LIMIT_S + 1)
+    assert reason is not None and "0 waiting now" in reason
+    release.set()
+    held.join(WAIT_S)
+    assert store.stuck(time.monotonic() + QUEUE_LIMIT_S + 1) is None  # a slot changed hands
 
 
 def test_a_slot_held_past_the_hold_limit_is_stuck_even_with_nobody_waiting(trace):
@@ -186,7 +214,7 @@ def test_the_fault_hook_wedges_every_slot_and_the_health_check_sees_it(trace, mo
     release = threading.Event()
     visitor = _holding(store, trace, "a visitor's sentence", release)
     _wait_until(lambda: client.get(HEALTH_PATH).status_code == 503)
-    assert "waiting" in client.get(HEALTH_PATH).json()["reason"]
+    assert "left waiting" in client.get(HEALTH_PATH).json()["reason"]
     release.set()
     assert client.post(faults.RELEASE_PATH).json() == {"released": 1}
     visitor.join(WAIT_S)

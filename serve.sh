@@ -16,7 +16,12 @@
 # replica that fails two is taken out, its websockets closed, and a browser pinned to it
 # reconnects to another one (in about a second, measured), where its next action redraws the page
 # from its URL. A replica that exits is started again on the same port (after 1 s, longer while
-# it keeps failing at once).
+# it keeps failing at once). A replica stuck while running (its health check answers 503 when its
+# forward passes cannot go on: server/health.py) is stopped after 3 failed checks in a row, 1 s
+# apart (or after 30 s without any answer), and started again the same way.
+# HAProxy also logs no query strings (a link's s= is the visitor's sentence), caps each replica's
+# connections, limits each client address (connections, requests per 10 s: 429 past them) and
+# refuses a body over the upload cap (413) or without a length (411) before a replica reads it.
 # Runs in the foreground; every process logs into one folder (printed at start, kept after exit):
 # supervisor.log, haproxy.log (one line per request), replica-<i>.log, and haproxy.cfg. Ctrl-C or
 # SIGTERM stops exactly the processes this script started.
@@ -62,13 +67,18 @@ say() { printf '[serve %(%H:%M:%S)T] %s\n' -1 "$*" | tee -a "$run_dir/supervisor
 t0=$(now_ms)
 
 listening() { (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; }
-healthy() {  # the replica on 127.0.0.1:$1 answers its health check with 200
+checked="" why=""  # the last health check: its status ("000": no answer in 2 s) and reason
+check() {  # ask the replica on 127.0.0.1:$1 for its health (/_stcore/health): sets checked, why
   local reply
   reply=$(timeout 2 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$0" || exit 1
-    printf "GET /_stcore/health HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n" >&3; head -c 12 <&3' \
-    "$1" 2>/dev/null) || return 1
-  [[ $reply == "HTTP/1.1 200" ]]
+    printf "GET /_stcore/health HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n" >&3; head -c 1024 <&3' \
+    "$1" 2>/dev/null) || reply=""
+  checked=000 why="no answer within 2 s"
+  [[ $reply =~ ^HTTP/1\.[01]\ ([0-9]{3}) ]] && checked=${BASH_REMATCH[1]} why="status $checked"
+  [[ $reply =~ \"reason\":\ \"([^\"]*)\" ]] && why=${BASH_REMATCH[1]}  # a stuck replica says why
+  return 0
 }
+healthy() { check "$1" && [[ $checked == 200 ]]; }
 ours() {  # $1 is a live (not zombie) child of this script: never signal anyone else's process
   local stat state ppid
   { read -r stat <"/proc/$1/stat"; } 2>/dev/null || return 1
@@ -84,7 +94,11 @@ avail_mb=$(awk '/^MemAvailable:/ {print int($2 / 1024)}' /proc/meminfo)
 ((replicas * 700 <= avail_mb)) ||
   say "warning: $replicas replicas need about $((replicas * 700)) MB, $avail_mb MB available"
 
-declare -a rpid rport rstart rhealthy rdelay rdue
+declare -a rpid rport rstart rhealthy rdelay rdue rbad rsince rquiet
+# A replica that was healthy is stopped after UNHEALTHY_CHECKS failed checks in a row: answers
+# other than 200 (a stuck replica's 503), or no answer, then only once the failures have lasted
+# SILENT_MS (a replica busy with a class is slow to answer, not stuck: HAProxy waits 5 s too).
+UNHEALTHY_CHECKS=3 SILENT_MS=30000 TERM_MS=5000
 for ((i = 1; i <= replicas; i++)); do
   p=$((port + i))
   if listening 127.0.0.1 "$p"; then
@@ -93,6 +107,32 @@ print(s.getsockname()[1])')
   fi
   rport[i]=$p rdelay[i]=0 rdue[i]=0
 done
+
+# HAProxy's limits (docs/SERVING.md says why these numbers): connections per replica, and per
+# client address connections at once and requests per 10 s (the variables raise them for a
+# bigger school behind one address; a test lowers the rate to reach it)
+server_conns=${ATTENTION_SERVE_SERVER_CONNS:-300}
+client_conns=${ATTENTION_SERVE_CLIENT_CONNS:-500}
+client_rate=${ATTENTION_SERVE_CLIENT_RATE:-10000}
+for n in "$server_conns" "$client_conns" "$client_rate"; do
+  [[ $n =~ ^[1-9][0-9]{0,6}$ ]] || { echo "serve.sh: a limit must be 1..9999999" >&2; exit 2; }
+done
+# The body cap: Streamlit's upload cap (.streamlit/config.toml's maxUploadSize in MB, or the
+# variable that overrides it; Streamlit's default 200) plus the 2 MB of multipart framing that
+# server/guard.py allows, so that HAProxy and the replica refuse the same bodies.
+upload_mb=${STREAMLIT_SERVER_MAX_UPLOAD_SIZE:-$(sed -n 's/^maxUploadSize *= *\([0-9]*\).*/\1/p' \
+  .streamlit/config.toml)}
+upload_mb=${upload_mb:-200}
+body_mb=$((upload_mb + 2))
+body_cap=$((body_mb * 1048576))
+# What HAProxy answers past them (plain words: a visitor may read them)
+too_many_conns="Too many connections from your address at once; close some pages and try again."
+too_many_requests="Too many requests from your address; wait ten seconds and try again."
+too_big="Request body too large: at most $body_mb MB."
+no_length="Send the request body with a Content-Length."
+# HAProxy's httplog fields, but the request's path alone (%HPO), never its query string
+log_format="%ci:%cp [%tr] %ft %b/%s %TR/%Tw/%Tc/%Tr/%Ta %ST %B %tsc %ac/%fc/%bc/%sc/%rc %sq/%bq"
+log_format+=" %HM %HPO"
 
 cfg="$run_dir/haproxy.cfg"
 {
@@ -106,7 +146,8 @@ global
 defaults
     mode http
     log global
-    option httplog
+    # no query string: a link carries the visitor's sentence (s=...)
+    log-format "$log_format"
     option dontlognull
     option redispatch 1
     retries 2
@@ -123,6 +164,26 @@ defaults
 
 frontend classroom
     bind $bind:$port
+    # Per client address: connections open at once and requests per 10 s, each answered 429
+    # past its limit. A class behind one address (a school's NAT) must fit: a page holds a
+    # websocket and, while it loads, up to 6 more connections (Chromium's cap per host); a
+    # first visit makes ~110 requests (91 of them script chunks). $client_conns connections and
+    # $client_rate requests per 10 s leave room for a class of 60 arriving within 10 s
+    # (tests/serve/test_classroom.py: 34 from 127.0.0.1).
+    stick-table type ip size 100k expire 60s store conn_cur,http_req_rate(10s)
+    tcp-request connection track-sc0 src
+    acl too_many_conns sc_conn_cur(0) gt $client_conns
+    acl too_many_requests sc_http_req_rate(0) gt $client_rate
+    http-request deny status 429 content-type text/plain string "$too_many_conns" if too_many_conns
+    http-request deny status 429 content-type text/plain string "$too_many_requests" \
+      if too_many_requests
+    # Bodies: the uploader's cap (Streamlit's maxUploadSize, $upload_mb MB) plus multipart
+    # framing, as server/guard.py counts it; refused before a replica reads a byte. A body
+    # without a length (chunked) cannot be judged before it is read: no page sends one.
+    acl too_big req.hdr_val(content-length) gt $body_cap
+    acl chunked req.hdr(transfer-encoding) -m found
+    http-request deny status 413 content-type text/plain string "$too_big" if too_big
+    http-request deny status 411 content-type text/plain string "$no_length" if chunked
     default_backend replicas
 
 backend replicas
@@ -139,12 +200,15 @@ backend replicas
     # a GET caught by a replica's crash (accepted, then dropped unanswered) goes to another one
     retry-on conn-failure empty-response
     http-request disable-l7-retry unless METH_GET
+    # Each replica takes at most $server_conns connections at once (more wait in HAProxy's queue,
+    # up to "timeout queue"): every open page holds one (its websocket), and a replica serves
+    # ~100 students exploring per core (docs/SERVING.md), so a flood cannot pile onto it.
 EOF
   for ((i = 1; i <= replicas; i++)); do
     # on-marked-down: a replica taken out also closes its websockets, so each of its pages
     # reconnects through the balancer and moves whole (socket and HTTP) to one live replica
     echo "    server r$i 127.0.0.1:${rport[i]} cookie r$i check inter 1s fall 2 rise 1" \
-      "on-marked-down shutdown-sessions"
+      "on-marked-down shutdown-sessions maxconn $server_conns"
   done
 } >"$cfg"
 haproxy -c -q -f "$cfg" || { echo "serve.sh: invalid HAProxy config $cfg" >&2; exit 1; }
@@ -154,8 +218,43 @@ start_replica() {
   .venv/bin/python -m streamlit run app.py --server.headless true \
     --browser.gatherUsageStats false --server.address 127.0.0.1 --server.port "${rport[$1]}" \
     </dev/null >>"$run_dir/replica-$1.log" 2>&1 &
-  rpid[$1]=$! rstart[$1]=$(now_ms) rhealthy[$1]=0
+  rpid[$1]=$! rstart[$1]=$(now_ms) rhealthy[$1]=0 rbad[$1]=0
   say "replica $1 started: pid ${rpid[$1]}, port ${rport[$1]}"
+}
+
+replace() {  # stop replica $1, our child, by its pid: SIGTERM, then SIGKILL after TERM_MS
+  local pid=${rpid[$1]} t
+  ours "$pid" || return 0
+  kill -TERM "$pid" 2>/dev/null || true
+  for ((t = 0; t < TERM_MS / 100; t++)); do
+    ours "$pid" || return 0
+    sleep 0.1
+  done
+  say "replica $1 (pid $pid) still running $((TERM_MS / 1000)) s after SIGTERM, killing it"
+  kill -KILL "$pid" 2>/dev/null || true
+}
+
+watch() {  # check healthy replica $1 again; stop it after UNHEALTHY_CHECKS failures in a row
+  local i=$1 now
+  check "${rport[i]}"
+  if [[ $checked == 200 ]]; then
+    if ((rbad[i])); then say "replica $i healthy again after ${rbad[i]} failed checks"; fi
+    rbad[i]=0
+    return 0
+  fi
+  now=$(now_ms)
+  if ((rbad[i] == 0)); then
+    rsince[i]=$now rquiet[i]=0
+    say "replica $i (pid ${rpid[i]}) failed its health check: $why"
+  fi
+  rbad[i]=$((rbad[i] + 1))
+  if [[ $checked == 000 ]]; then rquiet[i]=1; fi
+  if ((rbad[i] >= UNHEALTHY_CHECKS && (!rquiet[i] || now - rsince[i] >= SILENT_MS))); then
+    say "replica $i (pid ${rpid[i]}) failed ${rbad[i]} health checks in a row over" \
+      "$(secs $((now - rsince[i]))) s ($why); stopping it"
+    replace "$i"
+  fi
+  return 0
 }
 
 haproxy_pid="" nap_pid="" stopping=0
@@ -222,7 +321,9 @@ while true; do
       rpid[i]="" rdue[i]=$((now + rdelay[i] * 1000 - 1000))  # the next look is a second away
       continue
     fi
-    if ((!rhealthy[i])) && healthy "${rport[i]}"; then
+    if ((rhealthy[i])); then
+      watch "$i"  # stuck while running: stopped here, started again by the branch above
+    elif healthy "${rport[i]}"; then
       rhealthy[i]=1
       say "replica $i healthy $(secs $(($(now_ms) - rstart[i]))) s after its start" \
         "(pid ${rpid[i]}, port ${rport[i]})"

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import socket
 import subprocess
 import time
 import urllib.request
@@ -108,11 +109,16 @@ def http_status(url: str) -> int | str:
         return repr(error)
 
 
-def start_serve(port: int, out: Path, replicas: int = 2) -> Serve:
+def start_serve(
+    port: int, out: Path, replicas: int = 2, env: dict[str, str] | None = None
+) -> Serve:
+    """./serve.sh on 127.0.0.1:``port``, its output into ``out``; ``env`` added to ours (e.g.
+    ATTENTION_FAULT_HOOKS=1, which its replicas inherit)."""
     with out.open("wb") as sink:
         proc = subprocess.Popen(
             [str(ROOT / "serve.sh"), "--replicas", str(replicas), "--port", str(port)],
             cwd=ROOT,
+            env={**os.environ, **(env or {})},
             stdout=sink,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
@@ -137,6 +143,22 @@ def stop_serve(serve: Serve) -> tuple[int | None, list[int]]:
         serve.proc.kill()
         serve.proc.wait(timeout=10)
     return code, left
+
+
+def haproxy_servers(serve: Serve) -> dict[str, dict[str, str]]:
+    """HAProxy's view of each replica ("r1", ...): its ``show stat`` row by column name (status
+    UP / DOWN, slim: its connection limit, ...), read from the run's stats socket."""
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.settimeout(5)
+        sock.connect(str(serve.run_dir() / "haproxy.sock"))
+        sock.sendall(b"show stat\n")
+        reply = b""
+        while chunk := sock.recv(65536):
+            reply += chunk
+    header, *rows = reply.decode().lstrip("# ").splitlines()
+    names = header.split(",")
+    found = (dict(zip(names, row.split(","), strict=False)) for row in rows if row)
+    return {row["svname"]: row for row in found if row["pxname"] == "replicas"}
 
 
 def srv_cookie(context: BrowserContext) -> str | None:

@@ -34,6 +34,7 @@ __all__ = [
     "MAX_BYTES",
     "MAX_CHANNELS",
     "MAX_RATE",
+    "MB",
     "N_FRAMES",
     "N_SAMPLES",
     "SAMPLE_RATE",

@@ -1,6 +1,7 @@
 """The Listen page's input: an example clip, the microphone, an uploaded file or typed text
-spoken by espeak-ng, read into 16 kHz mono samples by attention_core.audio. Every problem with
-the audio becomes a message on the page; the page stops there and keeps working."""
+spoken by espeak-ng, read into 16 kHz mono samples by attention_core.audio, once per clip
+(ui.listen_audio). Every problem with the audio becomes a message on the page; the page stops
+there and keeps working."""
 
 from __future__ import annotations
 
@@ -12,30 +13,41 @@ import soundfile as sf
 import streamlit as st
 from numpy.typing import NDArray
 
-from attention_core.audio import (
-    ESPEAK_INSTALL,
-    MAX_BYTES,
-    SAMPLE_RATE,
-    Audio,
-    AudioError,
-    load_audio,
-)
+from attention_core.audio import ACCEPTED, ESPEAK_INSTALL, SAMPLE_RATE, Audio, AudioError
 from ui import safe
 from ui.cache_listen import spoken
+from ui.listen_audio import decode_once, mic_minutes, upload_limit_mb
 from ui.presets import CLIPS, clip_names
 
-MAX_UPLOAD_MB = MAX_BYTES // (1024 * 1024)  # the uploader's own limit, in MB (25)
+__all__ = [
+    "CLIPS",
+    "MIC_HELP",
+    "NO_SPEECH",
+    "SOURCES",
+    "choose",
+    "clip_names",
+    "notices",
+    "wav_bytes",
+]
+
 SOURCES = ("An example clip", "Your microphone", "Upload a file", "Type a sentence")
 NO_SPEECH = (
     "No speech heard: the recording is silent (every 20 ms of it is quieter than -60 dB). "
     "Whisper would guess words in silence, so nothing is transcribed. Record again closer to "
     "the microphone, or pick another clip."
 )
+
+
+# What to do with the recorder, its refusals and its limit: a recording over the upload limit
+# is refused by the server before the page sees it, and the recorder then says only “An error
+# has occurred” (its limit is read once, at import: Streamlit's config is fixed by then).
 MIC_HELP = (
     "Press the microphone button, say a sentence (a few seconds; the first 30 s are heard), "
-    "then press it again to stop. If the recorder says “This app would like to use your "
-    "microphone”, the browser refused it: allow the microphone in the site's settings (the icon "
-    "left of the address) and reload. If it says “An error has occurred”, the browser found no "
+    f"then press it again to stop. A recording can last up to about {mic_minutes()} minutes "
+    f"({upload_limit_mb()} MB); a longer one is refused and the recorder says “An error has "
+    "occurred”. If the recorder says “This app would like to use your microphone”, the browser "
+    "refused it: allow the microphone in the site's settings (the icon left of the address) and "
+    "reload. If it says “An error has occurred” after a short recording, the browser found no "
     "microphone. Either way, you can upload a file instead."
 )
 
@@ -47,7 +59,7 @@ def choose() -> Audio | None:
     try:
         if source == SOURCES[0]:
             name = st.selectbox("Example clip", clip_names(), key="lis_clip")
-            return load_audio(CLIPS / f"{name}.wav")
+            return decode_once((CLIPS / f"{name}.wav").read_bytes())
         if source == SOURCES[1]:
             return _microphone()
         if source == SOURCES[2]:
@@ -59,24 +71,28 @@ def choose() -> Audio | None:
 
 
 def _microphone() -> Audio | None:
-    recording = st.audio_input("Say a sentence", key="lis_mic", sample_rate=16000)
+    limit = (
+        f"Up to about {mic_minutes()} minutes ({upload_limit_mb()} MB); the first 30 s are heard."
+    )
+    recording = st.audio_input("Say a sentence", key="lis_mic", sample_rate=16000, help=limit)
     if recording is None:
         st.info(MIC_HELP)
         return None
-    return load_audio(recording.getvalue(), MAX_BYTES)
+    return decode_once(recording.getvalue())
 
 
 def _upload() -> Audio | None:
+    limit = upload_limit_mb()  # the server's own limit: the uploader checks it in the browser
     upload = st.file_uploader(
-        f"A WAV, FLAC, OGG or MP3 file (at most {MAX_UPLOAD_MB} MB; the first 30 s are heard)",
-        type=["wav", "flac", "ogg", "mp3"],
+        f"A {ACCEPTED} file (at most {limit} MB; the first 30 s are heard)",
+        type=["wav", "flac", "ogg", "opus", "mp3"],  # the picker's filter; content is checked
         key="lis_file",
-        max_upload_size=MAX_UPLOAD_MB,
+        max_upload_size=limit,
     )
     if upload is None:
         st.info("Upload a recording of speech to see where each written word listened.")
         return None
-    return load_audio(upload.getvalue(), MAX_BYTES)
+    return decode_once(upload.getvalue())
 
 
 def _typed() -> Audio | None:

@@ -9,6 +9,7 @@ import base64
 import io
 import json
 import shutil
+import tomllib
 from pathlib import Path
 
 import numpy as np
@@ -17,9 +18,10 @@ import soundfile as sf
 import soxr
 
 import ui.listen
+import ui.listen_audio
 from attention_core import load_whisper, log_mel, transcribe
 from attention_core.alignment import head_alignment
-from attention_core.audio import load_audio, speak, speech_frames
+from attention_core.audio import MAX_BYTES, MB, load_audio, speak, speech_frames
 from attention_core.models.llama_tokenizer import show_piece
 from attention_core.models.whisper_forward import encoder_pattern
 from explorer.cross_store import CROSS
@@ -196,11 +198,60 @@ def test_bad_uploads_give_a_message(data, said):
     assert at.get("plotly_chart")
 
 
-def test_an_upload_over_the_limit_is_refused(monkeypatch):
-    monkeypatch.setattr(ui.listen, "MAX_BYTES", 10_000)
-    at = _upload((CLIPS / "river.wav").read_bytes())
-    assert "the limit is" in " ".join(e.value for e in at.error)
-    assert "25 MB" in at.file_uploader(key="lis_file").label
+def test_the_upload_limit_is_one_number_everywhere():
+    served = tomllib.loads(Path(".streamlit/config.toml").read_text())["server"]["maxUploadSize"]
+    assert served == 25 == MAX_BYTES // MB == ui.listen_audio.upload_limit_mb()
+    at = _upload(b"\x00" * (MAX_BYTES + 1))  # past the browser's own check (AppTest skips it)
+    assert "the limit is 25 MB" in " ".join(e.value for e in at.error)
+    assert "at most 25 MB" in at.file_uploader(key="lis_file").label
+    assert "about 13 minutes (25 MB)" in ui.listen.MIC_HELP  # 16 kHz 16-bit mono: 32 kB/s
+
+
+def test_a_refused_format_and_a_decode_bomb_give_their_message():
+    aiff = io.BytesIO()
+    sf.write(aiff, load_audio(CLIPS / "river.wav").samples_n, 16000, format="AIFF")
+    at = _upload(aiff.getvalue(), name="river.wav")
+    assert not at.exception and not at.get("plotly_chart")
+    assert "is not WAV, FLAC, OGG (Vorbis or Opus) or MP3" in at.error[0].value.replace("\\", "")
+    bomb = io.BytesIO()  # 8 channels at 655,350 Hz for 2 s: refused from its header
+    with sf.SoundFile(bomb, "w", 655_350, 8, format="FLAC", subtype="PCM_16") as f:
+        f.write(np.zeros((2 * 655_350, 8), dtype=np.int16))
+    at.file_uploader(key="lis_file").set_value(("bomb.flac", bomb.getvalue(), "audio/flac"))
+    at.run()
+    assert not at.exception and not at.get("plotly_chart")
+    said = at.error[0].value.replace("\\", "")
+    assert "8 channels; at most 2 (stereo)" in said and "within 46 MB" in said
+    _ok(_choose(at, SOURCES[0]))  # the page still works
+    assert at.get("plotly_chart")
+
+
+def test_a_rerun_does_not_decode_again(monkeypatch):
+    calls = []  # the bytes of every decode (the example clip opening the page's among them)
+
+    def counted(data, max_bytes):
+        calls.append(data)
+        return load_audio(data, max_bytes)
+
+    monkeypatch.setattr(ui.listen_audio, "load_audio", counted)
+    ui.listen_audio.forget()
+    quieter = _wav(0.9 * load_audio(CLIPS / "animal.wav").samples_n)  # bytes no test sent
+    at = _ok(_upload(quieter))
+    assert calls.count(quieter) == 1 and "Whisper heard" in _words(at)
+    at.selectbox(key="lis_token").set_value(1).run()  # a click elsewhere on the page: a rerun
+    _ok(at.run())
+    assert calls.count(quieter) == 1
+    bad = b"RIFF\x00\x00 a refused file, kept refused"
+    at.file_uploader(key="lis_file").set_value(("bad.wav", bad, "audio/wav"))
+    at.run()
+    assert "could not be read as audio" in at.error[0].value
+    at.run()
+    assert calls.count(bad) == 1 and "could not be read as audio" in at.error[0].value
+    _choose(at, SOURCES[1])  # the microphone's recording: decoded once too
+    recorded = quieter[:-2000]
+    at.audio_input(key="lis_mic").set_value(("rec.wav", recorded, "audio/wav"))
+    _ok(at.run())
+    _ok(at.run())
+    assert calls.count(recorded) == 1 and "Whisper heard" in _words(at)
 
 
 def test_silence_says_no_speech_heard():

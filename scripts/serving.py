@@ -158,7 +158,7 @@ def haproxy_servers(serve: Serve) -> dict[str, dict[str, str]]:
     header, *rows = reply.decode().lstrip("# ").splitlines()
     names = header.split(",")
     found = (dict(zip(names, row.split(","), strict=False)) for row in rows if row)
-    return {row["svname"]: row for row in found if row["pxname"] == "replicas"}
+    return {r["svname"]: r for r in found if r["pxname"] == "replicas" and r["svname"] != "BACKEND"}
 
 
 def srv_cookie(context: BrowserContext) -> str | None:

@@ -16,7 +16,7 @@ from numpy.typing import NDArray
 from attention_core.audio import ACCEPTED, ESPEAK_INSTALL, SAMPLE_RATE, Audio, AudioError
 from ui import safe
 from ui.cache_listen import spoken
-from ui.listen_audio import decode_once, mic_minutes, upload_limit_mb
+from ui.listen_audio import decode_once, mic_length, upload_limit_mb
 from ui.presets import CLIPS, clip_names
 
 __all__ = [
@@ -43,7 +43,7 @@ NO_SPEECH = (
 # has occurred” (its limit is read once, at import: Streamlit's config is fixed by then).
 MIC_HELP = (
     "Press the microphone button, say a sentence (a few seconds; the first 30 s are heard), "
-    f"then press it again to stop. A recording can last up to about {mic_minutes()} minutes "
+    f"then press it again to stop. A recording can last up to {mic_length()} "
     f"({upload_limit_mb()} MB); a longer one is refused and the recorder says “An error has "
     "occurred”. If the recorder says “This app would like to use your microphone”, the browser "
     "refused it: allow the microphone in the site's settings (the icon left of the address) and "
@@ -71,9 +71,7 @@ def choose() -> Audio | None:
 
 
 def _microphone() -> Audio | None:
-    limit = (
-        f"Up to about {mic_minutes()} minutes ({upload_limit_mb()} MB); the first 30 s are heard."
-    )
+    limit = f"Up to {mic_length()} ({upload_limit_mb()} MB); the first 30 s are heard."
     recording = st.audio_input("Say a sentence", key="lis_mic", sample_rate=16000, help=limit)
     if recording is None:
         st.info(MIC_HELP)

@@ -23,9 +23,10 @@ def upload_limit_mb() -> int:
     return int(st.get_option("server.maxUploadSize"))
 
 
-def mic_minutes() -> int:
-    """How many whole minutes of the microphone's recording fit under the upload limit."""
-    return upload_limit_mb() * MB // MIC_BYTES_PER_S // 60
+def mic_length() -> str:
+    """How long a microphone recording fits under the upload limit ("about 13 minutes")."""
+    seconds = upload_limit_mb() * MB // MIC_BYTES_PER_S
+    return f"about {seconds // 60} minutes" if seconds >= 120 else f"about {seconds} s"
 
 
 _lock = threading.Lock()  # sessions run in threads of one process

@@ -1,16 +1,20 @@
-"""Hostile audio, in process (fast tier): WAV headers written by hand, every field a visitor
+"""Hostile audio. In process (fast tier): WAV headers written by hand, every field a visitor
 controls (format tag, channels, rate, byte rate, block align, bits, the data chunk's claimed
 length, the bytes really sent). `load_audio` either returns audio within the decode budget or
 raises AudioError with a plain message; never another exception, never past the budget.
+Live (marked hostile and browser): a decode bomb and a file in another format uploaded on the
+Listen page in Chromium get their message, and a normal visitor is served after them.
 """
 
 from __future__ import annotations
 
+import io
 import struct
 import tracemalloc
 
 import numpy as np
 import pytest
+import soundfile as sf
 from hypothesis import event, example, given, settings
 from hypothesis import strategies as st
 
@@ -23,6 +27,8 @@ from attention_core.audio import (
     AudioError,
     load_audio,
 )
+from scripts.live_app import wait_idle
+from tests.hostile.conftest import NORMAL_VISITOR_S, normal_visitor
 
 U16 = st.integers(0, 2**16 - 1)
 U32 = st.integers(0, 2**32 - 1)
@@ -119,3 +125,45 @@ def test_a_header_claiming_more_than_is_sent_reads_what_is_there(channels, rate)
     assert isinstance(answer, Audio) and answer.seconds == pytest.approx(
         0.5, abs=0.01
     )  # 16-bit: 0.5 s
+
+
+def _flac_bomb() -> bytes:
+    """30 s of silence, 8 channels at 655,350 Hz: 170 KB of FLAC, 629 MB of float32 decoded."""
+    out = io.BytesIO()
+    second = np.zeros((655_350, 8), dtype=np.int16)
+    with sf.SoundFile(out, "w", 655_350, 8, format="FLAC", subtype="PCM_16") as f:
+        for _ in range(30):
+            f.write(second)
+    return out.getvalue()
+
+
+def _aiff() -> bytes:
+    out = io.BytesIO()
+    sf.write(out, np.zeros(16_000, dtype=np.float32), 16_000, format="AIFF")
+    return out.getvalue()
+
+
+@pytest.mark.hostile
+@pytest.mark.browser
+def test_a_decode_bomb_and_another_format_uploaded_on_the_page(browser, hostile_url):
+    wait_ms = NORMAL_VISITOR_S * 1000
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    try:
+        page = context.new_page()
+        page.goto(f"{hostile_url}/listen")
+        page.wait_for_selector("text=Whisper heard:", timeout=3 * wait_ms)  # Whisper loads
+        wait_idle(page, wait_ms)
+        page.get_by_text("Upload a file").click()
+        uploads = [
+            ("bomb.flac", "audio/flac", _flac_bomb(), "at most 2 (stereo) are read"),
+            ("river.wav", "audio/wav", _aiff(), "is not WAV, FLAC, OGG (Vorbis or Opus) or MP3"),
+        ]
+        for name, mime, data, said in uploads:
+            chooser = page.locator('[data-testid="stFileUploader"] input[type="file"]')
+            chooser.set_input_files({"name": name, "mimeType": mime, "buffer": data})
+            alert = page.get_by_test_id("stAlert").filter(has_text=said)
+            alert.wait_for(timeout=wait_ms)
+            assert page.get_by_test_id("stException").count() == 0
+    finally:
+        context.close()
+    normal_visitor(browser, hostile_url)  # and the replica's peak stays within 1.5 GB

@@ -20,7 +20,6 @@ import json
 import threading
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
-from typing import Protocol
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -39,18 +38,7 @@ GONE_CLIENT = 499  # the client closed the connection before its work started (n
 WATCH_S = 0.1  # how often a waiting request looks whether its client is still there
 
 
-class GetTrace(Protocol):
-    """(model, text) -> its shared forward pass, charged to ``session`` and dropped once
-    ``wanted()`` turns false while it waits (``server.trace_store.Superseded``)."""
-
-    def __call__(
-        self,
-        model_name: str,
-        text: str,
-        *,
-        session: str | None = None,
-        wanted: Callable[[], bool] | None = None,
-    ) -> Trace: ...
+Page = tuple[str, Callable[[], bool]]  # the page's session and whether it still wants the work
 
 
 @dataclass(frozen=True)
@@ -59,7 +47,9 @@ class Traces:
 
     models: Collection[str]  # the model keys a request may name
     model_error: Callable[[str], str | None]  # None when the model loads, else why not
-    get_trace: GetTrace
+    # (model, text, page) -> the shared forward pass, charged to the page's session; while it
+    # waits, ``Superseded`` once the session asked for another or wanted() turned false
+    get_trace: Callable[[str, str, Page | None], Trace]
     n_layers: Callable[[str], int | None] = lambda _: None  # a model's layers, if known cheaply
 
     @property
@@ -69,7 +59,9 @@ class Traces:
 
 def refusal(status: int, message: str) -> JSONResponse:
     """A route's refusal: ``{"error": message}``, never cached."""
-    return JSONResponse({"error": message}, status_code=status, headers={"Cache-Control": "no-store"})
+    return JSONResponse(
+        {"error": message}, status_code=status, headers={"Cache-Control": "no-store"}
+    )
 
 
 def json_object(body: bytes, max_bytes: int) -> dict[str, object]:
@@ -119,7 +111,8 @@ def block_bytes(
     n_layers = traces.n_layers(model)
     if n_layers is not None and not 0 <= layer < n_layers:  # refused before the pass
         raise ValueError(f"layer {layer} is outside 0..{n_layers - 1}")
-    trace = traces.get_trace(model, text, session=session, wanted=wanted)
+    page = None if session is None else (session, wanted or (lambda: True))
+    trace = traces.get_trace(model, text, page)
     return layer_block(trace, layer, part).data
 
 

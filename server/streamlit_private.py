@@ -55,7 +55,10 @@ def check() -> None:
         raise _changed("the element id format (user_key_from_element_id)")
 
 
-def current_run() -> tuple[str, Callable[[], bool]] | None:
+Run = tuple[str, Callable[[], bool]]  # a session id and its wanted()
+
+
+def current_run() -> Run | None:
     """The session id of the script run on this thread and a ``wanted()`` that turns False once
     Streamlit was asked to rerun or stop that run; None outside a session's run (the explorer's
     HTTP route, a plain test)."""

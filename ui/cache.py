@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
+from functools import partial
 from typing import cast
 
 import numpy as np
@@ -49,7 +50,7 @@ from attention_core.tokens import tokenize
 from server.budget import TOTAL_BYTES
 from server.lanes import BackLane
 from server.memory import trim_periodically
-from server.streamlit_private import current_run
+from server.streamlit_private import Run, current_run
 from server.trace_store import Superseded, TraceStore
 from ui.cache_listen import whisper_config, whisper_error
 from ui.presets import DEFAULT_SENTENCE
@@ -136,37 +137,23 @@ def trace_store() -> TraceStore:
 
 
 def get_trace(
-    model_name: str,
-    text: str,
-    whatif: WhatIf = WhatIf(),
-    *,
-    session: str | None = None,
-    wanted: Callable[[], bool] | None = None,
+    model_name: str, text: str, whatif: WhatIf = WhatIf(), page: Run | None = None
 ) -> Trace:
-    """The forward pass of ``text``, computed once per (model, text, switches) for all sessions
-    and kept while the store's budget allows. In a session's script run, a pass still waiting
-    for a slot is dropped once the session has asked for another sentence (a rerun request):
-    the run then stops at once so the newer one starts. The explorer's HTTP route passes its
-    page's ``session`` and ``wanted`` (the client still there): the pass is charged to that
-    visitor, and ``Superseded`` reaches the route."""
-    key = (model_name, text, whatif)
+    """The forward pass of ``text``, shared and kept within the store's budget; dropped while it
+    waits once its session (a script run's, or the explorer route's ``page``) wants another."""
     model = get_model(model_name)  # in the session's thread: the pass may run on the back lane
-
-    def compute() -> Trace:
-        return trace_sentence(model, text, whatif)
 
     def expected() -> int:
         return trace_nbytes(model.config, len(tokenize(model, text)))
 
-    if session is not None:  # the explorer's HTTP route, for a page's session
-        return trace_store().get(key, compute, session, wanted, expected)
-    run = current_run()
-    if run is None:  # a test, the CLI: no session
+    key, compute = (model_name, text, whatif), partial(trace_sentence, model, text, whatif)
+    if (run := page or current_run()) is None:  # a test, the CLI: no session
         return trace_store().get(key, compute, expected=expected)
-    session, wanted = run  # wanted() turns False once the session's run must rerun or stop
-    try:
-        return trace_store().get(key, compute, session, wanted, expected)
+    try:  # wanted() turns False once the session's run must rerun or stop, or the page left
+        return trace_store().get(key, compute, *run, expected)
     except Superseded:
+        if page is not None:  # the explorer's route answers it (409)
+            raise
         st.empty()  # a yield point: Streamlit raises its RerunException/StopException here
         return trace_store().get(key, compute, expected=expected)  # a rerun not preempting it
 

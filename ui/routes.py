@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from starlette.routing import Route
 
+from attention_core import Trace
 from attention_core.pack import Part
 from explorer import PATH
 from explorer.cross_store import CROSS, CROSS_PATH
@@ -14,12 +15,16 @@ from server import api, cross_blocks
 from ui.cache import MODELS, get_trace, model_config, model_error
 
 
+def _trace(model: str, text: str, page: api.Page | None) -> Trace:
+    return get_trace(model, text, page=page)
+
+
 def _n_layers(model: str) -> int | None:
     config = model_config(model)
     return None if config is None else config.n_layers
 
 
-TRACES = api.Traces(MODELS, model_error, get_trace, _n_layers)
+TRACES = api.Traces(MODELS, model_error, _trace, _n_layers)
 ROUTES: list[Route] = api.routes(TRACES) + cross_blocks.routes(CROSS)
 BODY_CAPS = {PATH: TRACES.max_body, CROSS_PATH: cross_blocks.MAX_BODY}
 

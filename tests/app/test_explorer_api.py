@@ -246,8 +246,8 @@ def test_a_request_its_page_replaced_is_409():
     # A waiting pass whose session asked for something newer: the trace store's Superseded
     store = TraceStore(2**30)
 
-    def get_trace(model, text, *, session=None, wanted=None):
-        return store.get((model, text), lambda: None, session, lambda: False)
+    def get_trace(model, text, page):
+        return store.get((model, text), lambda: None, page[0], lambda: False)
 
     traces = api.Traces(MODELS, model_error, get_trace)
     with TestClient(app(api.routes(traces)), headers={HEADER: mint("s")}) as client:

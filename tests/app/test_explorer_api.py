@@ -13,6 +13,7 @@ import asyncio
 import html
 import json
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -291,3 +292,64 @@ def test_a_client_that_left_is_seen():
 def test_parse_request_returns_the_fields():
     body = json.dumps(good(text=PAYLOAD, layer=4, part="qk")).encode()
     assert api.parse_request(ui.routes.TRACES, body) == (MODEL, PAYLOAD, 4, "qk")
+
+
+def call(app, body: bytes, leave_after_s: float) -> list[dict]:
+    """One POST to ``PATH`` through the ASGI app from a client that closes the connection
+    ``leave_after_s`` after sending its body; the messages the app sent."""
+    headers = [
+        (b"content-type", b"application/json"),
+        (HEADER.lower().encode(), mint("s").encode()),
+    ]
+    scope = {**scope_with({}), "headers": [(b"host", b"testserver"), *headers], "query_string": b""}
+    sent: list[dict] = []
+    messages = [{"type": "http.request", "body": body, "more_body": False}]
+
+    async def run() -> None:
+        started = asyncio.get_running_loop().time()
+
+        async def receive() -> dict:
+            if messages:
+                return messages.pop(0)
+            if asyncio.get_running_loop().time() - started < leave_after_s:
+                await asyncio.sleep(leave_after_s)  # cancelled by each look (is_disconnected)
+            return {"type": "http.disconnect"}
+
+        async def send(message: dict) -> None:
+            sent.append(message)
+
+        await asyncio.wait_for(app(scope, receive, send), timeout=30)
+
+    asyncio.run(run())
+    return sent
+
+
+def test_a_request_whose_client_left_is_dropped_before_its_work(model):
+    store, computed, release = TraceStore(2**30, slots=1), [], threading.Event()
+
+    def hold():  # the one slot, busy until released
+        release.wait(30)
+        return trace_sentence(model, "held")
+
+    holder = threading.Thread(target=store.get, args=("held", hold))
+    holder.start()
+    deadline = time.monotonic() + 30
+    while store.running == 0 and time.monotonic() < deadline:
+        release.wait(0.01)
+    assert store.running == 1
+
+    def get_trace(model_name, text, page):
+        def compute():
+            computed.append(text)
+            return trace_sentence(model, text)
+
+        return store.get((model_name, text), compute, *page)
+
+    traces = api.Traces(MODELS, model_error, get_trace)
+    try:
+        sent = call(Starlette(routes=api.routes(traces)), json.dumps(good()).encode(), 0.3)
+    finally:
+        release.set()
+        holder.join(30)
+    assert sent[0]["status"] == api.GONE_CLIENT and computed == []
+    assert json.loads(sent[1]["body"]) == {"error": api.REPLACED}

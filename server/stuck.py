@@ -15,6 +15,9 @@ import time
 # for 6 s is not moving (a busy store turns its slots over well within that).
 HOLD_LIMIT_S = 120.0
 QUEUE_LIMIT_S = 6.0
+# ... unless the process computed meanwhile: a class's load once held both slots of a replica
+# for 7 s with requests waiting (tests/serve/test_classroom.py); a wedged one uses ~0.01 core.
+MIN_CORES = 0.25
 HOLD_ENV = "ATTENTION_STUCK_HOLD_S"
 QUEUE_ENV = "ATTENTION_STUCK_QUEUE_S"
 
@@ -26,45 +29,53 @@ def env_seconds(name: str, default: float) -> float:
 
 class SlotWatch:
     """When each held slot was taken, when a slot last changed hands, and since when a request
-    has been left waiting (``starved``: the first request to wait since that hand-over)."""
+    has been left waiting (``starved``: the first to wait since that hand-over); with the
+    process's CPU time at those moments, to tell a slow replica from one that does nothing."""
 
     def __init__(self, hold_limit_s: float | None = None, queue_limit_s: float | None = None):
         self.hold_limit_s = hold_limit_s or env_seconds(HOLD_ENV, HOLD_LIMIT_S)
         self.queue_limit_s = queue_limit_s or env_seconds(QUEUE_ENV, QUEUE_LIMIT_S)
         self.held: dict[int, float] = {}  # ticket -> when its request took a slot
-        self.moved = time.monotonic()  # when a slot was last taken or given back
-        self.starved: float | None = None  # when a request began to wait since then
+        self.moved = (time.monotonic(), time.process_time())  # a slot last taken or given back
+        self.starved: tuple[float, float] | None = None  # a request began to wait since then
 
     def queued(self) -> None:
         """A request begins to wait for a slot."""
         if self.starved is None:
-            self.starved = time.monotonic()
+            self.starved = (time.monotonic(), time.process_time())
 
     def taken(self, ticket: int) -> None:
-        self.held[ticket] = self.moved = time.monotonic()
-        self.starved = None
+        self._moved()
+        self.held[ticket] = self.moved[0]
 
     def given_back(self, ticket: int) -> None:
         del self.held[ticket]
-        self.moved = time.monotonic()
-        self.starved = None
+        self._moved()
 
-    def stuck(self, now: float, waiting: int, slots: int) -> str | None:
-        """Why no pass can go on, or None: a slot held past ``hold_limit_s``, or all ``slots``
-        held while a request has waited ``queue_limit_s`` with none changing hands. It stays
-        stuck once the waiting requests have gone (a visitor who gave up, a page moved to another
-        replica): the slots are no freer, and the next visitor would wait as long."""
+    def _moved(self) -> None:
+        self.moved, self.starved = (time.monotonic(), time.process_time()), None
+
+    def stuck(self, now: float, cpu: float, waiting: int, slots: int) -> str | None:
+        """Why no pass can go on, or None, at ``now`` (monotonic) with the process at ``cpu``
+        seconds of CPU: a slot held past ``hold_limit_s``; or all ``slots`` held while a request
+        has waited ``queue_limit_s`` with none changing hands and the process computing less
+        than MIN_CORES meanwhile (passes that hold their slots long under a class's load still
+        use the CPU; wedged ones wait). It stays stuck once the waiting requests have gone (a
+        visitor who gave up, a page moved to another replica): the next would wait as long."""
         longest = now - min(self.held.values(), default=now)
         if longest > self.hold_limit_s:
             return (
                 f"a forward pass has held its slot for {longest:.0f} s"
                 f" (limit {self.hold_limit_s:g} s)"
             )
-        starved = now - (now if self.starved is None else self.starved)
-        if len(self.held) >= slots and starved > self.queue_limit_s:
-            return (
-                f"all {slots} slots held and a request left waiting for {starved:.0f} s,"
-                f" none taken or given back (limit {self.queue_limit_s:g} s;"
-                f" {waiting} waiting now)"
-            )
-        return None
+        since = self.starved or (self.moved if waiting else None)
+        if since is None or len(self.held) < slots or now - since[0] <= self.queue_limit_s:
+            return None
+        cores = (cpu - since[1]) / (now - since[0])
+        if cores >= MIN_CORES:
+            return None
+        return (
+            f"all {slots} slots held and a request left waiting for {now - since[0]:.0f} s,"
+            f" none taken or given back, {cores:.2f} of a core used meanwhile"
+            f" (limits {self.queue_limit_s:g} s, {MIN_CORES:g} core; {waiting} waiting now)"
+        )

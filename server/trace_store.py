@@ -193,14 +193,15 @@ class TraceStore(MemoryLedger):
             self.watch.given_back(ticket)
             self._slot_free.notify_all()
 
-    def stuck(self, now: float | None = None) -> str | None:
+    def stuck(self, now: float | None = None, cpu: float | None = None) -> str | None:
         """Why this store cannot compute, in plain words (``SlotWatch.stuck``), or None; also
         its lock not free within LOCK_WAIT_S (a leaked lock). Only reads: for the health check."""
         if not self._lock.acquire(timeout=self.LOCK_WAIT_S):
             return f"the trace store's lock stayed taken for over {self.LOCK_WAIT_S:g} s"
         try:
             now = time.monotonic() if now is None else now
-            return self.watch.stuck(now, len(self._waiting), self.slots)
+            cpu = time.process_time() if cpu is None else cpu
+            return self.watch.stuck(now, cpu, len(self._waiting), self.slots)
         finally:
             self._lock.release()
 

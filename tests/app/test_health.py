@@ -85,6 +85,40 @@ def test_every_slot_held_and_a_queue_that_does_not_move_is_stuck(trace):
     assert store.stuck(time.monotonic() + QUEUE_LIMIT_S + 1) is None  # given back: unstuck
 
 
+def test_slots_held_long_while_the_process_computes_are_busy_not_stuck(trace):
+    """Under a class's load a pass may hold its slot past the queue limit while others wait;
+    it still uses the CPU, where a wedged one waits: a quarter of a core decides."""
+    store = TraceStore(budget=2**30, slots=1)
+    release = threading.Event()
+    threads = [_holding(store, trace, key, release) for key in ("long pass", "waiting")]
+    _wait_until(lambda: store.running == 1 and len(store._waiting) == 1)
+    since, cpu = store.watch.starved or store.watch.moved
+    window = QUEUE_LIMIT_S + 1
+    assert store.stuck(since + window, cpu + 0.5 * window) is None  # half a core: computing
+    reason = store.stuck(since + window, cpu + 0.01 * window)
+    assert reason is not None and "0.01 of a core" in reason
+    release.set()
+    for t in threads:
+        t.join(WAIT_S)
+
+
+def test_requests_still_waiting_after_a_hand_over_count_from_it(trace):
+    store = TraceStore(budget=2**30, slots=1)
+    first, second = threading.Event(), threading.Event()
+    a = _holding(store, trace, "a", first)
+    _wait_until(lambda: store.running == 1)
+    b, c = _holding(store, trace, "b", second), _holding(store, trace, "c", second)
+    _wait_until(lambda: len(store._waiting) == 2)
+    first.set()  # "a" ends; "b" or "c" takes the slot and holds it; the other still waits
+    _wait_until(lambda: store.running == 1 and len(store._waiting) == 1)
+    assert store.watch.starved is None  # nobody began to wait since the hand-over
+    assert store.stuck() is None
+    assert store.stuck(store.watch.moved[0] + QUEUE_LIMIT_S + 1) is not None
+    second.set()
+    for t in (a, b, c):
+        t.join(WAIT_S)
+
+
 def test_a_stuck_store_stays_stuck_when_its_waiting_visitor_gives_up(trace):
     """The page whose pass waited moves to another replica (HAProxy closes its websocket): the
     held slots are no freer, so the store must not look healthy again until one changes hands."""

@@ -137,6 +137,15 @@ def test_a_body_over_the_cap_or_without_a_length_is_refused_before_a_replica(ser
     assert status not in (411, 413, 429, 503), status
 
 
+def test_without_its_variable_the_fault_hook_is_not_there(served):
+    """serve.sh's replicas run without ATTENTION_FAULT_HOOKS: no route wedges them (Streamlit's
+    page route, which takes every other path, refuses the POST) and they stay healthy."""
+    for number, (_, port) in served.replicas().items():
+        status, body = ask(port, request("POST", "/_faults/wedge", "Content-Length: 0"))
+        assert status in (404, 405) and "slots" not in body, (number, status, body)
+        assert ask(port, request("GET", "/_stcore/health")) == (200, "ok")
+
+
 def test_too_many_connections_from_one_address_are_answered_429(served):
     held: list[socket.socket] = []
     try:

@@ -123,6 +123,7 @@ done
 upload_mb=${STREAMLIT_SERVER_MAX_UPLOAD_SIZE:-$(sed -n 's/^maxUploadSize *= *\([0-9]*\).*/\1/p' \
   .streamlit/config.toml)}
 upload_mb=${upload_mb:-200}
+[[ $upload_mb =~ ^[1-9][0-9]{0,5}$ ]] || { echo "serve.sh: bad maxUploadSize" >&2; exit 2; }
 body_mb=$((upload_mb + 2))
 body_cap=$((body_mb * 1048576))
 # What HAProxy answers past them (plain words: a visitor may read them)

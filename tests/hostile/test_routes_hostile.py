@@ -317,8 +317,10 @@ def test_live_a_flood_from_one_page(browser, hostile_url):
         if status >= 400:
             assert took < ANSWER_S and json.loads(answer)["error"], (status, took, answer)
     assert statuses.count(200) >= 40  # the page's own requests served
-    print(f"\nflood: {', '.join(f'{s}: {statuses.count(s)}' for s in sorted(set(statuses)))}")
-    normal_visitor(browser, hostile_url)
+    counts = ", ".join(f"{s}: {statuses.count(s)}" for s in sorted(set(statuses)))
+    slowest = max(took for _, took, _ in results)
+    visitor = normal_visitor(browser, hostile_url)
+    print(f"\nflood: {counts}; slowest answer {slowest:.2f} s; a new sentence in {visitor:.1f} s")
 
 
 def raw_get(url: str, target: str) -> bytes:

@@ -35,9 +35,8 @@ from server.visitors import Refused, admit
 
 REPLACED = "A newer request replaced this one."
 GONE_CLIENT = 499  # the client closed the connection before its work started (nginx's code)
+LEFT = "The page left before this was computed."
 WATCH_S = 0.1  # how often a waiting request looks whether its client is still there
-
-
 Page = tuple[str, Callable[[], bool]]  # the page's session and whether it still wants the work
 
 
@@ -99,21 +98,18 @@ def block_bytes(
     text: str,
     layer: int,
     part: Part,
-    session: str | None = None,
-    wanted: Callable[[], bool] | None = None,
+    page: Page | None = None,
 ) -> bytes:
-    """The layer block of the sentence's trace (computed once per server, then shared);
-    ``session`` is charged for the pass, which is dropped while waiting once ``wanted()`` is
-    false (``Superseded``)."""
+    """The layer block of the sentence's trace (computed once per server, then shared); the
+    ``page``'s session is charged for the pass, which is dropped while waiting once the page's
+    ``wanted()`` is false (``Superseded``)."""
     error = traces.model_error(model)
     if error:
         raise ValueError(error)
     n_layers = traces.n_layers(model)
     if n_layers is not None and not 0 <= layer < n_layers:  # refused before the pass
         raise ValueError(f"layer {layer} is outside 0..{n_layers - 1}")
-    page = None if session is None else (session, wanted or (lambda: True))
-    trace = traces.get_trace(model, text, page)
-    return layer_block(trace, layer, part).data
+    return layer_block(traces.get_trace(model, text, page), layer, part).data
 
 
 async def watch(request: Request, gone: threading.Event) -> None:
@@ -135,13 +131,12 @@ async def answer_block(traces: Traces, request: Request) -> Response:
     gone = threading.Event()
     watcher = asyncio.create_task(watch(request, gone))
     try:
-        data = await run_in_threadpool(
-            block_bytes, traces, model, text, layer, part, session, lambda: not gone.is_set()
-        )
+        page = (session, lambda: not gone.is_set())
+        data = await run_in_threadpool(block_bytes, traces, model, text, layer, part, page)
     except ValueError as err:
         return refusal(400, str(err))
     except Superseded:
-        return refusal(GONE_CLIENT if gone.is_set() else 409, REPLACED)
+        return refusal(GONE_CLIENT, LEFT) if gone.is_set() else refusal(409, REPLACED)
     finally:
         watcher.cancel()
     # Content-Encoding identity keeps Streamlit's gzip middleware off these bytes: raw

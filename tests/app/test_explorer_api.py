@@ -259,17 +259,10 @@ def test_a_request_its_page_replaced_is_409():
 
 
 def test_the_route_charges_the_pages_session_and_drops_what_it_no_longer_wants(model):
+    gone = ("gone", lambda: False)
     with pytest.raises(Superseded):
-        api.block_bytes(
-            ui.routes.TRACES,
-            MODEL,
-            "a sentence nobody asked",
-            0,
-            "scores",
-            session="gone",
-            wanted=lambda: False,
-        )
-    data = api.block_bytes(ui.routes.TRACES, MODEL, SENTENCE, 1, "qk", session="here")
+        api.block_bytes(ui.routes.TRACES, MODEL, "a sentence nobody asked", 0, "scores", gone)
+    data = api.block_bytes(ui.routes.TRACES, MODEL, SENTENCE, 1, "qk", ("here", lambda: True))
     assert data == layer_block(trace_sentence(model, SENTENCE), 1, "qk").data
 
 
@@ -352,4 +345,4 @@ def test_a_request_whose_client_left_is_dropped_before_its_work(model):
         release.set()
         holder.join(30)
     assert sent[0]["status"] == api.GONE_CLIENT and computed == []
-    assert json.loads(sent[1]["body"]) == {"error": api.REPLACED}
+    assert json.loads(sent[1]["body"]) == {"error": api.LEFT}

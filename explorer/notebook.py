@@ -47,10 +47,10 @@ def check_source(model: object, text: object) -> Source:
     """``(model, text)`` if a widget can show them, else ValueError saying what is wrong."""
     if isinstance(text, str) and not text.strip():
         raise ValueError("text is empty: give the explorer a sentence to read")
-    check_text(text)  # a string of valid Unicode, at most MAX_CHARS
+    valid = check_text(text)  # a string of valid Unicode, at most MAX_CHARS
     if model not in MODEL_KEYS:
         raise ValueError(f"unknown model {model!r}; choose one of {', '.join(MODEL_KEYS)}")
-    return str(model), text
+    return str(model), valid
 
 
 def compute_trace(model: str, text: str) -> Trace | LlamaTrace:

@@ -64,11 +64,11 @@ def view_and_numbers(shared: router.Shared) -> None:
     numbers = st.expander("The pattern as numbers", key="pattern_numbers", on_change="rerun")
     if numbers.open:
         with numbers:
-            numbers_section(trace, st.session_state["layer"], st.session_state["head"])
+            numbers_section(trace, st.session_state["layer"], st.session_state["head"], shared)
     params.write_url("pattern")  # a fragment rerun skips the router, which keeps the URL
 
 
-def numbers_section(trace: Trace, layer: int, head: int) -> None:
+def numbers_section(trace: Trace, layer: int, head: int, shared: router.Shared) -> None:
     """The softmax pattern under the session's switches as a table, and every stage as files."""
     steps = attention_steps(
         trace.scores_lhqk[layer, head],
@@ -105,4 +105,4 @@ def numbers_section(trace: Trace, layer: int, head: int) -> None:
                 key=f"pattern_csv_{stage}",
             )
     with cols[4]:
-        downloads.npz_button(trace, key="pattern_npz")
+        downloads.npz_button(trace, shared.model, shared.text, layer, key="pattern_npz")

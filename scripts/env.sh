@@ -1,7 +1,8 @@
 # The one environment of run, test, serve and bench: source it from the repository's root with
 # the requirements file the command needs, e.g. `source scripts/env.sh requirements.txt`.
-# It installs that file into .venv (first time, and again only when a requirements file changed)
-# and exports the settings every command shares.
+# It installs that file's lock (requirements.lock for requirements.txt) into .venv with hashes
+# checked (first time, and again only when a requirements file or lock changed) and exports the
+# settings every command shares.
 scripts/venv.sh "${1:-requirements.txt}"
 # One BLAS thread per process: on 2 shared cores a multi-threaded BLAS spins against the other
 # sessions and slows each trace 10x or more; set OPENBLAS_NUM_THREADS yourself to override.

@@ -8,18 +8,36 @@ Plain Python, no locks of its own: the store calls it with its lock held.
 from __future__ import annotations
 
 import os
+import threading
 import time
+from pathlib import Path
 
 # No legitimate pass here takes 120 s (a 512-token SmolLM2 pass on the back lane under a class
 # took 11-17 s at worst); a queue whose slots all stay held while nothing is taken or given back
 # for 6 s is not moving (a busy store turns its slots over well within that).
 HOLD_LIMIT_S = 120.0
 QUEUE_LIMIT_S = 6.0
-# ... unless the process computed meanwhile: a class's load once held both slots of a replica
-# for 7 s with requests waiting (tests/serve/test_classroom.py); a wedged one uses ~0.01 core.
+# ... unless the process computed meanwhile, or one of its threads is runnable now: a class's
+# load once held both slots of a replica for 7 s with requests waiting, and once for 9 s with
+# 0.06 core used (its passes on the back lane at nice 10, runnable but starved by the busy
+# machine: tests/serve/test_classroom.py); a wedged replica uses ~0.01 core, every thread asleep.
 MIN_CORES = 0.25
 HOLD_ENV = "ATTENTION_STUCK_HOLD_S"
 QUEUE_ENV = "ATTENTION_STUCK_QUEUE_S"
+
+
+def runnable_threads() -> int:
+    """Threads of this process, the caller's aside, running or waiting for a core now (state R
+    in /proc; 0 where there is no /proc): a pass computes or is starved, not wedged."""
+    me = str(threading.get_native_id())
+    count = 0
+    for task in Path("/proc/self/task").glob("*"):
+        try:
+            state = (task / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue  # the thread ended meanwhile
+        count += state == "R" and task.name != me
+    return count
 
 
 def env_seconds(name: str, default: float) -> float:
@@ -55,13 +73,16 @@ class SlotWatch:
     def _moved(self) -> None:
         self.moved, self.starved = (time.monotonic(), time.process_time()), None
 
-    def stuck(self, now: float, cpu: float, waiting: int, slots: int) -> str | None:
+    def stuck(
+        self, now: float, cpu: float, waiting: int, slots: int, runnable: int = 0
+    ) -> str | None:
         """Why no pass can go on, or None, at ``now`` (monotonic) with the process at ``cpu``
         seconds of CPU: a slot held past ``hold_limit_s``; or all ``slots`` held while a request
-        has waited ``queue_limit_s`` with none changing hands and the process computing less
-        than MIN_CORES meanwhile (passes that hold their slots long under a class's load still
-        use the CPU; wedged ones wait). It stays stuck once the waiting requests have gone (a
-        visitor who gave up, a page moved to another replica): the next would wait as long."""
+        has waited ``queue_limit_s`` with none changing hands, the process computing less than
+        MIN_CORES meanwhile and none of its other threads ``runnable`` now (passes that hold
+        their slots long under a class's load use the CPU or wait for it; wedged ones sleep). It
+        stays stuck once the waiting requests have gone (a visitor who gave up, a page moved to
+        another replica): the next would wait as long."""
         longest = now - min(self.held.values(), default=now)
         if longest > self.hold_limit_s:
             return (
@@ -72,7 +93,7 @@ class SlotWatch:
         if since is None or len(self.held) < slots or now - since[0] <= self.queue_limit_s:
             return None
         cores = (cpu - since[1]) / (now - since[0])
-        if cores >= MIN_CORES:
+        if cores >= MIN_CORES or runnable:
             return None
         return (
             f"all {slots} slots held and a request left waiting for {now - since[0]:.0f} s,"

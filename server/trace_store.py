@@ -22,7 +22,7 @@ from server.budget import MemoryLedger
 from server.budget import nbytes as nbytes
 from server.lanes import BackLane
 from server.memory import release_free_memory
-from server.stuck import SlotWatch
+from server.stuck import SlotWatch, runnable_threads
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -193,15 +193,19 @@ class TraceStore(MemoryLedger):
             self.watch.given_back(ticket)
             self._slot_free.notify_all()
 
-    def stuck(self, now: float | None = None, cpu: float | None = None) -> str | None:
+    def stuck(
+        self, now: float | None = None, cpu: float | None = None, runnable: int | None = None
+    ) -> str | None:
         """Why this store cannot compute, in plain words (``SlotWatch.stuck``), or None; also
-        its lock not free within LOCK_WAIT_S (a leaked lock). Only reads: for the health check."""
+        its lock not free within LOCK_WAIT_S (a leaked lock). Only reads: for the health check.
+        ``now``, ``cpu`` and ``runnable`` default to the clock's, the process's and /proc's."""
+        runnable = runnable_threads() if runnable is None else runnable  # before the lock
         if not self._lock.acquire(timeout=self.LOCK_WAIT_S):
             return f"the trace store's lock stayed taken for over {self.LOCK_WAIT_S:g} s"
         try:
             now = time.monotonic() if now is None else now
             cpu = time.process_time() if cpu is None else cpu
-            return self.watch.stuck(now, cpu, len(self._waiting), self.slots)
+            return self.watch.stuck(now, cpu, len(self._waiting), self.slots, runnable)
         finally:
             self._lock.release()
 

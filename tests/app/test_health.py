@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 import time
 
+import numpy as np
 import pytest
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -22,7 +23,7 @@ from starlette.testclient import TestClient
 from attention_core import trace_sentence
 from server import faults
 from server.health import HEALTH_PATH, HealthMiddleware
-from server.stuck import HOLD_LIMIT_S, QUEUE_LIMIT_S
+from server.stuck import HOLD_LIMIT_S, QUEUE_LIMIT_S, runnable_threads
 from server.trace_store import TraceStore
 
 WAIT_S = 10
@@ -45,6 +46,12 @@ def _holding(store: TraceStore, trace, key: str, release: threading.Event) -> th
     return thread
 
 
+def _stuck(store: TraceStore, now: float | None = None, cpu: float | None = None) -> str | None:
+    """The store's answer with no other thread runnable (the test process's own threads, such
+    as BLAS workers, must not decide; ``runnable_threads`` has its own test)."""
+    return store.stuck(now, cpu, runnable=0)
+
+
 def _wait_until(predicate) -> None:
     deadline = time.monotonic() + WAIT_S
     while not predicate():
@@ -54,17 +61,17 @@ def _wait_until(predicate) -> None:
 
 def test_an_idle_store_and_a_busy_one_whose_slots_turn_over_are_not_stuck(trace):
     store = TraceStore(budget=2**30, slots=2)
-    assert store.stuck() is None
-    assert store.stuck(time.monotonic() + 10 * HOLD_LIMIT_S) is None  # nothing held, ever
+    assert _stuck(store) is None
+    assert _stuck(store, time.monotonic() + 10 * HOLD_LIMIT_S) is None  # nothing held, ever
     release = threading.Event()
     threads = [_holding(store, trace, f"k{i}", release) for i in range(3)]
     _wait_until(lambda: store.running == 2 and len(store._waiting) == 1)
     # Every slot held and one request waiting, but a slot changed hands just now: moving.
-    assert store.stuck() is None
+    assert _stuck(store) is None
     release.set()
     for t in threads:
         t.join(WAIT_S)
-    assert store.running == 0 and store.stuck(time.monotonic() + 10 * HOLD_LIMIT_S) is None
+    assert store.running == 0 and _stuck(store, time.monotonic() + 10 * HOLD_LIMIT_S) is None
 
 
 def test_every_slot_held_and_a_queue_that_does_not_move_is_stuck(trace):
@@ -73,30 +80,32 @@ def test_every_slot_held_and_a_queue_that_does_not_move_is_stuck(trace):
     held = [_holding(store, trace, f"held-{i}", release) for i in range(2)]
     _wait_until(lambda: store.running == 2)
     later = time.monotonic() + QUEUE_LIMIT_S + 1
-    assert store.stuck(later) is None  # nobody waits: long passes are not a stuck queue
+    assert _stuck(store, later) is None  # nobody waits: long passes are not a stuck queue
     waiter = _holding(store, trace, "waiter", release)
     _wait_until(lambda: len(store._waiting) == 1)
-    reason = store.stuck(time.monotonic() + QUEUE_LIMIT_S + 1)
+    reason = _stuck(store, time.monotonic() + QUEUE_LIMIT_S + 1)
     assert reason is not None and "all 2 slots held" in reason and "1 waiting now" in reason
-    assert store.stuck() is None  # within the limit it is only busy
+    assert _stuck(store) is None  # within the limit it is only busy
     release.set()
     for t in [*held, waiter]:
         t.join(WAIT_S)
-    assert store.stuck(time.monotonic() + QUEUE_LIMIT_S + 1) is None  # given back: unstuck
+    assert _stuck(store, time.monotonic() + QUEUE_LIMIT_S + 1) is None  # given back: unstuck
 
 
 def test_slots_held_long_while_the_process_computes_are_busy_not_stuck(trace):
     """Under a class's load a pass may hold its slot past the queue limit while others wait;
-    it still uses the CPU, where a wedged one waits: a quarter of a core decides."""
+    it uses the CPU or waits for a core, where a wedged one sleeps."""
     store = TraceStore(budget=2**30, slots=1)
     release = threading.Event()
     threads = [_holding(store, trace, key, release) for key in ("long pass", "waiting")]
     _wait_until(lambda: store.running == 1 and len(store._waiting) == 1)
     since, cpu = store.watch.starved or store.watch.moved
     window = QUEUE_LIMIT_S + 1
-    assert store.stuck(since + window, cpu + 0.5 * window) is None  # half a core: computing
-    reason = store.stuck(since + window, cpu + 0.01 * window)
+    assert _stuck(store, since + window, cpu + 0.5 * window) is None  # half a core: computing
+    reason = _stuck(store, since + window, cpu + 0.01 * window)
     assert reason is not None and "0.01 of a core" in reason
+    # A pass waiting for a core on a busy machine (runnable, starved) is not stuck either.
+    assert store.stuck(since + window, cpu + 0.01 * window, runnable=1) is None
     release.set()
     for t in threads:
         t.join(WAIT_S)
@@ -112,8 +121,8 @@ def test_requests_still_waiting_after_a_hand_over_count_from_it(trace):
     first.set()  # "a" ends; "b" or "c" takes the slot and holds it; the other still waits
     _wait_until(lambda: store.running == 1 and len(store._waiting) == 1)
     assert store.watch.starved is None  # nobody began to wait since the hand-over
-    assert store.stuck() is None
-    assert store.stuck(store.watch.moved[0] + QUEUE_LIMIT_S + 1) is not None
+    assert _stuck(store) is None
+    assert _stuck(store, store.watch.moved[0] + QUEUE_LIMIT_S + 1) is not None
     second.set()
     for t in (a, b, c):
         t.join(WAIT_S)
@@ -140,11 +149,11 @@ def test_a_stuck_store_stays_stuck_when_its_waiting_visitor_gives_up(trace):
     gave_up.set()
     thread.join(WAIT_S)
     assert type(results["v"]).__name__ == "Superseded" and not store._waiting
-    reason = store.stuck(time.monotonic() + QUEUE_LIMIT_S + 1)
+    reason = _stuck(store, time.monotonic() + QUEUE_LIMIT_S + 1)
     assert reason is not None and "0 waiting now" in reason
     release.set()
     held.join(WAIT_S)
-    assert store.stuck(time.monotonic() + QUEUE_LIMIT_S + 1) is None  # a slot changed hands
+    assert _stuck(store, time.monotonic() + QUEUE_LIMIT_S + 1) is None  # a slot changed hands
 
 
 def test_a_slot_held_past_the_hold_limit_is_stuck_even_with_nobody_waiting(trace):
@@ -152,12 +161,12 @@ def test_a_slot_held_past_the_hold_limit_is_stuck_even_with_nobody_waiting(trace
     release = threading.Event()
     thread = _holding(store, trace, "long", release)
     _wait_until(lambda: store.running == 1)
-    assert store.stuck(time.monotonic() + HOLD_LIMIT_S - 5) is None
-    reason = store.stuck(time.monotonic() + HOLD_LIMIT_S + 5)
+    assert _stuck(store, time.monotonic() + HOLD_LIMIT_S - 5) is None
+    reason = _stuck(store, time.monotonic() + HOLD_LIMIT_S + 5)
     assert reason is not None and "held its slot" in reason and f"{HOLD_LIMIT_S:g} s" in reason
     release.set()
     thread.join(WAIT_S)
-    assert store.stuck(time.monotonic() + HOLD_LIMIT_S + 5) is None
+    assert _stuck(store, time.monotonic() + HOLD_LIMIT_S + 5) is None
 
 
 def test_a_failing_compute_gives_its_slot_back_to_the_watch_too(trace):
@@ -168,7 +177,7 @@ def test_a_failing_compute_gives_its_slot_back_to_the_watch_too(trace):
 
     with pytest.raises(RuntimeError):
         store.get("k", boom)
-    assert store.watch.held == {} and store.stuck(time.monotonic() + 10 * HOLD_LIMIT_S) is None
+    assert store.watch.held == {} and _stuck(store, time.monotonic() + 10 * HOLD_LIMIT_S) is None
 
 
 def test_the_limits_come_from_the_environment(trace, monkeypatch):
@@ -179,9 +188,28 @@ def test_the_limits_come_from_the_environment(trace, monkeypatch):
     release = threading.Event()
     thread = _holding(store, trace, "k", release)
     _wait_until(lambda: store.running == 1)
-    assert "limit 30 s" in (store.stuck(time.monotonic() + 31) or "")
+    assert "limit 30 s" in (_stuck(store, time.monotonic() + 31) or "")
     release.set()
     thread.join(WAIT_S)
+
+
+def test_a_thread_computing_outside_the_gil_counts_as_runnable():
+    """NumPy releases the GIL: a pass that computes, or waits for a core, is in state R."""
+    done = threading.Event()
+
+    def compute():
+        a = np.ones((400, 400), dtype=np.float32)
+        deadline = time.monotonic() + WAIT_S
+        while not done.is_set() and time.monotonic() < deadline:
+            a = np.tanh(a @ a / 400)
+
+    thread = threading.Thread(target=compute, daemon=True)
+    thread.start()
+    try:
+        _wait_until(lambda: runnable_threads() >= 1)
+    finally:
+        done.set()
+        thread.join(WAIT_S)
 
 
 def test_a_lock_nobody_gives_back_is_reported():
@@ -196,10 +224,10 @@ def test_a_lock_nobody_gives_back_is_reported():
     thread = threading.Thread(target=hog, daemon=True)
     thread.start()
     assert taken.wait(WAIT_S)
-    assert "lock" in (store.stuck() or "")
+    assert "lock" in (_stuck(store) or "")
     release.set()
     thread.join(WAIT_S)
-    assert store.stuck() is None
+    assert _stuck(store) is None
 
 
 def _app(stuck, extra_routes=()) -> Starlette:
@@ -233,7 +261,7 @@ def test_without_the_environment_the_fault_hook_does_not_exist(monkeypatch):
     monkeypatch.delenv(faults.ENV, raising=False)
     store = TraceStore(budget=2**30, slots=2)
     assert faults.routes(lambda: store) == []
-    client = TestClient(_app(store.stuck, faults.routes(lambda: store)))
+    client = TestClient(_app(lambda: _stuck(store), faults.routes(lambda: store)))
     assert client.post(faults.WEDGE_PATH).status_code == 404
     assert store.running == 0
 
@@ -242,7 +270,7 @@ def test_the_fault_hook_wedges_every_slot_and_the_health_check_sees_it(trace, mo
     monkeypatch.setenv(faults.ENV, "1")
     monkeypatch.setenv("ATTENTION_STUCK_QUEUE_S", "0.2")
     store = TraceStore(budget=2**30, slots=2)
-    client = TestClient(_app(store.stuck, faults.routes(lambda: store)))
+    client = TestClient(_app(lambda: _stuck(store), faults.routes(lambda: store)))
     assert client.post(faults.WEDGE_PATH).json() == {"slots": 2, "held": 2}
     assert store.running == 2 and client.get(HEALTH_PATH).status_code == 200  # nobody waits
     release = threading.Event()

@@ -19,7 +19,7 @@ HOLD_LIMIT_S = 120.0
 QUEUE_LIMIT_S = 6.0
 # ... unless the process computed meanwhile, or one of its threads is runnable now: a class's
 # load once held both slots of a replica for 7 s with requests waiting, and once for 9 s with
-# 0.06 core used (its passes on the back lane at nice 10, runnable but starved by the busy
+# 0.06 core used (most likely its passes on the back lane at nice 10, starved by the busy
 # machine: tests/serve/test_classroom.py); a wedged replica uses ~0.01 core, every thread asleep.
 MIN_CORES = 0.25
 HOLD_ENV = "ATTENTION_STUCK_HOLD_S"

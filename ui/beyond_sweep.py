@@ -8,6 +8,7 @@ import streamlit as st
 
 from attention_core import Trace
 from attention_core.knockout import Importance
+from server.budget import Busy
 from ui import safe, show
 from ui.beyond_knock import is_decoder, set_heads
 from ui.cache_beyond import importance, importance_done
@@ -72,7 +73,13 @@ def render(shared: Shared, trace: Trace, at: int) -> None:
         def tell(layers_done: int, layers: int) -> None:
             bar.progress(layers_done / layers, text=f"Layer {layers_done} of {layers} done")
 
-        done = importance(shared.model, shared.text, at, tell)
+        try:
+            done = importance(shared.model, shared.text, at, tell)
+        except Busy as err:  # asked again by a press, not by the next rerun
+            st.session_state.pop(ASKED, None)
+            bar.empty()
+            st.warning(str(err), icon=":material/hourglass_empty:")
+            return
         st.session_state.pop(ASKED, None)
         bar.empty()
     _ranking(done)

@@ -12,7 +12,7 @@ from typing import Any, cast
 
 import streamlit as st
 
-from attention_core import LlamaTrace, WhatIf
+from attention_core import LlamaTrace, WhatIf, trace_nbytes
 from attention_core.knockout import (
     Heads,
     Importance,
@@ -24,7 +24,8 @@ from attention_core.knockout import (
 )
 from attention_core.logit_lens import LogitLens, logit_lens
 from attention_core.weight_effect import WeightEffect, head_effect, largest_gap
-from ui.cache import get_model, get_trace
+from server.budget import reserved
+from ui.cache import get_model, get_trace, trace_store
 
 N_SWEEPS = 32  # importance sweeps kept (each a few kB: one float per head)
 
@@ -112,10 +113,14 @@ def importance(
     model: str, text: str, position: int, progress: Callable[[int, int], None]
 ) -> Importance:
     """Every head knocked out alone, its effect at ``position`` (kept for every session);
-    ``progress(done, total)`` is told as the layers are done."""
+    ``progress(done, total)`` is told as the layers are done. A pass's bytes are held in the
+    memory budget while it runs (``server.budget.Busy`` when there is no room)."""
     found = importance_done(model, text, position)
     if found is not None:
         return found
-    result = head_importance(get_model(model), get_trace(model, text), position, progress)
+    trace = get_trace(model, text)
+    read = position + 1 if trace.config.causal else trace.n_tokens  # a decoder reads up to it
+    with reserved(trace_store(), trace_nbytes(trace.config, read)):  # one knocked pass at a time
+        result = head_importance(get_model(model), trace, position, progress)
     _sweeps().put((model, text, position), result)
     return result

@@ -1,27 +1,30 @@
 """The cached computations of the Listen page: Whisper loaded once per server, and each heard
 clip's transcript and attentions kept by the hash of its 16 kHz samples (a few clips).
 
-A cached value is a ``Heard``, not the engine's WhisperTrace: st.cache_data pickles what it
-keeps, and a trace holds the model (75 MB of weights). The encoder's self-attention is computed
-for the one layer shown and cut to the speech span before it is kept."""
+A kept clip is a ``Heard``, not the engine's WhisperTrace (which holds the model, 75 MB of
+weights), kept in the trace store: counted in the memory budget (server.budget) at its size.
+The encoder's self-attention is computed for the one layer shown and cut to the speech span
+before it is kept."""
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 import streamlit as st
 from numpy.typing import NDArray
 
-from attention_core import WhisperModel, load_whisper, log_mel, transcribe
+from attention_core import Trace, WhisperModel, load_whisper, log_mel, transcribe
 from attention_core.alignment import Alignment, head_alignment, writing_rows
 from attention_core.audio import Audio, speak
 from attention_core.model import ModelConfig, ModelLoadError
 from attention_core.models.whisper_forward import encoder_pattern
+from server.budget import HEARD_PEAK
 
 F32 = NDArray[np.float32]
-N_HEARD = 4  # clips kept: each about 15 MB (the encoder's stream 11.5 MB, the rest small)
 OPENING_HEAD = (3, 0)  # an alignment head of tiny.en: Spearman ≥ 0.99 on every shipped clip
 
 
@@ -95,12 +98,30 @@ def whisper_config() -> ModelConfig | None:
     )
 
 
-# Worst case N_HEARD × ~15 MB.
-@st.cache_data(max_entries=N_HEARD, show_spinner="Whisper is listening…")
 def heard(key: str, _samples_n: F32, span: tuple[int, int]) -> Heard:
-    """The clip whose samples hash to ``key`` transcribed; every head scored over ``span``."""
+    """The clip whose samples hash to ``key`` transcribed; every head scored over ``span``.
+    Kept in the trace store beside the sentences' traces (shared, counted in the one memory
+    budget at its real size, least recently used out first, one pass per core at a time);
+    ``HEARD_PEAK`` held for it while Whisper listens."""
+    from ui.cache import trace_store  # ui.cache imports this module: the store is its
+
+    def compute() -> Heard:
+        return _listen(_samples_n, span)
+
+    with st.spinner("Whisper is listening…"):  # shown only if it takes a moment (Streamlit)
+        found = trace_store().get(
+            ("whisper", key, span), cast(Callable[[], Trace], compute), expected=_peak
+        )
+    return cast(Heard, found)
+
+
+def _peak() -> int:
+    return HEARD_PEAK
+
+
+def _listen(samples_n: F32, span: tuple[int, int]) -> Heard:
     model = get_whisper()
-    trace = transcribe(model, log_mel(_samples_n))
+    trace = transcribe(model, log_mel(samples_n))
     n_prompt = len(trace.prompt_ids)
     return Heard(
         trace.text,

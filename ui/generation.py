@@ -14,10 +14,12 @@ import numpy as np
 import streamlit as st
 
 import explorer
-from attention_core import Generation, choose, start_generation
+from attention_core import Generation, choose, start_generation, trace_nbytes
 from attention_core.models.llama import LlamaModel
+from attention_core.tokens import tokenize
+from server.budget import Busy, reserved
 from ui import safe, show
-from ui.cache import get_model
+from ui.cache import get_model, trace_store
 from ui.decoder_view import MODEL, QUANTIZED, piece
 from viz.next_token import make_next_token_bars
 
@@ -55,9 +57,12 @@ def _timed(kind: str, run: Generation, tokens: int, started: float) -> None:
 
 
 def start(prompt: str) -> None:
-    """Read the prompt through the model (the prefill); ValueError when it has no token."""
+    """Read the prompt through the model (the prefill); ValueError when it has no token,
+    ``Busy`` when the memory budget has no room for the pass (a trace's bytes of the prompt)."""
     started = time.perf_counter()
-    run = start_generation(model(), prompt, max_new_tokens=MAX_NEW)
+    peak = trace_nbytes(model().config, len(tokenize(model(), prompt)) + MAX_NEW)
+    with reserved(trace_store(), peak):
+        run = start_generation(model(), prompt, max_new_tokens=MAX_NEW)
     st.session_state[PROMPT] = prompt
     st.session_state[TIMES] = {}
     _timed("prefill", run, run.n_prompt, started)
@@ -66,7 +71,11 @@ def start(prompt: str) -> None:
 def current(prompt: str) -> Generation:
     """This session's generation of ``prompt``, started afresh when the prompt changed."""
     if st.session_state.get(RUN) is None or st.session_state.get(PROMPT) != prompt:
-        start(prompt)
+        try:
+            start(prompt)
+        except Busy as err:
+            st.warning(str(err), icon=":material/hourglass_empty:")
+            st.stop()
     return st.session_state[RUN]
 
 
@@ -97,8 +106,11 @@ def back() -> None:
 
 
 def reset() -> None:
-    """Forget the written tokens: the prompt alone again."""
-    start(st.session_state[PROMPT])
+    """Forget the written tokens: the prompt alone again (kept as it is when busy)."""
+    try:
+        start(st.session_state[PROMPT])
+    except Busy as err:
+        st.toast(str(err))
 
 
 def show_guesses(run: Generation) -> None:

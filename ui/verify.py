@@ -18,8 +18,9 @@ import numpy as np
 import streamlit as st
 
 from attention_core import Trace
+from server.budget import Busy, reserved, verify_peak
 from ui import safe
-from ui.cache import get_model
+from ui.cache import get_model, trace_store
 from ui.cache_listen import Heard, get_whisper
 from ui.router import Shared
 from ui.verify_refs import (
@@ -74,7 +75,9 @@ def verified(model: str, text: str, _trace: Trace) -> Verdict:
     sentence's own trace; not hashed: the model and text name it)."""
     start = time.perf_counter()
     cut = _trace.n_tokens if _trace.tokens.n_cut else None  # ours was cut: cut theirs the same
-    checked = check_sentence(model, str(get_model(model).path), text, cut)
+    # held before torch is imported: Busy, nothing loaded, when there is no room
+    with reserved(trace_store(), verify_peak(model, _trace.n_tokens)):
+        checked = check_sentence(model, str(get_model(model).path), text, cut)
     seconds = time.perf_counter() - start
     tokens = _trace.tokens.tokens
     problem = _token_problem(_trace.tokens.input_ids_t.tolist(), checked.ids, tokens)
@@ -191,8 +194,12 @@ def button(shared: Shared, trace: Trace) -> None:
         return
     if _lacking(shared.model):
         return
-    with st.spinner(f"Running your sentence through {LIBRARY[shared.model]}…"):
-        verdict = verified(shared.model, shared.text, trace)
+    try:
+        with st.spinner(f"Running your sentence through {LIBRARY[shared.model]}…"):
+            verdict = verified(shared.model, shared.text, trace)
+    except Busy as err:
+        st.warning(str(err), icon=":material/hourglass_empty:")
+        return
     st.markdown(summary(shared.model, verdict))
     if verdict.differences:
         _table(verdict)
@@ -216,7 +223,8 @@ def verified_clip(key: str, _heard: Heard, _tokens: tuple[str, ...]) -> Verdict:
     """Run the clip whose samples hash to ``key`` through Whisper's reference libraries and compare
     with ``_heard`` (not hashed: the key names it); ``_tokens``: its tokens as shown."""
     start = time.perf_counter()
-    problem, found = check_clip(get_whisper(), _heard, list(_tokens))
+    with reserved(trace_store(), verify_peak("whisper", 1)):  # Busy, nothing loaded, if no room
+        problem, found = check_clip(get_whisper(), _heard, list(_tokens))
     return Verdict(found, problem, time.perf_counter() - start)
 
 
@@ -266,8 +274,12 @@ def listen_button(heard: Heard, key: str, tokens: list[str]) -> None:
         st.session_state["_verify_clip"] = key
     if st.session_state.get("_verify_clip") != key or _lacking("whisper"):
         return
-    with st.spinner(f"Running this clip through {WHISPER_LIBRARY}…"):
-        verdict = verified_clip(key, heard, tuple(tokens))
+    try:
+        with st.spinner(f"Running this clip through {WHISPER_LIBRARY}…"):
+            verdict = verified_clip(key, heard, tuple(tokens))
+    except Busy as err:
+        st.warning(str(err), icon=":material/hourglass_empty:")
+        return
     n_tokens = len(heard.token_ids) - heard.n_prompt
     st.markdown(clip_summary(verdict, n_tokens))
     _table(verdict)

@@ -119,3 +119,36 @@ def test_reservations_from_many_threads_never_pass_the_total():
     for t in threads:
         t.join(timeout=60)
     assert store.other == 0 and 0 < peak[0] <= 900
+
+
+@pytest.fixture
+def app_store():
+    """The app's store (ui.cache), its budget put back after the test."""
+    from ui.cache import trace_store
+
+    store = trace_store()
+    total = store.total
+    yield store
+    store.total = total
+
+
+def test_verify_runs_are_refused_plainly_without_room_and_hold_nothing_after(model, app_store):
+    from ui import verify
+
+    trace = trace_sentence(model, "A short check.")
+    app_store.total = 1 << 20  # 1 MB: no room for any check
+    with pytest.raises(Busy, match="more than this server sets aside"):
+        verify.verified("minilm", "A short check.", trace)
+    with pytest.raises(Busy):
+        verify.verified_clip("no clip", None, ())  # refused before the clip is read
+    assert app_store.other == 0
+
+
+def test_whisper_holds_nothing_after_a_clip_it_cannot_hear(app_store):
+    from ui.cache_listen import heard, whisper_error
+
+    if whisper_error():
+        pytest.skip("Whisper is not installed")
+    with pytest.raises(ValueError):
+        heard("empty", np.zeros(0, np.float32), (0, 0))
+    assert app_store.other == 0 and app_store.reserved == 0

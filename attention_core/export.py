@@ -195,7 +195,7 @@ def _write_member(member: IO[bytes], entry: Entry) -> None:
     np.lib.format.write_array_header_1_0(member, header)
     written = 0
     for block in entry.blocks():
-        flat = memoryview(np.ascontiguousarray(block, dtype=entry.dtype).reshape(-1).view(np.uint8))
+        flat = np.ascontiguousarray(block, dtype=entry.dtype).reshape(-1).view(np.uint8).data
         for start in range(0, len(flat), WRITE_BYTES):  # the compressor's output stays small
             member.write(flat[start : start + WRITE_BYTES])
         written += len(flat)

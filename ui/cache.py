@@ -6,7 +6,6 @@ change what another visitor sees; st.cache_data copies the small results it hand
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
 from functools import partial
@@ -47,13 +46,11 @@ from attention_core.models.registry import ALL_MODELS
 from attention_core.saturation import Saturation, saturation_curve
 from attention_core.telling import TellingHead, telling_head
 from attention_core.tokens import tokenize
-from server.budget import TOTAL_BYTES
-from server.lanes import BackLane
-from server.memory import trim_periodically
 from server.streamlit_private import Run, current_run
-from server.trace_store import Superseded, TraceStore
+from server.trace_store import Superseded
 from ui.cache_listen import whisper_config, whisper_error
 from ui.presets import DEFAULT_SENTENCE
+from ui.store import trace_store as trace_store  # the store (its own module: no import cycle)
 
 try:
     from threadpoolctl import threadpool_limits
@@ -115,25 +112,6 @@ def model_error(name: str) -> str | None:
     return None
 
 
-# Memory for traces, stored and computing (one 512-token trace is 235 MB, a 128-token one 16 MB);
-# ATTENTION_TRACE_CACHE_MB overrides it (e.g. on a bigger server).
-TRACE_BUDGET_MB = int(os.environ.get("ATTENTION_TRACE_CACHE_MB", "320"))
-# Forward passes at once; ATTENTION_TRACE_SLOTS overrides the default, the number of cores.
-TRACE_SLOTS = int(os.environ.get("ATTENTION_TRACE_SLOTS", "0")) or None
-
-
-# One entry (no arguments): the store, bounded by its own byte budget.
-@st.cache_resource(max_entries=1, show_spinner=False)
-def trace_store() -> TraceStore:
-    """The one store of this server process (and the thread that trims freed memory)."""
-    threading.Thread(
-        target=trim_periodically, args=(threading.Event(),), name="malloc-trim", daemon=True
-    ).start()
-    store = TraceStore(TRACE_BUDGET_MB * 2**20, TRACE_SLOTS)
-    store.total = max(TOTAL_BYTES, store.budget)  # everything visitors start (server.budget)
-    if os.environ.get("ATTENTION_BACK_LANE", "1") != "0":  # 0: every pass at one priority
-        store.lane = BackLane(store.slots)  # big passes at a lower priority (server.lanes)
-    return store
 
 
 def get_trace(

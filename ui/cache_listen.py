@@ -23,6 +23,7 @@ from attention_core.audio import Audio, speak
 from attention_core.model import ModelConfig, ModelLoadError
 from attention_core.models.whisper_forward import encoder_pattern
 from server.budget import HEARD_PEAK
+from ui.store import trace_store
 
 F32 = NDArray[np.float32]
 OPENING_HEAD = (3, 0)  # an alignment head of tiny.en: Spearman ≥ 0.99 on every shipped clip
@@ -103,7 +104,6 @@ def heard(key: str, _samples_n: F32, span: tuple[int, int]) -> Heard:
     Kept in the trace store beside the sentences' traces (shared, counted in the one memory
     budget at its real size, least recently used out first, one pass per core at a time);
     ``HEARD_PEAK`` held for it while Whisper listens."""
-    from ui.cache import trace_store  # ui.cache imports this module: the store is its
 
     def compute() -> Heard:
         return _listen(_samples_n, span)

@@ -8,6 +8,7 @@ made to fail, no numbers mocked); torch is imported only when it is pressed."""
 from __future__ import annotations
 
 import importlib.util
+import os
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -196,8 +197,9 @@ def test_listen_imports_the_libraries_only_when_pressed():
         "[b for b in at.button if b.key == 'verify_run'][0].click().run(timeout=300)\n"
         "print(sorted(names & set(sys.modules)))\n"
     )
+    room = {**os.environ, "ATTENTION_MEMORY_BUDGET_MB": "4096"}  # as room_for_the_check
     done = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True, env=room
     )
     assert done.stdout.strip().splitlines()[-2:] == [
         "[]",

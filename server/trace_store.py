@@ -209,6 +209,31 @@ class TraceStore(MemoryLedger):
         finally:
             self._lock.release()
 
+    def _compute_in_slot(
+        self,
+        key: Hashable,
+        compute: Callable[[], Trace],
+        session: Hashable | None,
+        wanted: Callable[[], bool] | None,
+        expected: Callable[[], int] | None,
+    ) -> Trace:
+        """Wait for a slot, make room for the trace, compute it; the slot and the room are
+        given back whatever is raised. Everything after the slot is taken sits inside the try:
+        ``expected()`` tokenizes the visitor's text and may raise (a lone surrogate once wedged
+        a replica by leaking its slots this way)."""
+        slot = self._acquire_slot(key, session, wanted)
+        size, started = 0, time.monotonic()
+        try:
+            size = expected() if expected else 0
+            self._make_room(size)
+            lane = self.lane if self.heavy(size, session) else None
+            return _freeze(lane.run(compute) if lane is not None else compute())
+        finally:
+            with self._lock:
+                self.reserved -= size
+            self._charge(session, time.monotonic() - started)
+            self._release_slot(slot)
+
     def get(
         self,
         key: Hashable,
@@ -233,21 +258,7 @@ class TraceStore(MemoryLedger):
                     found = self._lookup(key)
                     if found is not None:
                         return found
-                    slot = self._acquire_slot(key, session, wanted)
-                    # Everything after the slot is taken sits inside the try that gives it back:
-                    # ``expected()`` tokenizes the visitor's text and may raise (a lone
-                    # surrogate once wedged a replica by leaking its slots this way).
-                    size, started = 0, time.monotonic()
-                    try:
-                        size = expected() if expected else 0
-                        self._make_room(size)
-                        lane = self.lane if self.heavy(size, session) else None
-                        trace = _freeze(lane.run(compute) if lane is not None else compute())
-                    finally:
-                        with self._lock:
-                            self.reserved -= size
-                        self._charge(session, time.monotonic() - started)
-                        self._release_slot(slot)
+                    trace = self._compute_in_slot(key, compute, session, wanted, expected)
                     self._store(key, trace)
                     release_free_memory()
                     return trace

@@ -12,4 +12,8 @@ for arg in "$@"; do
   case "$arg" in --server.address | --server.address=*) address=() ;; esac
 done
 [ -z "${STREAMLIT_SERVER_ADDRESS:-}" ] || address=()
+# One person's app: room in its memory budget (server/budget.py) for the verify button's reference
+# libraries (up to 1.8 GB for SmolLM2's). A class's replicas (./serve.sh) keep the 512 MB default,
+# so each stays within 1.5 GB and says plainly that verify cannot run there.
+export ATTENTION_MEMORY_BUDGET_MB="${ATTENTION_MEMORY_BUDGET_MB:-2560}"
 exec .venv/bin/python -m streamlit run app.py "${address[@]}" "$@"

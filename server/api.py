@@ -103,9 +103,8 @@ def block_bytes(
     """The layer block of the sentence's trace (computed once per server, then shared); the
     ``page``'s session is charged for the pass, which is dropped while waiting once the page's
     ``wanted()`` is false (``Superseded``)."""
-    error = traces.model_error(model)
-    if error:
-        raise ValueError(error)
+    if traces.model_error(model):  # its text names server paths: for the pages' operator
+        raise ValueError(f"The {model} model is not installed on this server.")
     n_layers = traces.n_layers(model)
     if n_layers is not None and not 0 <= layer < n_layers:  # refused before the pass
         raise ValueError(f"layer {layer} is outside 0..{n_layers - 1}")

@@ -346,3 +346,13 @@ def test_a_request_whose_client_left_is_dropped_before_its_work(model):
         holder.join(30)
     assert sent[0]["status"] == api.GONE_CLIENT and computed == []
     assert json.loads(sent[1]["body"]) == {"error": api.LEFT}
+
+
+def test_a_model_that_cannot_load_is_400_without_its_servers_paths():
+    def broken(name: str) -> str:
+        return f"Model file /srv/secret/{name}.gguf does not exist. Install: pip install x"
+
+    traces = api.Traces(MODELS, broken, lambda *a, **k: pytest.fail("no pass for a broken model"))
+    with pytest.raises(ValueError) as refused:
+        api.block_bytes(traces, "smollm2", SENTENCE, 0, "scores")
+    assert str(refused.value) == "The smollm2 model is not installed on this server."

@@ -112,8 +112,6 @@ def model_error(name: str) -> str | None:
     return None
 
 
-
-
 def get_trace(
     model_name: str, text: str, whatif: WhatIf = WhatIf(), page: Run | None = None
 ) -> Trace:

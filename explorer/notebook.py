@@ -23,7 +23,7 @@ import traitlets
 
 from attention_core import MODEL_KEYS, Model, Trace, load_model, trace_sentence
 from attention_core.pack import PARTS, header, layer_block
-from attention_core.tokens import check_text
+from attention_core.tokens import MAX_CHARS, check_text
 from explorer import CSS, DEFAULT_STAGES, VIEW_FIELDS, check_stages
 from explorer.bundle import module
 
@@ -47,7 +47,7 @@ def check_source(model: object, text: object) -> Source:
     """``(model, text)`` if a widget can show them, else ValueError saying what is wrong."""
     if isinstance(text, str) and not text.strip():
         raise ValueError("text is empty: give the explorer a sentence to read")
-    valid = check_text(text)  # a string of valid Unicode, at most MAX_CHARS
+    valid = check_text(text, MAX_CHARS)  # a string of valid Unicode, not too long
     if model not in MODEL_KEYS:
         raise ValueError(f"unknown model {model!r}; choose one of {', '.join(MODEL_KEYS)}")
     return str(model), valid

@@ -9,12 +9,13 @@ import streamlit as st
 from numpy.typing import NDArray
 
 from attention_core import Trace
-from attention_core.audio import load_audio, speech_frames
+from attention_core.audio import speech_frames
 from attention_core.head_order import METRICS
 from ui import cache, safe
 from ui.cache_listen import OPENING_HEAD, Heard, digest, heard, whisper_error
 from ui.decoder_view import MODEL as DECODER
 from ui.listen import wav_bytes
+from ui.listen_audio import decode_once
 from ui.listen_views import text_tokens
 from ui.presets import CLIPS, clip_names
 from ui.router import Shared
@@ -112,7 +113,7 @@ def cross() -> None:
         return
     names = clip_names()
     name = st.selectbox("Example clip", names, index=names.index(CLIP), key="learn_clip")
-    audio = load_audio(CLIPS / f"{name}.wav")
+    audio = decode_once((CLIPS / f"{name}.wav").read_bytes())  # once per server, not per rerun
     clip = heard(digest(audio.samples_n), audio.samples_n, speech_frames(audio.samples_n))
     st.audio(wav_bytes(audio.samples_n), format="audio/wav")
     st.markdown(f"**Whisper heard:** {safe.md(clip.text)}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -96,3 +97,23 @@ def engineers_text(at: AppTest) -> str:
             if hasattr(child, "value"):
                 texts.append(child.value)
     return " ".join(str(t) for t in texts)
+
+
+@pytest.fixture
+def room_for_verify():
+    """A verify check needs more memory than the default budget (server.budget: 512 MB, what a
+    1.5 GB replica has beside its models) sets aside: a bigger server's, for the test using it."""
+    from ui.cache import trace_store
+
+    store = trace_store()
+    total, store.total = store.total, 4 << 30
+    yield
+    store.total = total
+
+
+def wait_until(predicate: Callable[[], bool], timeout_s: float = 10.0) -> None:
+    """Poll ``predicate`` every 10 ms until it holds; fail after ``timeout_s`` (bounded)."""
+    deadline = time.monotonic() + timeout_s
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)

@@ -25,6 +25,7 @@ from server import faults
 from server.health import HEALTH_PATH, HealthMiddleware
 from server.stuck import HOLD_LIMIT_S, QUEUE_LIMIT_S, runnable_threads
 from server.trace_store import TraceStore
+from tests.app.conftest import wait_until
 
 WAIT_S = 10
 
@@ -52,20 +53,13 @@ def _stuck(store: TraceStore, now: float | None = None, cpu: float | None = None
     return store.stuck(now, cpu, runnable=0)
 
 
-def _wait_until(predicate) -> None:
-    deadline = time.monotonic() + WAIT_S
-    while not predicate():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.01)
-
-
 def test_an_idle_store_and_a_busy_one_whose_slots_turn_over_are_not_stuck(trace):
     store = TraceStore(budget=2**30, slots=2)
     assert _stuck(store) is None
     assert _stuck(store, time.monotonic() + 10 * HOLD_LIMIT_S) is None  # nothing held, ever
     release = threading.Event()
     threads = [_holding(store, trace, f"k{i}", release) for i in range(3)]
-    _wait_until(lambda: store.running == 2 and len(store._waiting) == 1)
+    wait_until(lambda: store.running == 2 and len(store._waiting) == 1)
     # Every slot held and one request waiting, but a slot changed hands just now: moving.
     assert _stuck(store) is None
     release.set()
@@ -78,11 +72,11 @@ def test_every_slot_held_and_a_queue_that_does_not_move_is_stuck(trace):
     store = TraceStore(budget=2**30, slots=2)
     release = threading.Event()
     held = [_holding(store, trace, f"held-{i}", release) for i in range(2)]
-    _wait_until(lambda: store.running == 2)
+    wait_until(lambda: store.running == 2)
     later = time.monotonic() + QUEUE_LIMIT_S + 1
     assert _stuck(store, later) is None  # nobody waits: long passes are not a stuck queue
     waiter = _holding(store, trace, "waiter", release)
-    _wait_until(lambda: len(store._waiting) == 1)
+    wait_until(lambda: len(store._waiting) == 1)
     reason = _stuck(store, time.monotonic() + QUEUE_LIMIT_S + 1)
     assert reason is not None and "all 2 slots held" in reason and "1 waiting now" in reason
     assert _stuck(store) is None  # within the limit it is only busy
@@ -98,7 +92,7 @@ def test_slots_held_long_while_the_process_computes_are_busy_not_stuck(trace):
     store = TraceStore(budget=2**30, slots=1)
     release = threading.Event()
     threads = [_holding(store, trace, key, release) for key in ("long pass", "waiting")]
-    _wait_until(lambda: store.running == 1 and len(store._waiting) == 1)
+    wait_until(lambda: store.running == 1 and len(store._waiting) == 1)
     since, cpu = store.watch.starved or store.watch.moved
     window = QUEUE_LIMIT_S + 1
     assert _stuck(store, since + window, cpu + 0.5 * window) is None  # half a core: computing
@@ -115,11 +109,11 @@ def test_requests_still_waiting_after_a_hand_over_count_from_it(trace):
     store = TraceStore(budget=2**30, slots=1)
     first, second = threading.Event(), threading.Event()
     a = _holding(store, trace, "a", first)
-    _wait_until(lambda: store.running == 1)
+    wait_until(lambda: store.running == 1)
     b, c = _holding(store, trace, "b", second), _holding(store, trace, "c", second)
-    _wait_until(lambda: len(store._waiting) == 2)
+    wait_until(lambda: len(store._waiting) == 2)
     first.set()  # "a" ends; "b" or "c" takes the slot and holds it; the other still waits
-    _wait_until(lambda: store.running == 1 and len(store._waiting) == 1)
+    wait_until(lambda: store.running == 1 and len(store._waiting) == 1)
     assert store.watch.starved is None  # nobody began to wait since the hand-over
     assert _stuck(store) is None
     assert _stuck(store, store.watch.moved[0] + QUEUE_LIMIT_S + 1) is not None
@@ -134,7 +128,7 @@ def test_a_stuck_store_stays_stuck_when_its_waiting_visitor_gives_up(trace):
     store = TraceStore(budget=2**30, slots=1)
     release, gave_up = threading.Event(), threading.Event()
     held = _holding(store, trace, "held", release)
-    _wait_until(lambda: store.running == 1)
+    wait_until(lambda: store.running == 1)
     results: dict = {}
 
     def visitor():
@@ -145,7 +139,7 @@ def test_a_stuck_store_stays_stuck_when_its_waiting_visitor_gives_up(trace):
 
     thread = threading.Thread(target=visitor, daemon=True)
     thread.start()
-    _wait_until(lambda: len(store._waiting) == 1)
+    wait_until(lambda: len(store._waiting) == 1)
     gave_up.set()
     thread.join(WAIT_S)
     assert type(results["v"]).__name__ == "Superseded" and not store._waiting
@@ -160,7 +154,7 @@ def test_a_slot_held_past_the_hold_limit_is_stuck_even_with_nobody_waiting(trace
     store = TraceStore(budget=2**30, slots=2)
     release = threading.Event()
     thread = _holding(store, trace, "long", release)
-    _wait_until(lambda: store.running == 1)
+    wait_until(lambda: store.running == 1)
     assert _stuck(store, time.monotonic() + HOLD_LIMIT_S - 5) is None
     reason = _stuck(store, time.monotonic() + HOLD_LIMIT_S + 5)
     assert reason is not None and "held its slot" in reason and f"{HOLD_LIMIT_S:g} s" in reason
@@ -187,7 +181,7 @@ def test_the_limits_come_from_the_environment(trace, monkeypatch):
     assert (store.watch.hold_limit_s, store.watch.queue_limit_s) == (30.0, 2.5)
     release = threading.Event()
     thread = _holding(store, trace, "k", release)
-    _wait_until(lambda: store.running == 1)
+    wait_until(lambda: store.running == 1)
     assert "limit 30 s" in (_stuck(store, time.monotonic() + 31) or "")
     release.set()
     thread.join(WAIT_S)
@@ -206,7 +200,7 @@ def test_a_thread_computing_outside_the_gil_counts_as_runnable():
     thread = threading.Thread(target=compute, daemon=True)
     thread.start()
     try:
-        _wait_until(lambda: runnable_threads() >= 1)
+        wait_until(lambda: runnable_threads() >= 1)
     finally:
         done.set()
         thread.join(WAIT_S)
@@ -275,10 +269,10 @@ def test_the_fault_hook_wedges_every_slot_and_the_health_check_sees_it(trace, mo
     assert store.running == 2 and client.get(HEALTH_PATH).status_code == 200  # nobody waits
     release = threading.Event()
     visitor = _holding(store, trace, "a visitor's sentence", release)
-    _wait_until(lambda: client.get(HEALTH_PATH).status_code == 503)
+    wait_until(lambda: client.get(HEALTH_PATH).status_code == 503)
     assert "left waiting" in client.get(HEALTH_PATH).json()["reason"]
     release.set()
     assert client.post(faults.RELEASE_PATH).json() == {"released": 1}
     visitor.join(WAIT_S)
-    _wait_until(lambda: store.running == 0)
+    wait_until(lambda: store.running == 0)
     assert client.get(HEALTH_PATH).status_code == 200 and "a visitor's sentence" in store._lru

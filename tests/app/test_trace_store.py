@@ -8,6 +8,7 @@ import pytest
 
 from attention_core import tokenize, trace_nbytes, trace_sentence
 from server.trace_store import Superseded, TraceStore, nbytes
+from tests.app.conftest import wait_until
 
 
 @pytest.fixture(scope="module")
@@ -141,13 +142,6 @@ def _run(target, results, key):
     return thread
 
 
-def _wait_until(predicate):
-    deadline = time.monotonic() + WAIT_S
-    while not predicate():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.01)
-
-
 def test_at_most_slots_computations_run_at_once(traces):
     store = TraceStore(budget=2**30, slots=2)
     release = threading.Event()
@@ -156,7 +150,7 @@ def test_at_most_slots_computations_run_at_once(traces):
         threads.append(
             _run(lambda i=i: store.get(i, _fake(traces[10], release=release)), results, i)
         )
-    _wait_until(lambda: store.running == 2)
+    wait_until(lambda: store.running == 2)
     time.sleep(0.1)  # the other three stay waiting
     assert store.running == 2 and not results
     release.set()
@@ -190,7 +184,7 @@ def test_a_sessions_newer_sentence_drops_its_older_waiting_one(traces):
         results,
         "old",
     )
-    _wait_until(lambda: "old" in store._computing)
+    wait_until(lambda: "old" in store._computing)
     new = _run(
         lambda: store.get("new", _fake(traces[60], log=log, name="new"), session="s"),
         results,
@@ -213,7 +207,7 @@ def test_a_superseded_key_another_session_wants_is_still_computed(traces):
     assert started.wait(WAIT_S)
     a = _run(lambda: store.get("k", _fake(traces[60]), session="a"), results, "a")
     b = _run(lambda: store.get("k", _fake(traces[60]), session="b"), results, "b2")
-    _wait_until(lambda: store._computing.get("k", [None, 0])[1] == 2)
+    wait_until(lambda: store._computing.get("k", [None, 0])[1] == 2)
     # session a moves on; session b still wants "k"
     c = _run(lambda: store.get("other", _fake(traces[120]), session="a"), results, "c")
     release.set()
@@ -318,13 +312,13 @@ def test_a_freed_slot_goes_to_the_session_that_used_the_least_lately(traces):
         results,
         "heavy",
     )
-    _wait_until(lambda: len(store._waiting) == 1)  # heavy waits first...
+    wait_until(lambda: len(store._waiting) == 1)  # heavy waits first...
     light = _run(
         lambda: store.get("light-1", _fake(traces[10], log=order, name="light-1"), session="light"),
         results,
         "light",
     )
-    _wait_until(lambda: len(store._waiting) == 2)  # ...and light arrives later
+    wait_until(lambda: len(store._waiting) == 2)  # ...and light arrives later
     release.set()
     for thread in (busy, heavy, light):
         thread.join(WAIT_S)

@@ -23,6 +23,8 @@ from tests.core.references import reference
 from ui.verify import BUTTON
 from ui.verify_refs import INSTALL, round_up, sentence_model
 
+pytestmark = pytest.mark.usefixtures("room_for_verify")  # tests/app/conftest.py
+
 ROOT = Path(__file__).resolve().parents[2]
 TEXT = "the river bank was muddy after the storm, so we walked along the bridge"
 
@@ -150,15 +152,3 @@ def test_the_libraries_are_imported_only_when_pressed():
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
     )
     assert done.stdout.strip() == "[]"
-
-
-@pytest.fixture(autouse=True)
-def room_for_the_check():
-    """A check needs more memory than the default budget (server.budget: 512 MB, what a 1.5 GB
-    replica has beside its models) sets aside: a bigger server's, for these tests."""
-    from ui.cache import trace_store
-
-    store = trace_store()
-    total, store.total = store.total, 4 << 30
-    yield
-    store.total = total

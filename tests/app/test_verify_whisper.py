@@ -30,6 +30,8 @@ from ui.verify import BUTTON
 from ui.verify_refs import INSTALL, round_up
 from ui.verify_whisper import TOL_ATTENTION, TOL_ENCODER, check_clip, token_problem
 
+pytestmark = pytest.mark.usefixtures("room_for_verify")  # tests/app/conftest.py
+
 ROOT = Path(__file__).resolve().parents[2]
 CLIP = "river"  # a shipped example clip (examples/clips/)
 
@@ -205,15 +207,3 @@ def test_listen_imports_the_libraries_only_when_pressed():
         "[]",
         "['ctranslate2', 'torch', 'transformers']",
     ]
-
-
-@pytest.fixture(autouse=True)
-def room_for_the_check():
-    """A check needs more memory than the default budget (server.budget: 512 MB, what a 1.5 GB
-    replica has beside its models) sets aside: a bigger server's, for these tests."""
-    from ui.cache import trace_store
-
-    store = trace_store()
-    total, store.total = store.total, 4 << 30
-    yield
-    store.total = total

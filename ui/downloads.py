@@ -1,14 +1,15 @@
-"""Download buttons: CSV of a matrix on screen, NPZ of every intermediate. Files are built only
-when the button is clicked (a callable ``data``), so reruns never pay for them.
+"""Download buttons: CSV of a matrix on screen, NPZ of every intermediate.
 
-An NPZ is bounded: its size is said on the button before the click (the arrays' bytes,
-uncompressed, from their shapes; the file is deflated, so usually smaller), and past
-``NPZ_LIMIT`` the buttons offer parts instead of the whole (everything but the attention maps,
-or one layer's maps). A click writes the file in the back lane (``server.lanes``), an array at a
-time into a temporary file (``attention_core.export.write_npz``), under a reservation of the
-memory budget (``server.budget``), one export at a time per visitor. The button's callable holds
-the sentence's key, never its trace: the trace is fetched from the store on click, so a button
-on screen does not keep a trace alive that the store has let go.
+A CSV is small: Streamlit's download button builds it on click. An NPZ is bounded: its size is
+said on the button before the click (the arrays' bytes, uncompressed, from their shapes; the file
+is deflated, so usually smaller), and past ``NPZ_LIMIT`` the page offers parts instead of the
+whole (everything but the attention maps, or one layer's maps). "Prepare" writes the file in the
+back lane (``server.lanes``), an array at a time into a temporary file
+(``attention_core.export.write_npz``), under a reservation of the memory budget
+(``server.budget``), one export at a time per visitor; the page then links to it, and
+``server.exports`` streams it from disk once and deletes it. Streamlit's own button would keep
+the file's bytes in memory until the next run and copy them again to send them. The callback
+holds the sentence's key, never its trace: the trace is fetched from the store on click.
 """
 
 from __future__ import annotations
@@ -17,8 +18,10 @@ import csv
 import io
 import tempfile
 import threading
-from collections.abc import Callable, Hashable, Iterator, Sequence
+from collections.abc import Hashable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import streamlit as st
@@ -27,14 +30,17 @@ from numpy.typing import NDArray
 from attention_core import Trace
 from attention_core.export import Entry, Part, export_nbytes, plan, write_npz
 from server.budget import Busy, reserved
+from server.exports import EXPORT_PATH, EXPORTS
 from server.streamlit_private import current_run
 from ui.cache import get_trace, trace_store
 
-# The most one file may hold, uncompressed. Streamlit keeps a generated file's bytes in memory
-# until the visitor's next run, and a 1.5 GB replica has ~600 MB for visitors' work beside the
-# traces: 256 MB is a 512-token MiniLM trace without its attention maps twice over, and keeps
-# two visitors' files within that. A 512-token SmolLM2 trace is 1.1 GB whole: parts then.
+# The most one file may hold, uncompressed: it is written to disk and streamed from there, so
+# the bound is the download a class's visitor waits for and the disk the replica gives it
+# (server.exports keeps at most 2 GB of waiting files). A 512-token SmolLM2 trace is 0.9 GB
+# whole: parts then.
 NPZ_LIMIT = 256 * 2**20
+# What writing costs beside the biggest array: zlib's buffers and the zip's bookkeeping.
+WRITER_BYTES = 16 * 2**20
 ONE_AT_A_TIME = "Your other download is still being written. Please wait for it to finish."
 _EXPORTING: set[Hashable] = set()  # visitors (session ids) with an export being written
 _GUARD = threading.Lock()
@@ -85,82 +91,120 @@ def one_per_visitor(session: Hashable) -> Iterator[None]:
             _EXPORTING.discard(session)
 
 
-def _file_bytes(entries: list[Entry]) -> bytes:
-    with tempfile.TemporaryFile() as file:  # on disk while written: one array in memory
-        write_npz(entries, file)
-        file.seek(0)
-        return file.read()
+def _write_file(entries: list[Entry]) -> Path:
+    """The entries as an .npz in a temporary file (one array in memory at a time); the file is
+    the caller's (``server.exports`` deletes it once served)."""
+    with tempfile.NamedTemporaryFile(prefix="attention-", suffix=".npz", delete=False) as file:
+        path = Path(file.name)
+        try:
+            write_npz(entries, file)
+        except BaseException:
+            path.unlink(missing_ok=True)
+            raise
+    return path
 
 
-def export_bytes(model: str, text: str, part: Part, layer: int, session: Hashable) -> bytes:
+def export_file(model: str, text: str, part: Part, layer: int, session: Hashable) -> Path:
     """The .npz of ``part`` of the sentence's trace (fetched from the store, computed again if
-    it left), written in the back lane under a reservation of the file's bytes and of the
-    biggest array made while writing. ``Busy`` when the visitor's other export is running, or
-    there is no room, or the part is over ``NPZ_LIMIT``."""
+    it left) written to a temporary file in the back lane, under a reservation of the biggest
+    array made while writing. ``Busy`` when the visitor's other export is running, or there is
+    no room, or the part is over ``NPZ_LIMIT``."""
     with one_per_visitor(session):
         entries = plan(get_trace(model, text), part, layer)
         size = export_nbytes(entries)
         if size > NPZ_LIMIT:
             raise Busy(f"This file would be {_mb(size)}, over the {_mb(NPZ_LIMIT)} limit.")
         store = trace_store()
-        # the file's bytes three times (read back from disk, kept by Streamlit until the next
-        # run, and the copy the HTTP send buffers: a 133 MB file raised a live server's peak
-        # by 610 MB), and the biggest array made while writing
-        with reserved(store, 3 * size + max(e.nbytes for e in entries)):
+        with reserved(store, max(e.nbytes for e in entries) + WRITER_BYTES):
             if store.lane is None:
-                return _file_bytes(entries)
-            return store.lane.run(lambda: _file_bytes(entries))
+                return _write_file(entries)
+            return store.lane.run(lambda: _write_file(entries))
 
 
 def _mb(size: int) -> str:
     return f"{size / 2**30:.1f} GB" if size >= 2**30 else f"{max(size / 2**20, 0.1):.1f} MB"
 
 
-def _on_click(model: str, text: str, part: Part, layer: int) -> Callable[[], bytes]:
-    """The button's data: the key of the trace, not the trace (Streamlit runs it on click, in a
-    thread of its own, where the session is no longer known: it is taken now)."""
+@dataclass(frozen=True)
+class Download:
+    """One file a page offers: what it holds and what it is called."""
+
+    label: str  # the button's words, its size included
+    part: Part
+    layer: int
+    file_name: str
+    help: str
+
+
+def _prepare(key: str, model: str, text: str, download: Download) -> None:
+    """The Prepare button's callback (in the session's script thread): write the file, and
+    keep its link's id (or the reason it was refused) for the run that follows."""
     run = current_run()
     session: Hashable = run[0] if run is not None else "no session"
-    return lambda: export_bytes(model, text, part, layer, session)
+    st.session_state.pop(f"{key}_error", None)
+    try:
+        path = export_file(model, text, download.part, download.layer, session)
+    except Busy as err:
+        st.session_state[f"{key}_error"] = str(err)
+        return
+    file_id = EXPORTS.add(path, download.file_name)
+    st.session_state[f"{key}_file"] = (file_id, (model, text, download.part, download.layer))
 
 
-def _button(label: str, data: Callable[[], bytes], file_name: str, key: str, help: str) -> None:
-    st.download_button(
-        label,
-        data=data,
-        file_name=file_name,
-        mime="application/octet-stream",
-        key=key,
-        on_click="ignore",
-        icon=":material/download:",
-        help=help,
-    )
+def _offer(key: str, model: str, text: str, download: Download) -> None:
+    """A Prepare button, or the link to the file it made for this very sentence and part."""
+    ready = st.session_state.get(f"{key}_file")
+    if ready is not None and ready[1] == (model, text, download.part, download.layer):
+        st.link_button(
+            f"Download {download.file_name}",
+            url=f"{EXPORT_PATH.lstrip('/')}/{ready[0]}",  # relative: under any base path
+            icon=":material/download:",
+            help="Ready: the link works once, for ten minutes.",
+        )
+    else:
+        st.button(
+            f"Prepare {download.label}",
+            key=key,
+            on_click=_prepare,
+            args=(key, model, text, download),
+            icon=":material/download:",
+            help=download.help,
+        )
+    if error := st.session_state.get(f"{key}_error"):
+        st.warning(error)
 
 
 def npz_button(trace: Trace, model: str, text: str, layer: int, key: str) -> None:
     """The whole trace's .npz when it is at most ``NPZ_LIMIT``; else two parts: everything but
-    the attention maps, and layer ``layer``'s maps. ``trace`` is read for sizes only."""
+    the attention maps, and layer ``layer``'s maps. ``trace`` is read for sizes only: a click
+    writes the file from the trace the store holds (or computes again)."""
     how = " uncompressed (the file is deflated, usually smaller); keys are listed in the README."
     whole = export_nbytes(plan(trace))
     if whole <= NPZ_LIMIT:
-        data = _on_click(model, text, "all", 0)
         help = f"Every array of this sentence's forward pass: {_mb(whole)}{how}"
-        _button(f"All intermediates (.npz, {_mb(whole)})", data, "attention_trace.npz", key, help)
+        label = f"All intermediates (.npz, {_mb(whole)})"
+        _offer(key, model, text, Download(label, "all", 0, "attention_trace.npz", help))
         return
     stream = export_nbytes(plan(trace, "stream"))
     maps = export_nbytes(plan(trace, "layer", layer))
     note = f"The whole trace is {_mb(whole)}, over the {_mb(NPZ_LIMIT)} one download may be. "
-    _button(
-        f"Without attention maps (.npz, {_mb(stream)})",
-        _on_click(model, text, "stream", 0),
-        "attention_trace_stream.npz",
-        key,
-        note + f"This part: every array but pattern, scores, norm_weighted; {_mb(stream)}{how}",
-    )
-    _button(
-        f"Layer {layer}'s maps (.npz, {_mb(maps)})",
-        _on_click(model, text, "layer", layer),
-        f"attention_layer{layer}.npz",
-        key + "_layer",
-        note + f"This part: pattern, scores, norm_weighted of layer {layer}; {_mb(maps)}{how}",
-    )
+    stream_help = f"every array but pattern, scores, norm_weighted; {_mb(stream)}{how}"
+    maps_help = f"pattern, scores, norm_weighted of layer {layer}; {_mb(maps)}{how}"
+    parts = [
+        Download(
+            f"Without attention maps (.npz, {_mb(stream)})",
+            "stream",
+            0,
+            "attention_trace_stream.npz",
+            note + "This part: " + stream_help,
+        ),
+        Download(
+            f"Layer {layer}'s maps (.npz, {_mb(maps)})",
+            "layer",
+            layer,
+            f"attention_layer{layer}.npz",
+            note + "This part: " + maps_help,
+        ),
+    ]
+    for suffix, download in zip(("", "_layer"), parts, strict=True):
+        _offer(key + suffix, model, text, download)

@@ -1,7 +1,8 @@
 """The explorer's HTTP route wired to the app's own caches: the same loaded models and the same
 trace store as the pages, so a layer the browser fetches is never computed twice; and the
-cross-attention heads the Listen page mounted in this process (``explorer.cross_store.CROSS``).
-``BODY_CAPS``: each route's largest body, enforced while it streams in (``server.guard``)."""
+cross-attention heads the Listen page mounted in this process (``explorer.cross_store.CROSS``);
+and the prepared downloads (``server.exports``). ``BODY_CAPS``: each route's largest body,
+enforced while it streams in (``server.guard``)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from attention_core import Trace
 from attention_core.pack import Part
 from explorer import PATH
 from explorer.cross_store import CROSS, CROSS_PATH
-from server import api, cross_blocks
+from server import api, cross_blocks, exports
 from ui.cache import MODELS, get_trace, model_config, model_error
 
 
@@ -25,7 +26,7 @@ def _n_layers(model: str) -> int | None:
 
 
 TRACES = api.Traces(MODELS, model_error, _trace, _n_layers)
-ROUTES: list[Route] = api.routes(TRACES) + cross_blocks.routes(CROSS)
+ROUTES: list[Route] = api.routes(TRACES) + cross_blocks.routes(CROSS) + exports.routes()
 BODY_CAPS = {PATH: TRACES.max_body, CROSS_PATH: cross_blocks.MAX_BODY}
 
 

@@ -9,11 +9,17 @@ import tracemalloc
 
 import numpy as np
 import pytest
+from starlette.applications import Starlette
+from starlette.testclient import TestClient
 
 from attention_core import trace_sentence
 from attention_core.export import export_nbytes, plan, trace_arrays, write_npz
 from attention_core.rollout import trace_rollout
+from server import exports
 from server.budget import Busy
+from server.exports import EXPORTS, ExportFiles
+from tests.app.conftest import open_page
+from tests.app.test_page_pattern import open_numbers
 from ui import downloads
 
 LONG = " ".join(f"Sentence {i} says something about rivers, banks and boats." for i in range(60))
@@ -94,12 +100,31 @@ def _bytes(entries) -> bytes:
     return out.getvalue()
 
 
-def test_the_button_holds_the_key_and_fetches_the_trace_on_click():
-    data = downloads._on_click("minilm", "The river bank was muddy.", "all", 0)
-    held = [cell.cell_contents for cell in data.__closure__ or ()]
-    assert all(isinstance(value, str | int) for value in held), held
-    got = _load(data())
+def _file(model, text, part, layer, session) -> dict[str, np.ndarray]:
+    path = downloads.export_file(model, text, part, layer, session)
+    try:
+        return _load(path.read_bytes())
+    finally:
+        path.unlink()
+
+
+def test_prepare_writes_the_file_and_the_page_links_to_it_once():
+    at = open_numbers(open_page("pattern", s="The river bank was muddy."))
+    [prepare] = [b for b in at.button if b.label.startswith("Prepare All intermediates")]
+    assert "MB)" in prepare.label  # the size, said before the click
+    prepare.click().run()
+    assert not at.exception and not at.warning
+    [link] = at.get("link_button")
+    file_id = link.proto.url.rsplit("/", 1)[1]
+    assert link.proto.url == f"api/export/{file_id}"  # relative: under any base path
+    prepared = EXPORTS.take(file_id, consume=False)
+    assert prepared is not None and prepared.name == "attention_trace.npz"
+    got = _load(prepared.path.read_bytes())
     assert list(got["tokens"][:3]) == ["[CLS]", "the", "river"] and got["pattern"].ndim == 4
+    assert EXPORTS.take(file_id) is not None and EXPORTS.take(file_id) is None
+    prepared.path.unlink()
+    held = at.session_state["pattern_npz_file"]  # what the page keeps: an id and the key
+    assert all(isinstance(v, str | int) for v in (held[0], *held[1])), held
 
 
 def test_one_export_at_a_time_per_visitor():
@@ -115,19 +140,54 @@ def test_one_export_at_a_time_per_visitor():
     try:
         assert inside.wait(10)
         with pytest.raises(Busy, match="still being written"):
-            downloads.export_bytes("minilm", "Hello there.", "all", 0, "visitor")
-        assert _load(downloads.export_bytes("minilm", "Hello there.", "all", 0, "other"))
+            downloads.export_file("minilm", "Hello there.", "all", 0, "visitor")
+        assert _file("minilm", "Hello there.", "all", 0, "other")
     finally:
         release.set()
         holder.join(10)
-    assert _load(downloads.export_bytes("minilm", "Hello there.", "all", 0, "visitor"))
+    assert _file("minilm", "Hello there.", "all", 0, "visitor")
 
 
 def test_a_whole_long_decoder_trace_is_refused_and_its_parts_fit():
     with pytest.raises(Busy, match=r"over the 256\.0 MB limit"):
-        downloads.export_bytes("smollm2", LONG, "all", 0, "v")
-    assert len(_load(downloads.export_bytes("smollm2", LONG, "layer", 29, "v"))["pattern"]) == 1
+        downloads.export_file("smollm2", LONG, "all", 0, "v")
+    assert len(_file("smollm2", LONG, "layer", 29, "v")["pattern"]) == 1
     trace = downloads.get_trace("smollm2", LONG)
     assert export_nbytes(plan(trace)) > downloads.NPZ_LIMIT
     assert export_nbytes(plan(trace, "stream")) <= downloads.NPZ_LIMIT
     assert downloads.trace_store().other == 0
+
+
+def _waiting(tmp_path, name: str, size: int = 10):
+    path = tmp_path / name
+    path.write_bytes(b"x" * size)
+    return path
+
+
+def test_the_route_streams_a_prepared_file_once_then_deletes_it(tmp_path):
+    files = ExportFiles()
+    path = _waiting(tmp_path, "a.npz", 1000)
+    file_id = files.add(path, "attention_trace.npz")
+    with TestClient(Starlette(routes=exports.routes(files))) as client:
+        assert client.head(f"{exports.EXPORT_PATH}/{file_id}").status_code == 200  # not taken
+        got = client.get(f"{exports.EXPORT_PATH}/{file_id}")
+        assert got.status_code == 200 and got.content == b"x" * 1000
+        assert 'filename="attention_trace.npz"' in got.headers["content-disposition"]
+        assert got.headers["content-encoding"] == "identity"
+        assert not path.exists()
+        again = client.get(f"{exports.EXPORT_PATH}/{file_id}")
+        assert again.status_code == 404 and again.json() == {"error": exports.GONE}
+        assert client.get(f"{exports.EXPORT_PATH}/guessed").status_code == 404
+
+
+def test_waiting_files_are_bounded_in_number_bytes_and_age(tmp_path):
+    files = ExportFiles(ttl_s=60, max_files=2, max_disk=25)
+    first, second, third = (_waiting(tmp_path, f"{i}.npz") for i in range(3))
+    ids = [files.add(path, "f.npz", now=0.0) for path in (first, second, third)]
+    assert len(files) == 2 and not first.exists()  # the oldest out for the third
+    assert files.take(ids[0]) is None
+    big = _waiting(tmp_path, "big.npz", 20)
+    files.add(big, "f.npz", now=1.0)  # 10 + 10 + 20 bytes > 25: the oldest go
+    assert not second.exists() and not third.exists() and big.exists() and len(files) == 1
+    assert files.take("nothing", now=100.0) is None  # past the age: expired and deleted
+    assert not big.exists() and len(files) == 0

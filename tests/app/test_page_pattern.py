@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from attention_core import attention_steps, trace_sentence
+from attention_core.export import export_nbytes, plan
 from tests.app.conftest import open_page
 
 SENTENCE = "I made a deposit at the bank"
@@ -87,13 +88,18 @@ def open_numbers(at):
     return at.run()
 
 
-def test_the_closed_number_expander_builds_and_sends_nothing():
+def test_the_closed_number_expander_builds_and_sends_nothing(model):
     at = open_page("pattern", s=SENTENCE)
     assert [e.label for e in at.expander] == ["The pattern as numbers"]
-    assert not at.dataframe and not at.get("download_button")
+    prepare = [b for b in at.button if b.label.startswith("Prepare")]
+    assert not at.dataframe and not at.get("download_button") and not prepare
     open_numbers(at)
     assert not at.exception
-    assert len(at.dataframe) == 1 and len(at.get("download_button")) == 5
+    assert len(at.dataframe) == 1 and len(at.get("download_button")) == 4  # the stages' CSVs
+    size = export_nbytes(plan(trace_sentence(model, SENTENCE))) / 2**20
+    assert [b.label for b in at.button if b.label.startswith("Prepare")] == [
+        f"Prepare All intermediates (.npz, {size:.1f} MB)"  # the file's size, before the click
+    ]
 
 
 def test_the_number_table_keeps_repeated_tokens_apart(model):

@@ -184,21 +184,19 @@ class MemoryLedger:
         for part in held_parts(trace):  # a decoder's layer cache fills later: count it again
             part.watch(lambda: self._recount(key))
         with self._lock:
-            size = nbytes(trace)
-            self._lru[key] = (trace, size)
-            self.nbytes += size
-            self._evict(self._fits, keep=key)  # the newest stays
+            self._count(key, trace, 0)
 
     def _recount(self, key: Hashable) -> None:
         """Count a stored trace again (what it holds changed), dropping others to fit."""
         with self._lock:
-            if key not in self._lru:
-                return
-            trace, old = self._lru[key]
-            size = nbytes(trace)
-            self._lru[key] = (trace, size)
-            self.nbytes += size - old
-            self._evict(self._fits, keep=key)
+            if key in self._lru:
+                self._count(key, *self._lru[key])
+
+    def _count(self, key: Hashable, trace: Any, old: int) -> None:  # with self._lock held
+        size = nbytes(trace)
+        self._lru[key] = (trace, size)
+        self.nbytes += size - old
+        self._evict(self._fits, keep=key)  # the newest (or the one that grew) stays
 
     def reserve(self, size: int) -> bool:
         """Hold ``size`` bytes for work other than a pass (``server.budget.reserved``), dropping

@@ -21,8 +21,10 @@ from pathlib import Path
 
 from starlette.background import BackgroundTask
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.responses import FileResponse, Response
 from starlette.routing import Route
+
+from server.api import refusal
 
 EXPORT_PATH = "/api/export"
 TTL_S = 600.0  # a prepared file waits this long for its download
@@ -101,9 +103,7 @@ def routes(files: ExportFiles = EXPORTS) -> list[Route]:
         file_id = request.path_params["file_id"]
         prepared = files.take(file_id, consume=request.method == "GET")
         if prepared is None:
-            return JSONResponse(
-                {"error": GONE}, status_code=404, headers={"Cache-Control": "no-store"}
-            )
+            return refusal(404, GONE)
         done = BackgroundTask(prepared.path.unlink, missing_ok=True)
         return FileResponse(
             prepared.path,

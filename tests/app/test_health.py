@@ -269,8 +269,9 @@ def test_the_fault_hook_wedges_every_slot_and_the_health_check_sees_it(trace, mo
     assert store.running == 2 and client.get(HEALTH_PATH).status_code == 200  # nobody waits
     release = threading.Event()
     visitor = _holding(store, trace, "a visitor's sentence", release)
-    wait_until(lambda: client.get(HEALTH_PATH).status_code == 503)
-    assert "left waiting" in client.get(HEALTH_PATH).json()["reason"]
+    answers = []  # read the 503 itself: a second request may meet the CPU rule's noisy window
+    wait_until(lambda: answers.append(client.get(HEALTH_PATH)) or answers[-1].status_code == 503)
+    assert "left waiting" in answers[-1].json()["reason"]
     release.set()
     assert client.post(faults.RELEASE_PATH).json() == {"released": 1}
     visitor.join(WAIT_S)

@@ -22,28 +22,8 @@ So ``pattern_lhqk`` is softmax attention indexed [layer, head, query, key], and 
 the attention update added to the residual stream, [layer, token, d_model].
 """
 
-from attention_core.attention import AttentionPass, multi_head_attention, project
-from attention_core.block import (
-    BlockConfig,
-    BlockTrace,
-    BlockWeights,
-    make_block_weights,
-    run_block,
-    sinusoidal_positions,
-)
-from attention_core.cost import (
-    COST_SIZES,
-    CostPoint,
-    attention_bytes,
-    measure_cost,
-    square_law,
-    tokens_of_length,
-)
-from attention_core.demos import padded_input
-from attention_core.explain import CellArithmetic, HeadSummary, cell_arithmetic, summarize_heads
-from attention_core.fallback import fallback_embeddings, split_pieces
-from attention_core.forward import Trace, WhatIf, run_model, trace_nbytes, trace_sentence
-from attention_core.functional import (
+from attention_core.core.attention import AttentionPass, multi_head_attention, project
+from attention_core.core.functional import (
     AttentionSteps,
     attention_steps,
     causal_mask,
@@ -51,7 +31,39 @@ from attention_core.functional import (
     layer_norm,
     softmax,
 )
-from attention_core.geometry import (
+from attention_core.core.tokens import Tokens, tokenize
+from attention_core.core.words import word_pattern, word_spans
+from attention_core.lessons.block import (
+    BlockConfig,
+    BlockTrace,
+    BlockWeights,
+    make_block_weights,
+    run_block,
+    sinusoidal_positions,
+)
+from attention_core.lessons.cost import (
+    COST_SIZES,
+    CostPoint,
+    attention_bytes,
+    measure_cost,
+    square_law,
+    tokens_of_length,
+)
+from attention_core.lessons.demos import padded_input
+from attention_core.lessons.explain import (
+    CellArithmetic,
+    HeadSummary,
+    cell_arithmetic,
+    summarize_heads,
+)
+from attention_core.lessons.fallback import fallback_embeddings, split_pieces
+from attention_core.lessons.saturation import (
+    DK_GRID,
+    Saturation,
+    row_entropy_bits,
+    saturation_curve,
+)
+from attention_core.methods.geometry import (
     Pca,
     ProbeCosines,
     closest_token,
@@ -67,8 +79,8 @@ from attention_core.geometry import (
     word_positions,
     word_vectors,
 )
-from attention_core.hide_word import WordEffect, compare_passes, hide_word, word_pieces
-from attention_core.knockout import (
+from attention_core.methods.hide_word import WordEffect, compare_passes, hide_word, word_pieces
+from attention_core.methods.knockout import (
     Importance,
     PredictionChange,
     VectorChange,
@@ -78,36 +90,16 @@ from attention_core.knockout import (
     prediction_change,
     vector_change,
 )
-from attention_core.logit_lens import LogitLens, logit_lens
-from attention_core.mel import log_mel
-from attention_core.model import (
-    DEFAULT_MODEL_NAME,
-    Model,
-    ModelConfig,
-    ModelLoadError,
-    default_model_path,
+from attention_core.methods.logit_lens import LogitLens, logit_lens
+from attention_core.methods.norm_weighted import (
+    norm_weighted_hqk,
+    norm_weighted_lhqk,
+    value_norms_hk,
 )
-from attention_core.models import MODEL_KEYS, MODELS, ModelSpec, load_config, load_model, model_spec
-from attention_core.models.llama import LlamaModel, LlamaParams
-from attention_core.models.llama_cache import LayerStack
-from attention_core.models.llama_forward import LlamaTrace
-from attention_core.models.llama_generate import (
-    Generation,
-    StepResult,
-    chat_prompt,
-    choose,
-    start_generation,
-)
-from attention_core.models.llama_layers import LlamaLayer
-from attention_core.models.whisper import WhisperModel, load_whisper
-from attention_core.models.whisper_generate import WhisperTrace, transcribe
-from attention_core.norm_weighted import norm_weighted_hqk, norm_weighted_lhqk, value_norms_hk
-from attention_core.pack import Block, block_nbytes, header, layer_block
-from attention_core.rollout import rollout_lqk, trace_rollout
-from attention_core.saturation import DK_GRID, Saturation, row_entropy_bits, saturation_curve
-from attention_core.telling import TellingHead, telling_head
-from attention_core.tokens import Tokens, tokenize
-from attention_core.values import (
+from attention_core.methods.pack import Block, block_nbytes, header, layer_block
+from attention_core.methods.rollout import rollout_lqk, trace_rollout
+from attention_core.methods.telling import TellingHead, telling_head
+from attention_core.methods.values import (
     ValueUpdate,
     default_token,
     largest_terms,
@@ -115,8 +107,36 @@ from attention_core.values import (
     update_steps,
     value_update,
 )
-from attention_core.weights import EmbeddingWeights, LayerWeights, Norm, Weights
-from attention_core.words import word_pattern, word_spans
+from attention_core.models import MODEL_KEYS, MODELS, ModelSpec, load_config, load_model, model_spec
+from attention_core.models.bert.forward import (
+    Trace,
+    WhatIf,
+    run_model,
+    trace_nbytes,
+    trace_sentence,
+)
+from attention_core.models.bert.model import (
+    DEFAULT_MODEL_NAME,
+    Model,
+    ModelConfig,
+    ModelLoadError,
+    default_model_path,
+)
+from attention_core.models.bert.weights import EmbeddingWeights, LayerWeights, Norm, Weights
+from attention_core.models.llama.cache import LayerStack
+from attention_core.models.llama.forward import LlamaTrace
+from attention_core.models.llama.generate import (
+    Generation,
+    StepResult,
+    chat_prompt,
+    choose,
+    start_generation,
+)
+from attention_core.models.llama.layers import LlamaLayer
+from attention_core.models.llama.model import LlamaModel, LlamaParams
+from attention_core.models.whisper.generate import WhisperTrace, transcribe
+from attention_core.models.whisper.mel import log_mel
+from attention_core.models.whisper.model import WhisperModel, load_whisper
 
 # The public names, grouped by concept (the imports above are sorted by module).
 __all__ = [  # noqa: RUF022 - grouped by concept, not alphabetically
@@ -232,7 +252,8 @@ __all__ = [  # noqa: RUF022 - grouped by concept, not alphabetically
     "choose",
     "start_generation",
     "chat_prompt",
-    # speech: Whisper tiny.en (audio in: attention_core.audio, which reads files with soundfile)
+    # speech: Whisper tiny.en (audio in: attention_core.models.whisper.audio, which reads files
+    # with soundfile)
     "WhisperModel",
     "load_whisper",
     "WhisperTrace",

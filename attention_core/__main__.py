@@ -16,12 +16,12 @@ from pathlib import Path
 
 import numpy as np
 
-from attention_core.export import save_npz
-from attention_core.forward import WhatIf, trace_sentence
-from attention_core.knockout import parse_heads
-from attention_core.model import ModelLoadError
+from attention_core.core.tokens import check_text
+from attention_core.methods.export import save_npz
+from attention_core.methods.knockout import parse_heads
 from attention_core.models import load_model
-from attention_core.tokens import check_text
+from attention_core.models.bert.forward import WhatIf, trace_sentence
+from attention_core.models.bert.model import ModelLoadError
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -57,10 +57,10 @@ def _parser() -> argparse.ArgumentParser:
 
 def _listen(audio: str, out: str) -> int:
     """Transcribe ``audio`` and write the listen keys to ``out``."""
-    from attention_core.audio import is_silent, load_audio
-    from attention_core.mel import log_mel
-    from attention_core.models.whisper import load_whisper
-    from attention_core.models.whisper_generate import listen_arrays, transcribe
+    from attention_core.models.whisper.audio import is_silent, load_audio
+    from attention_core.models.whisper.generate import listen_arrays, transcribe
+    from attention_core.models.whisper.mel import log_mel
+    from attention_core.models.whisper.model import load_whisper
 
     try:
         clip = load_audio(audio)

@@ -34,8 +34,8 @@ from attention_core import (
     tokenize,
     trace_rollout,
 )
-from attention_core.functional import value_norms_gram
-from attention_core.models.llama_forward import run_llama
+from attention_core.core.functional import value_norms_gram
+from attention_core.models.llama.forward import run_llama
 from bench.sentences import sentence
 
 
@@ -98,7 +98,7 @@ def bench_rollout(name: str, model: Any, repeats: int) -> str:
 
 def _fresh_rollout(trace: Any) -> Any:
     """The rollout as computed the first time (a decoder trace keeps it after that)."""
-    from attention_core.rollout import rollout_lqk
+    from attention_core.methods.rollout import rollout_lqk
 
     return rollout_lqk(trace.pattern_lhqk) if hasattr(trace, "memo") else trace_rollout(trace)
 

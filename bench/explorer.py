@@ -615,7 +615,7 @@ def in_process(model, text: str) -> dict[str, list[float]]:
     import gzip
 
     from attention_core import run_model, tokenize
-    from attention_core.pack import layer_block
+    from attention_core.methods.pack import layer_block
 
     tokens = tokenize(model, text)
     trace = run_model(model, tokens)

@@ -41,10 +41,10 @@ os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 
 import numpy as np
 
-from attention_core.audio import SAMPLE_RATE, load_audio
-from attention_core.mel import log_mel
-from attention_core.models.whisper import WhisperModel, load_whisper
-from attention_core.models.whisper_generate import WhisperTrace, transcribe
+from attention_core.models.whisper.audio import SAMPLE_RATE, load_audio
+from attention_core.models.whisper.generate import WhisperTrace, transcribe
+from attention_core.models.whisper.mel import log_mel
+from attention_core.models.whisper.model import WhisperModel, load_whisper
 from bench.live import Wire, open_page
 from bench.report import fmt_s, load, p50, p95, progress, table, verdict
 from bench.whisper import clip_5s

@@ -89,7 +89,7 @@ def _torch_forward() -> Callable[[np.ndarray], Any]:
     import torch
     import transformers
 
-    from attention_core.models.llama import SMOLLM2_FILE, smollm2_path
+    from attention_core.models.llama.model import SMOLLM2_FILE, smollm2_path
 
     torch.set_num_threads(1)
     model = transformers.AutoModelForCausalLM.from_pretrained(

@@ -36,11 +36,11 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import numpy as np
 
-from attention_core.audio import SAMPLE_RATE, load_audio
-from attention_core.mel import log_mel
-from attention_core.models.whisper import WhisperModel, load_whisper
-from attention_core.models.whisper_forward import encode
-from attention_core.models.whisper_generate import WhisperTrace, transcribe
+from attention_core.models.whisper.audio import SAMPLE_RATE, load_audio
+from attention_core.models.whisper.forward import encode
+from attention_core.models.whisper.generate import WhisperTrace, transcribe
+from attention_core.models.whisper.mel import log_mel
+from attention_core.models.whisper.model import WhisperModel, load_whisper
 from bench.llama import fresh_process, header
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -52,8 +52,8 @@ ONE_THREAD = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THRE
 RSS_SCRIPT = f"""
 import json
 import attention_core
-from attention_core.audio import load_audio
-from attention_core.mel import log_mel
+from attention_core.models.whisper.audio import load_audio
+from attention_core.models.whisper.mel import log_mel
 a = attention_core.load_model()
 b = attention_core.load_model("smollm2")
 w = attention_core.load_whisper()
@@ -108,7 +108,7 @@ def _wav(samples: np.ndarray, folder: str, name: str) -> Path:
 def _ct2() -> Any:
     import ctranslate2
 
-    from attention_core.models.whisper import whisper_folder
+    from attention_core.models.whisper.model import whisper_folder
 
     return ctranslate2.models.Whisper(
         str(whisper_folder()), device="cpu", compute_type="float32", intra_threads=1

@@ -22,14 +22,14 @@ import anywidget
 import traitlets
 
 from attention_core import MODEL_KEYS, Model, Trace, load_model, trace_sentence
-from attention_core.pack import PARTS, header, layer_block
-from attention_core.tokens import MAX_CHARS, check_text
+from attention_core.core.tokens import MAX_CHARS, check_text
+from attention_core.methods.pack import PARTS, header, layer_block
 from explorer import CSS, DEFAULT_STAGES, VIEW_FIELDS, check_stages
 from explorer.bundle import module
 
 if TYPE_CHECKING:
-    from attention_core.models.llama import LlamaModel
-    from attention_core.models.llama_forward import LlamaTrace
+    from attention_core.models.llama.forward import LlamaTrace
+    from attention_core.models.llama.model import LlamaModel
 
 TEMP_RANGE = (0.05, 5.0)  # the temperatures the app's slider and URL accept
 Source = tuple[str, str]  # (model key, text): what a trace is of
@@ -98,7 +98,7 @@ class Explorer(anywidget.AnyWidget):
 
     model_name = traitlets.Unicode("minilm").tag(sync=True)
     text = traitlets.Unicode("").tag(sync=True)
-    header = traitlets.Dict().tag(sync=True)  # attention_core.pack.header of the trace
+    header = traitlets.Dict().tag(sync=True)  # attention_core.methods.pack.header of the trace
     layer = traitlets.Int(0).tag(sync=True)
     head = traitlets.Int(0).tag(sync=True)
     q = traitlets.Int(-1).tag(sync=True)  # the chosen query token, -1 for none
@@ -145,7 +145,7 @@ class Explorer(anywidget.AnyWidget):
 
     def reply(self, msg: dict[str, Any]) -> tuple[dict[str, Any], list[bytes]]:
         """The answer to a message from the view: a layer block's raw little-endian float32
-        bytes (``attention_core.pack.layer_block``) for ``{"type": "block", "layer", "part",
+        bytes (``attention_core.methods.pack.layer_block``) for ``{"type": "block", "layer", "part",
         "id"}``, or the same content with an ``error`` and no bytes. The request's ``id`` comes
         back: the view matches each reply to its request by it."""
         layer, part = msg.get("layer"), msg.get("part")

@@ -18,7 +18,7 @@ from numpy.typing import NDArray
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from attention_core import Trace
-from attention_core.pack import MAX_TILE, float32_bytes, header
+from attention_core.methods.pack import MAX_TILE, float32_bytes, header
 from explorer import CSS, PATH, VIEW_FIELDS, check_stages
 from explorer.bundle import module
 from explorer.cross_store import CROSS, CROSS_PATH, CrossStore, pattern_id

@@ -4,8 +4,8 @@ import numpy as np
 import streamlit as st
 
 import explorer
-from attention_core.head_order import list_heads, metric_labels, order_heads
-from attention_core.pack import MAX_TILE
+from attention_core.lessons.head_order import list_heads, metric_labels, order_heads
+from attention_core.methods.pack import MAX_TILE
 from ui import callbacks, router
 from ui.cache import head_figures
 

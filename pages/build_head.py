@@ -6,8 +6,8 @@ import streamlit as st
 
 import explorer
 from attention_core import BlockConfig
-from attention_core.fallback import MAX_PIECES, split_pieces
-from attention_core.saturation import N_SEEDS
+from attention_core.lessons.fallback import MAX_PIECES, split_pieces
+from attention_core.lessons.saturation import N_SEEDS
 from ui import downloads, router, safe, show
 from ui.cache import block_input, block_saturation, block_view, model_config, model_error
 from viz.dk_saturation import make_dk_saturation

@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from attention_core.decoder_heads import group_similarity
+from attention_core.methods.decoder_heads import group_similarity
 from ui import decoder_view, router, show
 from ui.cache import get_model, get_trace, model_error
 from viz.pattern_heatmap import make_pattern_heatmap

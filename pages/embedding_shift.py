@@ -4,7 +4,7 @@ import numpy as np
 import streamlit as st
 
 from attention_core import closest_token, fit_shift_plane
-from attention_core.geometry import probe_cosines
+from attention_core.methods.geometry import probe_cosines
 from ui import downloads, params, router, safe, show, verify
 from ui.cache import read_probes
 from ui.presets import auto_probes
@@ -185,7 +185,7 @@ with st.expander("For engineers", expanded=False):
         f"l − 1, so the sidebar's layer {shared.layer} is `hidden_ltd[{state}]`.\n"
         "- Probes: `embed_words` runs each probe alone (`[CLS] word [SEP]`) and averages its "
         "word pieces at every state, `[l, p, d]`.\n"
-        "- Bars, table and lines: `attention_core.geometry.probe_cosines(hidden_ltd[:, t], "
+        "- Bars, table and lines: `attention_core.methods.geometry.probe_cosines(hidden_ltd[:, t], "
         "probes_lpd)`: `raw_lp` are the cosines at the same state, `mean_l` their mean over the "
         "probes, `relative_lp = raw_lp - mean_l[:, None]` (unchanged by any shift shared by all "
         "probes at a state), `change(l) = relative_lp[l] - relative_lp[0]`.\n"

@@ -4,7 +4,7 @@ watched token's vector, its probe cosines and the sentence embedding change, lay
 import numpy as np
 import streamlit as st
 
-from attention_core.hide_word import default_base, default_choice, words_of
+from attention_core.methods.hide_word import default_base, default_choice, words_of
 from ui import callbacks, params, router, safe, show
 from ui.cache import read_probes, word_effect
 from ui.presets import auto_probes, curated
@@ -203,6 +203,7 @@ with st.expander("For engineers"):
         "with `attention_mask` 0 at those positions, to 1e-5 / 1e-4 / 1e-5. Check on this "
         f"sentence: in the embedding the distance is {effect.distance_l[0]:.1e} (nothing read "
         "yet). "
-        "Numbers come from `attention_core.hide_word.hide_word`; the sentence embedding uses "
+        "Numbers come from `attention_core.methods.hide_word.hide_word`; the sentence embedding "
+        "uses "
         "sentence-transformers' 256-token window and leaves the hidden tokens out of its mean."
     )

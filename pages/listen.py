@@ -4,7 +4,7 @@ listened. The sidebar shows Whisper here; the explorer holds its layer and head.
 
 import streamlit as st
 
-from attention_core.audio import is_silent, speech_frames
+from attention_core.models.whisper.audio import is_silent, speech_frames
 from ui import listen, listen_views, router, verify
 from ui.cache_listen import digest, heard, whisper_error
 

@@ -175,6 +175,7 @@ with st.expander("For engineers"):
         f"- Check: Σ_h ΔE_h + b_O − ΔE has largest difference {up.sum_error:.2e} over the "
         f"{up.delta_d.size} dimensions (float32 rounding); "
         f"‖b_O‖ = {np.linalg.norm(up.bias_d):.3f}.\n"
-        "- Numbers: `attention_core.values.value_update` and `update_steps`; the downloaded "
+        "- Numbers: `attention_core.methods.values.value_update` and `update_steps`; the "
+        "downloaded "
         "table keeps full precision."
     )

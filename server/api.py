@@ -27,8 +27,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from attention_core import Trace
-from attention_core.pack import PARTS, Part, layer_block
-from attention_core.tokens import MAX_CHARS, check_text
+from attention_core.core.tokens import MAX_CHARS, check_text
+from attention_core.methods.pack import PARTS, Part, layer_block
 from explorer import PATH
 from server.trace_store import Superseded
 from server.visitors import Refused, admit

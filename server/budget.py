@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 import numpy as np
 from numpy.typing import NDArray
 
-from attention_core.buffers import base_buffer
+from attention_core.core.buffers import base_buffer
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -111,7 +111,7 @@ class Held(Protocol):
 
 
 def _count(array: NDArray[Any], seen: set[int]) -> int:
-    """An array's bytes, once: an engine buffer's (``attention_core.buffers``) whole."""
+    """An array's bytes, once: an engine buffer's (``attention_core.core.buffers``) whole."""
     buffer = base_buffer(array)
     counted = array if buffer is None else buffer
     if id(counted) in seen:

@@ -7,7 +7,7 @@ import ctypes
 import threading
 from collections.abc import Callable
 
-from attention_core.buffers import release_free
+from attention_core.core.buffers import release_free
 
 
 def _malloc_trim() -> Callable[[int], int] | None:
@@ -26,7 +26,7 @@ def release_free_memory() -> None:
     512-token pass frees hundreds of MB of temporaries that malloc otherwise keeps: replaying
     4 × 512 and 4 × 128 tokens through a 400 MB store held 708 MB resident without it, 405-432
     MB with it, for 1-7 ms a trace."""
-    release_free()  # trace buffers no trace uses (attention_core.buffers), first
+    release_free()  # trace buffers no trace uses (attention_core.core.buffers), first
     if _MALLOC_TRIM is not None:
         _MALLOC_TRIM(0)
 

@@ -1,13 +1,14 @@
 """Beyond the weights, sections 1 and 2: the pattern beside the norm-weighted pattern, with the
 sentence's attention-sink case measured, and the attention rollout with what it assumes. The
-numbers come from attention_core.weight_effect (through ui.cache_beyond); the explorer draws."""
+numbers come from attention_core.methods.weight_effect (through ui.cache_beyond); the explorer
+draws."""
 
 from __future__ import annotations
 
 import streamlit as st
 
 from attention_core import Trace
-from attention_core.weight_effect import WeightEffect
+from attention_core.methods.weight_effect import WeightEffect
 from ui import explore, safe
 from ui.cache_beyond import largest_sink, sink_of
 from ui.router import Shared
@@ -110,10 +111,13 @@ def engineers(trace: Trace) -> None:
     """The closed section with the code names and how they are checked."""
     with st.expander("For engineers", expanded=False, icon=":material/code:"):
         st.markdown(
-            "Section 1: `attention_core.norm_weighted` (value norms ‖v_j · W_O,h‖ per head and "
+            "Section 1: `attention_core.methods.norm_weighted` (value norms ‖v_j · W_O,h‖ per "
+            "head and "
             "key, `trace.value_norm_lhk`; `norm_weighted_lhqk(trace)`) and "
-            "`attention_core.weight_effect` (`head_effect`, `largest_gap`: shares summed over the "
-            "queries). Section 2: `attention_core.rollout.trace_rollout(trace)`. Section 3: "
+            "`attention_core.methods.weight_effect` (`head_effect`, `largest_gap`: shares summed "
+            "over the "
+            "queries). Section 2: `attention_core.methods.rollout.trace_rollout(trace)`. Section "
+            "3: "
             "`WhatIf(knocked=((layer, head), ...))` (a knocked head's z is zeroed before W_O), "
             "`knockout.prediction_change`, `knockout.vector_change`, `knockout.head_importance`. "
             "Section 4: `logit_lens.logit_lens(trace, positions)`. tests/core checks them "

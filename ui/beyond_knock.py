@@ -1,6 +1,6 @@
 """Beyond the weights, section 3: knock out heads and rerun. A decoder's next-token prediction
 before and after; an encoder's token vector per layer and its sentence embedding. The numbers are
-attention_core.knockout's (through ui.cache_beyond); every token is shown as plain text."""
+attention_core.methods.knockout's (through ui.cache_beyond); every token is shown as plain text."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import numpy as np
 import streamlit as st
 
 from attention_core import Trace, default_token
-from attention_core.knockout import Heads, parse_heads
-from attention_core.models.llama_tokenizer import show_piece
+from attention_core.methods.knockout import Heads, parse_heads
+from attention_core.models.llama.tokenizer import show_piece
 from ui import safe, show
 from ui.cache import get_model
 from ui.cache_beyond import prediction, vector

@@ -1,6 +1,6 @@
 """Beyond the weights, section 4: the logit lens (a decoder's guess for the next token read after
 every layer), as a layers × positions table of words and probabilities; on an encoder, a note and
-a way to switch. The numbers are attention_core.logit_lens's (through ui.cache_beyond)."""
+a way to switch. The numbers are attention_core.methods.logit_lens's (through ui.cache_beyond)."""
 
 from __future__ import annotations
 

@@ -1,13 +1,13 @@
 """Beyond the weights, the importance sweep: every head knocked out alone, ranked by its effect at
-the chosen token (attention_core.knockout.head_importance), with a progress bar; a row of the
-ranking opens that head's knock-out above."""
+the chosen token (attention_core.methods.knockout.head_importance), with a progress bar; a row of
+the ranking opens that head's knock-out above."""
 
 from __future__ import annotations
 
 import streamlit as st
 
 from attention_core import Trace
-from attention_core.knockout import Importance
+from attention_core.methods.knockout import Importance
 from server.budget import Busy
 from ui import safe, show
 from ui.beyond_knock import is_decoder, set_heads

@@ -15,7 +15,6 @@ import numpy as np
 import streamlit as st
 from numpy.typing import NDArray
 
-import attention_core
 from attention_core import (
     Model,
     ModelConfig,
@@ -27,25 +26,26 @@ from attention_core import (
     trace_nbytes,
     trace_sentence,
 )
-from attention_core.block import (
+from attention_core.core.tokens import tokenize
+from attention_core.lessons import block as lesson_block
+from attention_core.lessons.block import (
     BlockConfig,
     BlockView,
     make_block_weights,
     unit_variance,
     view_block,
 )
-from attention_core.cost import CostPoint, measure_cost
-from attention_core.demos import Padding, SplitPoint, measure_split, padding_demo
-from attention_core.explain import summarize_heads
-from attention_core.fallback import fallback_embeddings
-from attention_core.geometry import embed_words, parse_probes
-from attention_core.head_order import head_metrics, sink_t
-from attention_core.hide_word import WordEffect, compare_passes
+from attention_core.lessons.cost import CostPoint, measure_cost
+from attention_core.lessons.demos import Padding, SplitPoint, measure_split, padding_demo
+from attention_core.lessons.explain import summarize_heads
+from attention_core.lessons.fallback import fallback_embeddings
+from attention_core.lessons.head_order import head_metrics, sink_t
+from attention_core.lessons.saturation import Saturation, saturation_curve
+from attention_core.methods.geometry import embed_words, parse_probes
+from attention_core.methods.hide_word import WordEffect, compare_passes
+from attention_core.methods.telling import TellingHead, telling_head
 from attention_core.models import MODELS as PACKAGED
 from attention_core.models.registry import ALL_MODELS
-from attention_core.saturation import Saturation, saturation_curve
-from attention_core.telling import TellingHead, telling_head
-from attention_core.tokens import tokenize
 from server.streamlit_private import Run, current_run
 from server.trace_store import Superseded
 from ui.cache_listen import whisper_config, whisper_error
@@ -137,7 +137,8 @@ def get_trace(
 # Worst case 64 × < 1 kB (a few ints and floats).
 @st.cache_data(max_entries=64, show_spinner=False)
 def get_telling_head(model_name: str, text: str) -> TellingHead | None:
-    """The sentence's most telling head (attention_core.telling's rule), once per sentence."""
+    """The sentence's most telling head (attention_core.methods.telling's rule), once per
+    sentence."""
     return telling_head(get_trace(model_name, text))
 
 
@@ -209,7 +210,7 @@ def block_input(
     """Build your own head's input: the model's word embeddings of the tokens on show, or, when
     the model cannot load, the hashed fallback; at unit variance per dimension."""
     if use_model:
-        return attention_core.block.block_input(get_trace(model, text), hide_special)
+        return lesson_block.block_input(get_trace(model, text), hide_special)
     tokens, x_td = fallback_embeddings(text)
     return tokens, unit_variance(x_td)
 

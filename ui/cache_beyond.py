@@ -13,7 +13,7 @@ from typing import Any, cast
 import streamlit as st
 
 from attention_core import LlamaTrace, WhatIf, trace_nbytes
-from attention_core.knockout import (
+from attention_core.methods.knockout import (
     Heads,
     Importance,
     PredictionChange,
@@ -22,8 +22,8 @@ from attention_core.knockout import (
     prediction_change,
     vector_change,
 )
-from attention_core.logit_lens import LogitLens, logit_lens
-from attention_core.weight_effect import WeightEffect, head_effect, largest_gap
+from attention_core.methods.logit_lens import LogitLens, logit_lens
+from attention_core.methods.weight_effect import WeightEffect, head_effect, largest_gap
 from server.budget import reserved
 from ui.cache import get_model, get_trace, trace_store
 

@@ -18,10 +18,10 @@ import streamlit as st
 from numpy.typing import NDArray
 
 from attention_core import Trace, WhisperModel, load_whisper, log_mel, transcribe
-from attention_core.alignment import Alignment, head_alignment, writing_rows
-from attention_core.audio import Audio, speak
-from attention_core.model import ModelConfig, ModelLoadError
-from attention_core.models.whisper_forward import encoder_pattern
+from attention_core.methods.alignment import Alignment, head_alignment, writing_rows
+from attention_core.models.bert.model import ModelConfig, ModelLoadError
+from attention_core.models.whisper.audio import Audio, speak
+from attention_core.models.whisper.forward import encoder_pattern
 from server.budget import HEARD_PEAK
 from ui.store import trace_store
 
@@ -47,7 +47,7 @@ class Heard:
     @property
     def rows(self) -> slice:
         """The cross-attention rows that wrote the text tokens, in order (row r reads token r
-        and writes token r + 1: ``attention_core.alignment.writing_rows``)."""
+        and writes token r + 1: ``attention_core.methods.alignment.writing_rows``)."""
         return slice(*writing_rows(self.n_prompt, len(self.token_ids)))
 
 

@@ -9,7 +9,13 @@ import streamlit as st
 from numpy.typing import NDArray
 
 from attention_core import LlamaTrace, Trace
-from attention_core.decoder_heads import (
+from attention_core.core.positions import (
+    cosine_sum,
+    head_distance,
+    position_similarity,
+    rope_frequencies,
+)
+from attention_core.methods.decoder_heads import (
     NOTE_PHRASE,
     NOTE_TABLE_QK,
     NOTE_WORDS,
@@ -19,8 +25,7 @@ from attention_core.decoder_heads import (
     note_tables,
     pick_head,
 )
-from attention_core.models.llama_tokenizer import show_piece
-from attention_core.rotary import cosine_sum, head_distance, position_similarity, rope_frequencies
+from attention_core.models.llama.tokenizer import show_piece
 from ui import safe, show
 from ui.cache import get_model, get_trace
 from viz.rotary import make_distance_curves

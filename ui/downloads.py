@@ -5,7 +5,7 @@ said on the button before the click (the arrays' bytes, uncompressed, from their
 is deflated, so usually smaller), and past ``NPZ_LIMIT`` the page offers parts instead of the
 whole (everything but the attention maps, or one layer's maps). "Prepare" writes the file in the
 back lane (``server.lanes``), an array at a time into a temporary file
-(``attention_core.export.write_npz``), under a reservation of the memory budget
+(``attention_core.methods.export.write_npz``), under a reservation of the memory budget
 (``server.budget``), one export at a time per visitor; the page then links to it, and
 ``server.exports`` streams it from disk once and deletes it. Streamlit's own button would keep
 the file's bytes in memory until the next run and copy them again to send them. The callback
@@ -28,7 +28,7 @@ import streamlit as st
 from numpy.typing import NDArray
 
 from attention_core import Trace
-from attention_core.export import Entry, Part, export_nbytes, plan, write_npz
+from attention_core.methods.export import Entry, Part, export_nbytes, plan, write_npz
 from server.budget import Busy, reserved
 from server.exports import EXPORT_PATH, EXPORTS
 from server.streamlit_private import current_run

@@ -1,6 +1,6 @@
 """The Listen page's input: an example clip, the microphone, an uploaded file or typed text
-spoken by espeak-ng, read into 16 kHz mono samples by attention_core.audio, once per clip
-(ui.listen_audio). Every problem with the audio becomes a message on the page; the page stops
+spoken by espeak-ng, read into 16 kHz mono samples by attention_core.models.whisper.audio, once per
+clip (ui.listen_audio). Every problem with the audio becomes a message on the page; the page stops
 there and keeps working."""
 
 from __future__ import annotations
@@ -13,7 +13,13 @@ import soundfile as sf
 import streamlit as st
 from numpy.typing import NDArray
 
-from attention_core.audio import ACCEPTED, ESPEAK_INSTALL, SAMPLE_RATE, Audio, AudioError
+from attention_core.models.whisper.audio import (
+    ACCEPTED,
+    ESPEAK_INSTALL,
+    SAMPLE_RATE,
+    Audio,
+    AudioError,
+)
 from ui import safe
 from ui.cache_listen import spoken
 from ui.listen_audio import decode_once, mic_length, upload_limit_mb

@@ -1,5 +1,6 @@
 """The Listen page's audio, decoded once: a clip, an upload or a recording is read by
-attention_core.audio.load_audio the first time its bytes are seen and kept by their SHA-256, so
+attention_core.models.whisper.audio.load_audio the first time its bytes are seen and kept by their
+SHA-256, so
 the reruns that every click on the page makes do not decode it again; a refused file's message is
 kept the same way. The upload limit is Streamlit's own ``server.maxUploadSize``, read here, so
 the server, the uploader, the message and the microphone's help say one number."""
@@ -12,7 +13,7 @@ from collections import OrderedDict
 
 import streamlit as st
 
-from attention_core.audio import MB, Audio, AudioError, load_audio
+from attention_core.models.whisper.audio import MB, Audio, AudioError, load_audio
 
 N_DECODED = 4  # clips kept: each at most 30 s of 16 kHz float32 (1.9 MB), a refused one a line
 MIC_BYTES_PER_S = 16_000 * 2  # st.audio_input(sample_rate=16000) sends 16-bit mono WAV

@@ -12,8 +12,8 @@ import streamlit as st
 from numpy.typing import NDArray
 
 import explorer
-from attention_core.audio import SAMPLE_RATE, Audio
-from attention_core.models.llama_tokenizer import show_piece
+from attention_core.models.llama.tokenizer import show_piece
+from attention_core.models.whisper.audio import SAMPLE_RATE, Audio
 from explorer.streamlit_adapter import pool_mel
 from ui import explore, safe
 from ui.cache_listen import Heard, encoder_span
@@ -182,13 +182,15 @@ def engineers() -> None:
     """Where the numbers come from, by code name (closed)."""
     with st.expander("For engineers"):
         st.markdown(
-            "- Audio: `attention_core.audio.load_audio` (soundfile, mono, soxr to 16 kHz, first "
+            "- Audio: `attention_core.models.whisper.audio.load_audio` (soundfile, mono, soxr to "
+            "16 kHz, first "
             "30 s) or `speak` (espeak-ng); the span shown is `speech_frames`, silence is "
             "`is_silent`.\n"
             "- Model: `load_whisper()` (CTranslate2 `model.bin` read in NumPy), "
             "`transcribe(model, log_mel(samples))` → `WhisperTrace`: `cross_pattern_lhqk` "
             "[4, 6, T, 1500], `self_pattern_lhqk` [4, 6, T, T], `alignment_heads`.\n"
-            "- Scores: `attention_core.alignment.head_alignment` (per head: Spearman's ρ of "
+            "- Scores: `attention_core.methods.alignment.head_alignment` (per head: Spearman's ρ "
+            "of "
             "`peak_lhq` against token order; mean 1 − entropy / log(frames) over the span).\n"
             "- The encoder's self-attention: `encoder_pattern(model, encoder_hidden_ltd, layer)` "
             "for the layer shown only (54 MB at 1500 frames), cut to the span and cached.\n"

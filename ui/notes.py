@@ -1,16 +1,15 @@
 """The notes' examples page, first half: the cached engine calls, the "dirty quantum plumbing"
 table (the Inside a decoder page's, reused) and the adjectives of "fluffy blue creature".
 
-Every number is the engine's (attention_core.notes), formatted here; tests/app/test_page_notes.py
-checks each sentence's claim against the engine."""
+Every number is the engine's (attention_core.lessons.notes), formatted here;
+tests/app/test_page_notes.py checks each sentence's claim against the engine."""
 
 from __future__ import annotations
 
 import numpy as np
 import streamlit as st
 
-from attention_core.model import ModelConfig
-from attention_core.notes import (
+from attention_core.lessons.notes import (
     ADJECTIVES,
     FLUFFY,
     JANE,
@@ -28,6 +27,7 @@ from attention_core.notes import (
     monster_shift,
     word_index,
 )
+from attention_core.models.bert.model import ModelConfig
 from ui import decoder_view, show
 from ui.cache import LABELS, get_trace, model_config, read_probes
 from viz.word_table import make_word_table
@@ -151,17 +151,19 @@ def engineers() -> None:
     jane_pairs = ", ".join(f"{q}->{k}" for q, k, _ in JANE_NOTE)
     with st.expander("For engineers"):
         st.code(
-            f"attention_core.notes.adjectives: strongest_head over ({adjective_pairs}), the "
+            f"attention_core.lessons.notes.adjectives: strongest_head over ({adjective_pairs}), "
+            "the "
             "argmax over heads of the smallest weight.\n"
-            f"attention_core.notes.jane: closest_head, argmin of Σ|w - note| over ({jane_pairs}); "
+            "attention_core.lessons.notes.jane: closest_head, argmin of Σ|w - note| over "
+            f"({jane_pairs}); "
             "soft_select = q_hqe · k_hke / √d_head, softmax, @ v_hke (equal to the trace's "
             "pattern_lhqk row and z_lhqe).\n"
             "length_effect; monster_shift at hidden_ltd[-1], probes by embed_words "
             f"{list(MONSTER_PROBES)}; context_window from config.n_positions, max_tokens.\n"
-            "Word tables: attention_core.words.word_pattern (row = mean of the word's pieces' "
+            "Word tables: attention_core.core.words.word_pattern (row = mean of the word's pieces' "
             "rows, "
             "column = sum of its pieces' columns); [CLS] and [SEP] count as words on MiniLM.\n"
-            "Plumbing table: attention_core.decoder_heads.note_tables / pick_head through "
+            "Plumbing table: attention_core.methods.decoder_heads.note_tables / pick_head through "
             "ui.decoder_view.note_table.",
             language=None,
             wrap_lines=True,

@@ -1,23 +1,23 @@
 """The notes' examples page, second half: "Jane visits Africa" as a soft SELECT, the dot product
 beside cosine similarity, the "monster" vector, and the context window.
 
-Every number is the engine's (attention_core.notes), formatted here; tests/app/test_page_notes.py
-checks each sentence's claim against the engine."""
+Every number is the engine's (attention_core.lessons.notes), formatted here;
+tests/app/test_page_notes.py checks each sentence's claim against the engine."""
 
 from __future__ import annotations
 
 import numpy as np
 import streamlit as st
 
-from attention_core.geometry import SPACE
-from attention_core.notes import (
+from attention_core.core.tokens import tokenize
+from attention_core.lessons.notes import (
     JANE_NOTE,
     MONSTER_CONTEXT,
     context_window,
     length_effect,
     word_index,
 )
-from attention_core.tokens import tokenize
+from attention_core.methods.geometry import SPACE
 from ui import registry
 from ui.cache import LABELS, get_model
 from ui.notes import THREE, config, get_jane, get_monster, quote

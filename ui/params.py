@@ -17,8 +17,8 @@ from urllib.parse import quote_plus
 import streamlit as st
 
 from attention_core import DEFAULT_MODEL_NAME, ModelConfig, parse_heads
-from attention_core.tokens import MAX_CHARS as MAX_CHARS  # the pages and route read it here
-from attention_core.tokens import valid_unicode
+from attention_core.core.tokens import MAX_CHARS as MAX_CHARS  # the pages and route read it here
+from attention_core.core.tokens import valid_unicode
 from server.streamlit_private import widget_values_sent
 from ui.cache import DEFAULT_MODEL, PICKABLE, model_config
 from ui.presets import DEFAULT_PROBES, DEFAULT_SENTENCE, MONEY_BANK, RIVER_BANK, clip_names

@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from attention_core import ModelConfig, Trace, attention_steps
-from attention_core.pack import visible_tokens
+from attention_core.methods.pack import visible_tokens
 from ui import downloads, explore, params, router
 from ui.cache import get_trace
 from viz.pattern_heatmap import STAGE_TITLES

@@ -2,7 +2,8 @@
 embedding-shift page, and one measured claim.
 
 Every layer, head and token was chosen by measuring the packaged all-MiniLM-L6-v2 (the telling
-head of ``attention_core.telling`` and the patterns themselves; for the two adjective examples the
+head of ``attention_core.methods.telling`` and the patterns themselves; for the two adjective
+examples the
 head whose smaller weight on the noun's two adjectives is the largest, so the claim names both),
 and tests/core/test_presets.py and tests/app/test_presets_claims.py recompute every number of
 every claim with the engine. Probe words are never words of their sentence

@@ -16,7 +16,7 @@ import streamlit as st
 from numpy.typing import NDArray
 
 from attention_core import Trace
-from attention_core.pack import visible_tokens
+from attention_core.methods.pack import visible_tokens
 from ui import home_view, params, registry, sidebar
 from ui.cache import get_telling_head, get_trace, model_config, model_error
 from ui.cache_listen import OPENING_HEAD
@@ -216,7 +216,7 @@ class OpeningView:
     query: int
     key: int
     said: str  # e.g. a preset's claim, or the telling head's statement
-    by_hand: bool  # curated for a preset (else found by attention_core.telling's rule)
+    by_hand: bool  # curated for a preset (else found by attention_core.methods.telling's rule)
 
 
 def opening_view(model_name: str, text: str) -> OpeningView | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from starlette.routing import Route
 
 from attention_core import Trace
-from attention_core.pack import Part
+from attention_core.methods.pack import Part
 from explorer import PATH
 from explorer.cross_store import CROSS, CROSS_PATH
 from server import api, cross_blocks, exports

@@ -9,7 +9,7 @@ from collections.abc import Callable
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from attention_core.tokens import MAX_CHARS
+from attention_core.core.tokens import MAX_CHARS
 from ui import safe
 from ui.cache import LABELS, PICKABLE, model_config
 from ui.presets import PRESETS

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from attention_core.display import state_name
+from attention_core.core.display import state_name
 
 F32 = NDArray[np.float32]
 
@@ -92,7 +92,7 @@ def bert_oracle(folder: str) -> Oracle:
 
 def llama_oracle(path: str | None = None) -> Oracle:
     """transformers' LlamaForCausalLM from a GGUF file (default: the packaged SmolLM2)."""
-    from attention_core.models.llama import smollm2_path
+    from attention_core.models.llama.model import smollm2_path
 
     return _llama_oracle(path or str(smollm2_path()))
 

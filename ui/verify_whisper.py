@@ -21,8 +21,8 @@ from typing import Any, Protocol, cast
 import numpy as np
 from numpy.typing import NDArray
 
-from attention_core.models.whisper import WhisperModel
-from attention_core.models.whisper_forward import encoder_pattern
+from attention_core.models.whisper.forward import encoder_pattern
+from attention_core.models.whisper.model import WhisperModel
 from ui.verify_refs import Difference
 
 F32 = NDArray[np.float32]

@@ -1,6 +1,6 @@
 """Tokens in a 2-D PCA plane: an arrow from each token's embedding to its vector after a layer,
 one animation frame per hidden state ("embedding", "after layer 0", …), with the probe words at
-the same state as stars. Hidden states are named by the engine (attention_core.display)."""
+the same state as stars. Hidden states are named by the engine (attention_core.core.display)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import ArrayLike, NDArray
 
-from attention_core.display import state_name
+from attention_core.core.display import state_name
 from viz.common import BLUE, ORANGE, VERMILLION, base_layout, escape
 
 TOKEN_COLOUR = BLUE
@@ -18,7 +18,7 @@ PROBE_COLOUR = ORANGE
 FOCUS_COLOUR = VERMILLION
 
 
-layer_name = state_name  # the engine's one naming of hidden states (attention_core.display)
+layer_name = state_name  # the engine's one naming of hidden states (attention_core.core.display)
 
 
 def axis_titles(explained_c: Sequence[float]) -> tuple[str, str]:

@@ -1,6 +1,7 @@
 """A token's similarity with each probe word, before context (the embedding) and after a layer,
 as grouped bars: by default the cosine minus its mean over the probes (see
-``attention_core.geometry.ProbeCosines``), so a drift shared by every probe does not show."""
+``attention_core.methods.geometry.ProbeCosines``), so a drift shared by every probe does not
+show."""
 
 from __future__ import annotations
 

@@ -2,9 +2,10 @@
 that picks a family: ``load_model`` / ``load_config``.
 
 One module per family turns weights and inputs into the shared attention core's calls
-(``attention_core.attention.attend``): BERT lives in ``attention_core.model`` (loading) and
-``attention_core.forward`` (the pass), Llama in ``attention_core.models.llama`` (weights,
-loading), ``llama_forward`` (the pass and its trace), ``llama_generate`` (step-by-step
+(``attention_core.core.attention.attend``): BERT lives in ``attention_core.models.bert.model``
+(loading) and
+``attention_core.models.bert.forward`` (the pass), Llama in ``attention_core.models.llama.model``
+(weights, loading), ``llama_forward`` (the pass and its trace), ``llama_generate`` (step-by-step
 generation with a KV cache) and ``llama_tokenizer``. Importing this package loads no weights and
 no Llama module: a visitor who never picks SmolLM2 never pays for it.
 """
@@ -14,7 +15,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, overload
 
-from attention_core.model import Model, ModelConfig, ModelLoadError, load_bert, load_bert_config
+from attention_core.models.bert.model import (
+    Model,
+    ModelConfig,
+    ModelLoadError,
+    load_bert,
+    load_bert_config,
+)
 from attention_core.models.registry import (
     MINILM_INSTALL_HINT,
     MODEL_KEYS,
@@ -25,7 +32,7 @@ from attention_core.models.registry import (
 )
 
 if TYPE_CHECKING:
-    from attention_core.models.llama import LlamaModel
+    from attention_core.models.llama.model import LlamaModel
 
 __all__ = [
     "MINILM_INSTALL_HINT",
@@ -51,7 +58,7 @@ def _check_name(path: str | Path | None) -> None:
 
 
 def _is_llama(path: str | Path | None) -> bool:
-    """True for "smollm2" or a path to a .gguf file: attention_core.models.llama loads it."""
+    """True for "smollm2" or a path to a .gguf file: attention_core.models.llama.model loads it."""
     return path is not None and (str(path) == "smollm2" or str(path).endswith(".gguf"))
 
 
@@ -73,7 +80,7 @@ def load_model(path: str | Path | None = None) -> Model | LlamaModel:
     """
     _check_name(path)
     if _is_llama(path):
-        from attention_core.models.llama import load_llama
+        from attention_core.models.llama.model import load_llama
 
         return load_llama(str(path))
     return load_bert(path)
@@ -84,7 +91,7 @@ def load_config(path: str | Path | None = None) -> ModelConfig:
     metadata, no weights)."""
     _check_name(path)
     if _is_llama(path):
-        from attention_core.models.llama import load_llama_config
+        from attention_core.models.llama.model import load_llama_config
 
         return load_llama_config(str(path))
     return load_bert_config(path)

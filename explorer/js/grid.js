@@ -1,7 +1,7 @@
 // Every head at once: one small pattern per head (the trained model's setting: scaled by √d_k,
 // no mask, temperature 1), or, with a token pinned (pin.js, pinbar.js), only its row or column. Up to GRID_FROM_SCORES tokens it is drawn from the same layer blocks
 // as the full view (prefetched there anyway); longer sentences fetch the engine's thumbnails,
-// pooled by attention_core.pack.pool_blocks (query rows averaged, key columns summed, so a
+// pooled by attention_core.methods.pack.pool_blocks (query rows averaged, key columns summed, so a
 // thumbnail row still sums to 1): 72 × 48² floats instead of every layer's n² scores.
 
 import { holderIn, paint, SCALES } from "./draw.js";

@@ -1,7 +1,7 @@
 // How numbers travel to the explorer: float32 little-endian bytes, either as a layer block
 // (HTTP body or a widget message's buffer) or as base64 inside a view's own data. Pure.
 
-// Base64 of little-endian float32 (attention_core.pack.float32_bytes) to a Float32Array.
+// Base64 of little-endian float32 (attention_core.methods.pack.float32_bytes) to a Float32Array.
 export function decodeFloat32(base64) {
   const raw = atob(base64);
   const bytes = new Uint8Array(raw.length);

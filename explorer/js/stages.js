@@ -107,7 +107,7 @@ export function headQueriesKeys(block, head, nHeads, n, dk) {
 }
 
 // Average query rows and sum key columns of a pattern over the `keep` tokens, f × f cells to a
-// pixel, into side × side: a pooled row still sums to 1 (attention_core.pack.pool_blocks).
+// pixel, into side × side: a pooled row still sums to 1 (attention_core.methods.pack.pool_blocks).
 export function poolPattern(pattern, n, keep, f, side) {
   const m = keep.length;
   const out = new Float64Array(side * side);

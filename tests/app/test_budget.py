@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from attention_core import trace_sentence
-from attention_core.buffers import base_buffer
-from attention_core.rollout import trace_rollout
+from attention_core.core.buffers import base_buffer
+from attention_core.methods.rollout import trace_rollout
 from server.budget import BUSY, Busy, reserved
 from server.trace_store import TraceStore, nbytes
 

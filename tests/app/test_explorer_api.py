@@ -24,7 +24,7 @@ from starlette.testclient import TestClient
 
 import ui.routes
 from attention_core import trace_sentence
-from attention_core.pack import layer_block
+from attention_core.methods.pack import layer_block
 from explorer import PATH
 from explorer.page_token import HEADER, mint
 from server import api

@@ -13,8 +13,8 @@ from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
 from attention_core import trace_sentence
-from attention_core.export import export_nbytes, plan, trace_arrays, write_npz
-from attention_core.rollout import trace_rollout
+from attention_core.methods.export import export_nbytes, plan, trace_arrays, write_npz
+from attention_core.methods.rollout import trace_rollout
 from server import exports
 from server.budget import Busy
 from server.exports import EXPORTS, ExportFiles

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from attention_core import load_whisper, log_mel, transcribe
-from attention_core.audio import load_audio
+from attention_core.models.whisper.audio import load_audio
 from tests.app.conftest import open_page, url_param
 from ui import safe
 from ui.presets import CLIPS, clip_names

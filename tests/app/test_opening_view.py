@@ -4,7 +4,7 @@ curated head, or the sentence's most telling head; a link's own layer and head a
 import pytest
 
 from attention_core import trace_sentence
-from attention_core.telling import telling_head
+from attention_core.methods.telling import telling_head
 from tests.app.conftest import open_page, url_param
 from ui.presets import CURATED, curated
 

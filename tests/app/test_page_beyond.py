@@ -1,5 +1,5 @@
-"""Beyond the weights against the engine: the sink sentence (attention_core.weight_effect), the
-explorers' stages, the knock-out (attention_core.knockout: a knocked pass run here), the
+"""Beyond the weights against the engine: the sink sentence (attention_core.methods.weight_effect),
+the explorers' stages, the knock-out (attention_core.methods.knockout: a knocked pass run here), the
 importance sweep and its ranking, the logit lens; both models; bad input gives a message."""
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ import pandas as pd
 import pytest
 
 from attention_core import WhatIf, default_token, trace_sentence
-from attention_core.knockout import head_importance, prediction_change, vector_change
-from attention_core.logit_lens import logit_lens
-from attention_core.models.llama_tokenizer import show_piece
-from attention_core.weight_effect import head_effect, largest_gap
+from attention_core.methods.knockout import head_importance, prediction_change, vector_change
+from attention_core.methods.logit_lens import logit_lens
+from attention_core.methods.weight_effect import head_effect, largest_gap
+from attention_core.models.llama.tokenizer import show_piece
 from tests.app.conftest import open_page, url_param
 from tests.figdata import array, spec
 from ui import safe

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from attention_core import load_model, trace_sentence
-from attention_core.decoder_heads import NOTE_PHRASE, NOTE_TABLE_QK, note_tables, pick_head
+from attention_core.methods.decoder_heads import NOTE_PHRASE, NOTE_TABLE_QK, note_tables, pick_head
 from tests.app.conftest import open_page
 from tests.figdata import array, spec
 

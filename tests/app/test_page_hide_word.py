@@ -1,5 +1,6 @@
 """The "What did that word do?" page against the engine: every number on it (summary, distance
-chart, table, probe cosines, sentence embedding) equals attention_core.hide_word.hide_word's for
+chart, table, probe cosines, sentence embedding) equals
+attention_core.methods.hide_word.hide_word's for
 the default view and for one chosen by the URL; one case also against transformers run with
 attention_mask 0; URL state; bad input gives a message, never an exception."""
 
@@ -9,7 +10,7 @@ import numpy as np
 import pytest
 
 from attention_core import embed_words, tokenize, trace_sentence
-from attention_core.hide_word import hide_word, word_pieces
+from attention_core.methods.hide_word import hide_word, word_pieces
 from tests.app.conftest import open_page, url_param
 from tests.figdata import array, spec
 from ui.presets import BANK_PROBES, DEFAULT_PROBES

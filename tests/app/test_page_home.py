@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from attention_core import cosine, embed_words, output_bias, trace_sentence
-from attention_core.telling import telling_head
+from attention_core.methods.telling import telling_head
 from tests.app.conftest import open_page, url_param
 from ui import router
 from ui.presets import BANK_PROBES, CURATED, MONEY_BANK, RIVER_BANK
@@ -205,7 +205,7 @@ def test_the_projections_have_biases_exactly_when_the_model_has_them(model_key, 
     engine = engines[model_key]
     if hasattr(engine, "weights"):  # BERT: the checkpoint's names
         has_bias = any(name.endswith("attention.self.query.bias") for name in engine.weights)
-    else:  # Llama: one layer's arrays as attention_core.models.llama lays them out
+    else:  # Llama: one layer's arrays as attention_core.models.llama.model lays them out
         has_bias = any("b_" in f.name for f in dataclasses.fields(engine.params.layer(0)))
     assert has_bias == (model_key == "minilm")
     for x in "QKV":

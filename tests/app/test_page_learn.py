@@ -18,7 +18,7 @@ from attention_core import (
     tokenize,
     trace_sentence,
 )
-from attention_core.demos import (
+from attention_core.lessons.demos import (
     crossover_tokens,
     drift,
     padding_demo,

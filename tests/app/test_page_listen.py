@@ -20,10 +20,10 @@ import soxr
 import ui.listen
 import ui.listen_audio
 from attention_core import load_whisper, log_mel, transcribe
-from attention_core.alignment import head_alignment
-from attention_core.audio import MAX_BYTES, MB, load_audio, speak, speech_frames
-from attention_core.models.llama_tokenizer import show_piece
-from attention_core.models.whisper_forward import encoder_pattern
+from attention_core.methods.alignment import head_alignment
+from attention_core.models.llama.tokenizer import show_piece
+from attention_core.models.whisper.audio import MAX_BYTES, MB, load_audio, speak, speech_frames
+from attention_core.models.whisper.forward import encoder_pattern
 from explorer.cross_store import CROSS
 from tests.app.conftest import explorer_report, open_page, url_param
 from tests.figdata import array, spec
@@ -300,7 +300,7 @@ def test_a_long_loud_clip_is_cut_to_30_s_and_its_clipping_said(whisper):
 
 def test_without_whisper_the_page_says_how_to_install_it(monkeypatch):
     import ui.cache_listen
-    from attention_core.model import ModelLoadError
+    from attention_core.models.bert.model import ModelLoadError
 
     def missing():
         raise ModelLoadError(

@@ -7,8 +7,7 @@ import numpy as np
 import pytest
 
 from attention_core import embed_words, trace_sentence
-from attention_core.decoder_heads import NOTE_PHRASE, note_tables, pick_head
-from attention_core.notes import (
+from attention_core.lessons.notes import (
     FLUFFY,
     JANE,
     JANE_NOTE,
@@ -22,6 +21,7 @@ from attention_core.notes import (
     length_effect,
     monster_shift,
 )
+from attention_core.methods.decoder_heads import NOTE_PHRASE, note_tables, pick_head
 from tests.app.conftest import open_page
 from tests.figdata import array, spec
 from ui.cache import LABELS

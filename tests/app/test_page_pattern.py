@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from attention_core import attention_steps, trace_sentence
-from attention_core.export import export_nbytes, plan
+from attention_core.methods.export import export_nbytes, plan
 from tests.app.conftest import open_page
 
 SENTENCE = "I made a deposit at the bank"

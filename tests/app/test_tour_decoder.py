@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 from attention_core import load_whisper, log_mel, trace_sentence, transcribe
-from attention_core.alignment import head_alignment
-from attention_core.audio import load_audio, speech_frames
-from attention_core.explain import summarize_heads
-from attention_core.head_order import sink_t
-from attention_core.models.llama_tokenizer import show_piece
+from attention_core.lessons.explain import summarize_heads
+from attention_core.lessons.head_order import sink_t
+from attention_core.methods.alignment import head_alignment
+from attention_core.models.llama.tokenizer import show_piece
+from attention_core.models.whisper.audio import load_audio, speech_frames
 from tests.app.conftest import open_page
 from tests.figdata import array, spec
 from ui import tour

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from attention_core import trace_sentence
-from attention_core.explain import summarize_heads
-from attention_core.head_order import sink_t
+from attention_core.lessons.explain import summarize_heads
+from attention_core.lessons.head_order import sink_t
 from tests.app.conftest import open_page
 from tests.figdata import array, spec
 from ui import tour

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from attention_core import cosine, trace_sentence
-from attention_core.demos import parting
+from attention_core.lessons.demos import parting
 from tests.app.conftest import open_page
 from ui import tour
 from ui.tour.common import BANK_A, BANK_B, layers

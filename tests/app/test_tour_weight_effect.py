@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from attention_core import WhatIf, trace_sentence
-from attention_core.knockout import vector_change
-from attention_core.weight_effect import largest_gap, shares_hk
+from attention_core.methods.knockout import vector_change
+from attention_core.methods.weight_effect import largest_gap, shares_hk
 from tests.app.conftest import open_page
 from ui import safe, tour
 

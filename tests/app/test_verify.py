@@ -17,7 +17,7 @@ import pytest
 pytest.importorskip("sentence_transformers")
 
 from attention_core import trace_sentence
-from attention_core.display import state_name
+from attention_core.core.display import state_name
 from tests.app.conftest import open_page
 from tests.core.references import reference
 from ui.verify import BUTTON

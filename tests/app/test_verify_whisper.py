@@ -21,9 +21,9 @@ pytest.importorskip("ctranslate2")
 pytest.importorskip("transformers")
 
 from attention_core import log_mel, transcribe
-from attention_core.audio import load_audio
-from attention_core.models.llama_tokenizer import show_piece
-from attention_core.models.whisper_forward import encoder_pattern
+from attention_core.models.llama.tokenizer import show_piece
+from attention_core.models.whisper.audio import load_audio
+from attention_core.models.whisper.forward import encoder_pattern
 from tests.app.conftest import open_page
 from tests.core import whisper_refs as refs
 from ui.verify import BUTTON

@@ -11,9 +11,9 @@ from urllib.parse import quote_plus
 import pytest
 
 from attention_core import WhatIf, default_token, load_model, trace_sentence
-from attention_core.knockout import vector_change
-from attention_core.norm_weighted import norm_weighted_lhqk
-from attention_core.rollout import rollout_lqk
+from attention_core.methods.knockout import vector_change
+from attention_core.methods.norm_weighted import norm_weighted_lhqk
+from attention_core.methods.rollout import rollout_lqk
 from scripts.live_app import wait_idle
 
 pytestmark = pytest.mark.browser

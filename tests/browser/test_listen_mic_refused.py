@@ -12,7 +12,7 @@ import pytest
 from playwright.sync_api import expect
 
 from attention_core import load_whisper, log_mel, transcribe
-from attention_core.audio import load_audio
+from attention_core.models.whisper.audio import load_audio
 from scripts.live_app import wait_idle
 from tests.browser.conftest import heard_line, own_chromium
 from ui.listen import MIC_HELP

@@ -1,5 +1,5 @@
-"""attention_core.alignment against SciPy (Spearman's rho, entropy), on made-up patterns whose
-scores are known, and on Whisper tiny.en's cross-attention over the shipped clips."""
+"""attention_core.methods.alignment against SciPy (Spearman's rho, entropy), on made-up patterns
+whose scores are known, and on Whisper tiny.en's cross-attention over the shipped clips."""
 
 from __future__ import annotations
 
@@ -10,8 +10,14 @@ import pytest
 from scipy.stats import entropy, spearmanr
 
 from attention_core import load_whisper, log_mel, transcribe
-from attention_core.alignment import concentration, head_alignment, peak_frames, ranks, spearman
-from attention_core.audio import load_audio, speech_frames
+from attention_core.methods.alignment import (
+    concentration,
+    head_alignment,
+    peak_frames,
+    ranks,
+    spearman,
+)
+from attention_core.models.whisper.audio import load_audio, speech_frames
 
 CLIPS = Path(__file__).resolve().parents[2] / "examples" / "clips"
 

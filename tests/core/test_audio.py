@@ -1,4 +1,5 @@
-"""attention_core.audio: the shipped clips, every kind of bad input, speech_frames and speak.
+"""attention_core.models.whisper.audio: the shipped clips, every kind of bad input, speech_frames
+and speak.
 
 Bad inputs are written with soundfile into tmp_path. Where the question is what Whisper hears
 (resampled clips, espeak-ng's speech), CTranslate2's Whisper tiny.en is the judge.
@@ -20,7 +21,7 @@ import pytest
 import soundfile as sf
 import soxr
 
-from attention_core.audio import (
+from attention_core.models.whisper.audio import (
     ACCEPTED,
     DECODE_BUDGET,
     MAX_BYTES,

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from attention_core import run_model, tokenize
-from attention_core.buffers import (
+from attention_core.core.buffers import (
     MAX_POOLED,
     MIN_POOLED,
     PAGE,

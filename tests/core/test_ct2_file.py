@@ -13,10 +13,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from attention_core.model import ModelLoadError
-from attention_core.models.ct2_file import read_ct2
+from attention_core.models.bert.model import ModelLoadError
 from attention_core.models.registry import WHISPER_INSTALL_HINT
-from attention_core.models.whisper import load_whisper, whisper_folder
+from attention_core.models.whisper.ct2_file import read_ct2
+from attention_core.models.whisper.model import load_whisper, whisper_folder
 
 D, H, F, V, N_LAYERS = 384, 6, 1536, 51864, 4
 

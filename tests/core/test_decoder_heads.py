@@ -1,4 +1,4 @@
-"""The decoder pages' head rules and measures (attention_core.decoder_heads) against plain
+"""The decoder pages' head rules and measures (attention_core.methods.decoder_heads) against plain
 loops over synthetic patterns, and on the real SmolLM2 where the rule depends on the model."""
 
 from __future__ import annotations
@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attention_core.decoder_heads import (
+from attention_core.core.words import word_pattern
+from attention_core.methods.decoder_heads import (
     NOTE_PHRASE,
     NOTE_TABLE_QK,
     first_token_share,
@@ -14,7 +15,6 @@ from attention_core.decoder_heads import (
     note_tables,
     pick_head,
 )
-from attention_core.words import word_pattern
 
 
 def pool_words(p: np.ndarray, spans: list[tuple[int, ...]]) -> np.ndarray:

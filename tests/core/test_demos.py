@@ -1,4 +1,5 @@
-"""attention_core.demos, the guided tour's arithmetic, against the trace, transformers and torch."""
+"""attention_core.lessons.demos, the guided tour's arithmetic, against the trace, transformers and
+torch."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import numpy as np
 import pytest
 
 from attention_core import cosine, trace_sentence
-from attention_core.demos import (
+from attention_core.lessons.demos import (
     crossover_tokens,
     dot_spread,
     drift,
@@ -49,7 +50,7 @@ def hf_model(model):
 
 def test_the_module_imports_no_ui_library():
     code = (
-        "import sys, attention_core.demos; "
+        "import sys, attention_core.lessons.demos; "
         "print([m for m in ('streamlit', 'plotly', 'torch') if m in sys.modules])"
     )
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
@@ -135,7 +136,7 @@ def test_jacobian_norms_without_building_the_jacobian():
 
 
 def test_random_heads_saturate_without_the_division(model, trace):
-    from attention_core.saturation import random_scores, saturation_curve
+    from attention_core.lessons.saturation import random_scores, saturation_curve
 
     x = trace.hidden_ltd[0]
     eff = random_scale_effect(x, 384)

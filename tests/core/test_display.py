@@ -1,4 +1,4 @@
-"""attention_core.display: the one naming of hidden states, one name per state of a real trace
+"""attention_core.core.display: the one naming of hidden states, one name per state of a real trace
 (hidden_ltd[0] is the embedding, hidden_ltd[l + 1] what layer l puts out)."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from attention_core import trace_sentence
-from attention_core.display import state_name
+from attention_core.core.display import state_name
 from viz.embedding_shift import layer_name
 
 

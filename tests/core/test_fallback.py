@@ -18,7 +18,7 @@ from attention_core import (
     run_block,
     split_pieces,
 )
-from attention_core.fallback import MAX_PIECES, piece_vector
+from attention_core.lessons.fallback import MAX_PIECES, piece_vector
 
 ROOT = Path(__file__).resolve().parents[2]
 # the first entries of the vector of "bank": a change to the hashing or the generator shows here
@@ -64,7 +64,8 @@ def test_vectors_are_pinned_and_the_same_in_a_fresh_process():
     """hashlib, not Python's salted hash(): another interpreter with another hash seed agrees."""
     here = piece_vector("bank", 384)
     code = (
-        "from attention_core.fallback import piece_vector as v; print(v('bank', 384)[:4].tolist())"
+        "from attention_core.lessons.fallback import piece_vector as v; "
+        "print(v('bank', 384)[:4].tolist())"
     )
     env = {**os.environ, "PYTHONHASHSEED": "12345"}
     out = subprocess.run(

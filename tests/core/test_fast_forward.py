@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from attention_core import WhatIf, run_model, tokenize
-from attention_core import functional as fn
+from attention_core.core import functional as fn
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 ANY_F32 = st.floats(width=32, allow_nan=True, allow_infinity=True)

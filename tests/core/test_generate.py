@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from attention_core import WhatIf, choose, start_generation, tokenize
-from attention_core.models.llama_forward import run_llama
+from attention_core.models.llama.forward import run_llama
 
 PROMPT = "The river bank was muddy, so"
 

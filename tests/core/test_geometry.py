@@ -1,5 +1,5 @@
-"""attention_core.geometry: PCA against NumPy's SVD and scikit-learn, cosine, words from word
-pieces, probe parsing, probe embeddings against the engine's own forward pass, and a token's
+"""attention_core.methods.geometry: PCA against NumPy's SVD and scikit-learn, cosine, words from
+word pieces, probe parsing, probe embeddings against the engine's own forward pass, and a token's
 cosines with the probes relative to their mean, measured on the river and deposit "bank"."""
 
 import re
@@ -24,7 +24,7 @@ from attention_core import (
     word_positions,
     word_vectors,
 )
-from attention_core.geometry import probe_cosines, relative_cosines
+from attention_core.methods.geometry import probe_cosines, relative_cosines
 from ui.presets import BANK_PROBES
 
 RIVER = "The river bank was muddy"

@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attention_core.models.gguf_file import GgufFile
-from attention_core.models.llama import smollm2_path
+from attention_core.models.llama.gguf_file import GgufFile
+from attention_core.models.llama.model import smollm2_path
 
 gguf = pytest.importorskip("gguf")  # a dev requirement (requirements-dev.txt)
 

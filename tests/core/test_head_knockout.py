@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from attention_core import WhatIf, trace_sentence
-from attention_core.geometry import cosine
-from attention_core.knockout import (
+from attention_core.methods.geometry import cosine
+from attention_core.methods.knockout import (
     head_importance,
     knock_out,
     parse_heads,

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attention_core.head_order import (
+from attention_core.lessons.head_order import (
     list_heads,
     order_heads,
 )
-from attention_core.pack import MAX_TILE, pool_blocks
+from attention_core.methods.pack import MAX_TILE, pool_blocks
 
 L, H = 6, 12
 

@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = """
 import json, sys
 import attention_core
-from attention_core.words import word_spans
+from attention_core.core.words import word_spans
 model = attention_core.load_model()
 trace = attention_core.trace_sentence(model, "The river bank was muddy.")
 smol = attention_core.load_model("smollm2")

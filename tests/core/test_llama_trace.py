@@ -23,10 +23,10 @@ from attention_core import (
     trace_nbytes,
     trace_sentence,
 )
+from attention_core.methods.rollout import trace_rollout
 from attention_core.models import MODEL_KEYS, SMOLLM2_INSTALL_HINT
-from attention_core.models.llama import smollm2_path
-from attention_core.models.llama_forward import run_llama
-from attention_core.rollout import trace_rollout
+from attention_core.models.llama.forward import run_llama
+from attention_core.models.llama.model import smollm2_path
 
 ROOT = Path(__file__).resolve().parents[2]
 LONG = " ".join(f"Sentence {i} says something about rivers, banks and boats." for i in range(80))

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from attention_core import tokenize, trace_sentence
-from attention_core.words import word_pattern, word_spans
+from attention_core.core.words import word_pattern, word_spans
 
 
 def _words(model, text):

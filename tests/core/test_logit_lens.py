@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from attention_core import trace_sentence
-from attention_core.logit_lens import logit_lens
+from attention_core.methods.logit_lens import logit_lens
 from tests.core.references import (
     SENTENCES,
     cli_npz,

@@ -1,4 +1,4 @@
-"""attention_core.mel against transformers' WhisperFeatureExtractor(feature_size=80).
+"""attention_core.models.whisper.mel against transformers' WhisperFeatureExtractor(feature_size=80).
 
 The extractor has two paths: NumPy in float64 (used when torch is absent) and torch's float32 STFT
 (used here, since torch is installed). log_mel computes in float64, so it equals the NumPy path to
@@ -17,7 +17,7 @@ import transformers.models.whisper.feature_extraction_whisper as fe_module
 from transformers import WhisperFeatureExtractor
 from transformers.audio_utils import hertz_to_mel as hf_hertz_to_mel
 
-from attention_core.mel import (
+from attention_core.models.whisper.mel import (
     N_FRAMES,
     N_MELS,
     N_SAMPLES,

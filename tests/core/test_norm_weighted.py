@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from attention_core import trace_sentence
-from attention_core.norm_weighted import norm_weighted_lhqk, value_norms_hk
+from attention_core.methods.norm_weighted import norm_weighted_lhqk, value_norms_hk
 from tests.core.references import SENTENCES, cli_npz, reference, sink_shares
 
 KEYS = ("minilm", "smollm2")

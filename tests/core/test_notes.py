@@ -1,5 +1,5 @@
-"""attention_core.notes against the trace's own numbers, on both packaged text models: each rule
-picks what it says, the soft SELECT equals the forward pass's pattern row and head output, and
+"""attention_core.lessons.notes against the trace's own numbers, on both packaged text models: each
+rule picks what it says, the soft SELECT equals the forward pass's pattern row and head output, and
 the measured claims the Notes page prints hold."""
 
 from __future__ import annotations
@@ -8,9 +8,7 @@ import numpy as np
 import pytest
 
 from attention_core import embed_words, trace_sentence
-from attention_core.decoder_heads import NOTE_PHRASE, note_tables
-from attention_core.geometry import split_words
-from attention_core.notes import (
+from attention_core.lessons.notes import (
     ADJECTIVES,
     FLUFFY,
     JANE,
@@ -30,6 +28,8 @@ from attention_core.notes import (
     strongest_head,
     word_tables,
 )
+from attention_core.methods.decoder_heads import NOTE_PHRASE, note_tables
+from attention_core.methods.geometry import split_words
 
 MODELS = ("minilm", "smollm2")
 

@@ -1,4 +1,4 @@
-"""attention_core.pack: the header and the raw float32 layer blocks the explorer fetches.
+"""attention_core.methods.pack: the header and the raw float32 layer blocks the explorer fetches.
 
 The browser recomputes every stage from these bytes, so they must be the engine's numbers bit for
 bit, in the documented shapes and order."""
@@ -13,7 +13,7 @@ import pytest
 from tokenizers import Tokenizer
 
 from attention_core import trace_rollout, trace_sentence
-from attention_core.pack import (
+from attention_core.methods.pack import (
     MAX_TILE,
     block_nbytes,
     header,

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from attention_core import BlockConfig, make_block_weights, run_block, trace_sentence
-from attention_core.block import block_input, unit_variance, view_block
-from attention_core.demos import padding_demo
-from attention_core.hide_word import default_base, default_choice, words_of
-from attention_core.pack import visible_tokens
+from attention_core.lessons.block import block_input, unit_variance, view_block
+from attention_core.lessons.demos import padding_demo
+from attention_core.methods.hide_word import default_base, default_choice, words_of
+from attention_core.methods.pack import visible_tokens
 
 RIVER = "The river bank was muddy"
 

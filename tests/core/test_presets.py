@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from attention_core import cosine, embed_words, tokenize, trace_sentence
-from attention_core.geometry import split_words
+from attention_core.methods.geometry import split_words
 from ui.presets import (
     BANK_PROBES,
     CURATED,

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from attention_core import trace_sentence
-from attention_core.rollout import rollout_lqk as engine_rollout_lqk
-from attention_core.rollout import trace_rollout
+from attention_core.methods.rollout import rollout_lqk as engine_rollout_lqk
+from attention_core.methods.rollout import trace_rollout
 from tests.core.references import SENTENCES, cli_npz, reference, rollout_lqk
 
 KEYS = ("minilm", "smollm2")

@@ -1,4 +1,4 @@
-"""Rotary and learned positions (attention_core.rotary) against independent references:
+"""Rotary and learned positions (attention_core.core.positions) against independent references:
 transformers' own RoPE (LlamaRotaryEmbedding + apply_rotary_pos_emb), explicit 2×2 rotation
 matrices, the RoFormer identity R(m)q · R(n)k = q · R(n-m)k, the real model's scores, and
 MiniLM's position table through a plain loop."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attention_core.rotary import (
+from attention_core.core.positions import (
     cosine_sum,
     head_distance,
     position_similarity,

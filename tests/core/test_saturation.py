@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attention_core import DK_GRID, row_entropy_bits, saturation_curve, trace_sentence
-from attention_core.saturation import N_SEEDS, random_scores, unit_rows
+from attention_core.lessons.saturation import N_SEEDS, random_scores, unit_rows
 from ui.presets import DEFAULT_SENTENCE, PRESETS
 
 

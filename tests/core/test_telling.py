@@ -11,15 +11,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hs
 
 from attention_core import WhatIf, telling_head, trace_sentence
-from attention_core.geometry import split_words
-from attention_core.telling import FUNCTION_WORDS, NEIGHBOUR_SHARE
+from attention_core.methods.geometry import split_words
+from attention_core.methods.telling import FUNCTION_WORDS, NEIGHBOUR_SHARE
 
 # Words with pieces (verdant, wazowski), function words and punctuation.
 VOCABULARY = ("river", "bank", "verdant", "wazowski", "the", "was", "of", "blue", "!", ",", "-")
 
 
 def _reference(trace):
-    """The rule of attention_core.telling, as plain loops: (layer, head, query, key, content)."""
+    """The rule of attention_core.methods.telling, as plain loops: (layer, head, query, key,
+    content)."""
     tokens = trace.tokens.tokens
     word_of = {p: i for i, (_, pos) in enumerate(split_words(tokens)) for p in pos}
     words = dict(enumerate(w for w, _ in split_words(tokens)))

@@ -1,4 +1,5 @@
-"""The tour's numbers (attention_core.tour_numbers) against independent references: transformers'
+"""The tour's numbers (attention_core.lessons.tour_numbers) against independent references:
+transformers'
 BertModel read with forward hooks (the heads' summed proposals against its attention output
 projection, the block's sub-steps against its modules, μ and σ against torch's var_mean and
 LayerNorm), torch.topk on transformers' own attention patterns, and SciPy's linear regression."""
@@ -13,7 +14,7 @@ transformers = pytest.importorskip("transformers")
 stats = pytest.importorskip("scipy.stats")
 
 from attention_core import output_bias, trace_sentence  # noqa: E402
-from attention_core.tour_numbers import (  # noqa: E402
+from attention_core.lessons.tour_numbers import (  # noqa: E402
     attention_share,
     block_chain,
     head_sum,

@@ -1,5 +1,5 @@
-"""attention_core.weight_effect: each key's share of a head's weight and of what the head moves,
-against plain loops over the trace's patterns and value norms, on both models."""
+"""attention_core.methods.weight_effect: each key's share of a head's weight and of what the head
+moves, against plain loops over the trace's patterns and value norms, on both models."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from attention_core import trace_sentence
-from attention_core.norm_weighted import norm_weighted_lhqk
-from attention_core.weight_effect import head_effect, largest_gap, shares_hk
+from attention_core.methods.norm_weighted import norm_weighted_lhqk
+from attention_core.methods.weight_effect import head_effect, largest_gap, shares_hk
 
 SENTENCES = ("The river bank was muddy", "Jane visits Africa", "the cat saw the dog near the bank")
 

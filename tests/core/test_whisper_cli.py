@@ -46,9 +46,9 @@ def test_keys_and_shapes(listened):
 
 
 def test_equal_to_the_engine(listened):
-    from attention_core.audio import load_audio
-    from attention_core.mel import log_mel
-    from attention_core.models.whisper_generate import transcribe
+    from attention_core.models.whisper.audio import load_audio
+    from attention_core.models.whisper.generate import transcribe
+    from attention_core.models.whisper.mel import log_mel
 
     mel = log_mel(load_audio(refs.CLIPS / "animal.wav").samples_n)
     trace = transcribe(refs.engine(), mel)

@@ -28,7 +28,7 @@ def clips(tmp_path_factory: pytest.TempPathFactory) -> dict[str, np.ndarray]:
 
 @pytest.fixture(scope="module")
 def traces(clips):
-    from attention_core.models.whisper_generate import transcribe
+    from attention_core.models.whisper.generate import transcribe
 
     return {name: transcribe(refs.engine(), mel) for name, mel in clips.items()}
 
@@ -60,7 +60,7 @@ def test_greedy_tokens_equal_ctranslate2(clips, traces, name):
 @pytest.mark.parametrize("max_length", [6, 13])
 def test_a_short_max_length_cuts_as_ctranslate2_does(clips, max_length):
     """CTranslate2 generates at most max_length // 2 tokens (6 -> 3, 13 -> 6)."""
-    from attention_core.models.whisper_generate import transcribe
+    from attention_core.models.whisper.generate import transcribe
 
     mel = clips["fluffy.wav"]
     want = refs.ct2_tokens(mel, max_length)
@@ -114,7 +114,7 @@ def test_trace_is_small_and_frozen(traces):
 
 
 def test_wrong_input_shape_is_refused():
-    from attention_core.models.whisper_generate import transcribe
+    from attention_core.models.whisper.generate import transcribe
 
     with pytest.raises(ValueError, match=r"\[80, 3000\]"):
         transcribe(refs.engine(), np.zeros((80, 100), np.float32))

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from attention_core.models.whisper import WhisperModel, load_whisper
+from attention_core.models.whisper.model import WhisperModel, load_whisper
 from ui import verify_whisper
 from ui.verify_whisper import mapped_state
 

@@ -2,7 +2,7 @@
 number from the engine. The notebook widget's module (tests/explorer/widget_page.py) shows the
 norm-weighted and rollout stages: a picked cell's readout and a hovered cell's value equal
 ``norm_weighted_lhqk`` and ``rollout_lqk`` to 1e-6 relative. The Streamlit adapter's module in
-grid mode, its layer blocks answered by ``attention_core.pack.layer_block`` (page.route, no
+grid mode, its layer blocks answered by ``attention_core.methods.pack.layer_block`` (page.route, no
 server), pins a token from the keyboard: every tile then shows that token's row (or column),
 its brightest pixel and its tooltip's number the engine's largest weight in it."""
 
@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 
 from attention_core import trace_sentence
-from attention_core.norm_weighted import norm_weighted_lhqk
-from attention_core.pack import MAX_TILE, header, layer_block, visible_tokens
-from attention_core.rollout import rollout_lqk
+from attention_core.methods.norm_weighted import norm_weighted_lhqk
+from attention_core.methods.pack import MAX_TILE, header, layer_block, visible_tokens
+from attention_core.methods.rollout import rollout_lqk
 from explorer import CSS, Explorer
 from explorer.bundle import module
 from explorer.streamlit_adapter import grid_data

@@ -13,7 +13,7 @@ import pytest
 from nbclient import NotebookClient
 
 from attention_core import trace_sentence
-from attention_core.pack import PARTS, header, layer_block
+from attention_core.methods.pack import PARTS, header, layer_block
 from explorer import Explorer
 from explorer import notebook as nb
 
@@ -53,8 +53,8 @@ def test_reply_bytes_are_the_engines_for_every_layer_and_part(pair):
 def test_the_new_parts_are_the_engines_value_norms_and_rollout(pair):
     """ "norms" is the layer's value norms [h, t], and the pattern times them (what the browser
     computes) is the engine's norm_weighted; "rollout" is the engine's rollout R_l [t, t]."""
-    from attention_core.norm_weighted import norm_weighted_lhqk
-    from attention_core.rollout import rollout_lqk
+    from attention_core.methods.norm_weighted import norm_weighted_lhqk
+    from attention_core.methods.rollout import rollout_lqk
 
     widget, trace = pair
     n, h = trace.n_tokens, trace.config.n_heads

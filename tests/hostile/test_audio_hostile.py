@@ -18,7 +18,7 @@ import soundfile as sf
 from hypothesis import event, example, given, settings
 from hypothesis import strategies as st
 
-from attention_core.audio import (
+from attention_core.models.whisper.audio import (
     DECODE_BUDGET,
     MAX_RATE,
     MIN_RATE,

@@ -11,7 +11,7 @@ from urllib.parse import parse_qs
 import pytest
 
 from attention_core import tokenize
-from attention_core.tokens import MAX_CHARS, NOT_UNICODE, check_text, valid_unicode
+from attention_core.core.tokens import MAX_CHARS, NOT_UNICODE, check_text, valid_unicode
 from explorer.notebook import check_source
 from ui.params import PARAMS
 

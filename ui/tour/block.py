@@ -6,8 +6,8 @@ import numpy as np
 import streamlit as st
 
 from attention_core import ModelConfig, Trace, cosine
-from attention_core.demos import drift, weight_counts
-from attention_core.tour_numbers import BlockChain, block_chain
+from attention_core.lessons.demos import drift, weight_counts
+from attention_core.lessons.tour_numbers import BlockChain, block_chain
 from ui.cache import get_model, get_trace
 from ui.router import Shared
 from ui.tour.common import BANK_A, BANK_B, THREE, chart, engineers, say, token
@@ -72,7 +72,7 @@ def render(shared: Shared, trace: Trace) -> None:
         st.markdown(
             f"Rows: `trace.hidden_ltd[:, {i}]` (state s = `layer_name(s)`); the sub-steps are "
             f"`trace.delta_ltd`, `trace.attn_out_ltd`, `trace.ffn_out_ltd` at layer "
-            f"{shared.layer}; cosines: `attention_core.demos.drift(trace, token)`."
+            f"{shared.layer}; cosines: `attention_core.lessons.demos.drift(trace, token)`."
         )
 
 

@@ -7,8 +7,8 @@ import numpy as np
 import streamlit as st
 
 from attention_core import ModelConfig, Trace, attention_bytes
-from attention_core.demos import crossover_tokens
-from attention_core.tour_numbers import attention_share, loglog_slope
+from attention_core.lessons.demos import crossover_tokens
+from attention_core.lessons.tour_numbers import attention_share, loglog_slope
 from ui import cache
 from ui.router import Shared
 from ui.tour.common import chart, engineers
@@ -126,9 +126,8 @@ def _memory(trace: Trace, load_note: str) -> None:
     )
     with engineers():
         st.markdown(
-            load_note
-            + "Split: `attention_core.demos.measure_split` (layer 0's weights, random inputs, "
-            "best of 3). Bytes: float32, 4 bytes a number: "
+            load_note + "Split: `attention_core.lessons.demos.measure_split` (layer 0's weights, "
+            "random inputs, best of 3). Bytes: float32, 4 bytes a number: "
             f"`trace.scores_lhqk.nbytes + trace.pattern_lhqk.nbytes` = "
             f"{trace.scores_lhqk.nbytes + trace.pattern_lhqk.nbytes:,} bytes."
         )

@@ -9,8 +9,8 @@ import streamlit as st
 from numpy.typing import NDArray
 
 from attention_core import Trace
-from attention_core.audio import speech_frames
-from attention_core.head_order import METRICS
+from attention_core.lessons.head_order import METRICS
+from attention_core.models.whisper.audio import speech_frames
 from ui import cache, safe
 from ui.cache_listen import OPENING_HEAD, Heard, digest, heard, whisper_error
 from ui.decoder_view import MODEL as DECODER

@@ -6,8 +6,8 @@ import numpy as np
 import streamlit as st
 
 from attention_core import ModelConfig, Trace, output_bias
-from attention_core.demos import special_share
-from attention_core.tour_numbers import HeadSum, head_sum
+from attention_core.lessons.demos import special_share
+from attention_core.lessons.tour_numbers import HeadSum, head_sum
 from ui import explore
 from ui.cache import get_model
 from ui.router import Shared
@@ -87,10 +87,10 @@ def _sum(heads: HeadSum, layer: int, head: int, i: int) -> None:
     with engineers():
         st.metric("largest difference, Σ_h ΔE_h + b_O vs. the layer's ΔE", f"{heads.gap:.1e}")
         st.markdown(
-            f"`attention_core.tour_numbers.head_sum(trace, output_bias(model, {layer}), "
+            f"`attention_core.lessons.tour_numbers.head_sum(trace, output_bias(model, {layer}), "
             f"{layer}, {i})`: proposals `trace.head_delta_hd({layer}, {i})` (z_h · W_O,h), ΔE "
             f"`trace.delta_ltd[{layer}, {i}]`; the share on the markers: "
-            f"`attention_core.demos.special_share(trace, {layer})`."
+            f"`attention_core.lessons.demos.special_share(trace, {layer})`."
         )
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import streamlit as st
 
 from attention_core import ModelConfig, Trace
-from attention_core.demos import query_from_weights
+from attention_core.lessons.demos import query_from_weights
 from ui.cache import get_model
 from ui.router import Shared
 from ui.tour.common import chart, engineers, say, token, view
@@ -68,7 +68,7 @@ def render(shared: Shared, trace: Trace) -> None:
         st.markdown(
             f"Shapes: Q = E·W_Q + b_Q is [{trace.n_tokens} × {d}] · [{d} × {e}] → "
             f"[{trace.n_tokens} × {e}]. "
-            f"`attention_core.demos.query_from_weights(model, {layer}, {head}, "
+            f"`attention_core.lessons.demos.query_from_weights(model, {layer}, {head}, "
             f"trace.hidden_ltd[{layer}, {i}])` against `trace.q_lhqe[{layer}, {head}, {i}]`: "
             f"largest difference over the {e} numbers **{gap:.1e}** (float32 rounding). The "
             f"weights are `model.params.layer({layer}).w_q_hde[{head}]` (the checkpoint's "

@@ -7,7 +7,7 @@ import streamlit as st
 from numpy.typing import NDArray
 
 from attention_core import Trace, attention_steps, cell_arithmetic, row_entropy_bits
-from attention_core.demos import ScaleEffect, dot_spread, random_scale_effect, scale_effect
+from attention_core.lessons.demos import ScaleEffect, dot_spread, random_scale_effect, scale_effect
 from ui import cache, explore
 from ui.router import Shared
 from ui.tour.common import LAYER_HEAD, chart, engineers, say, token
@@ -66,10 +66,13 @@ def render(shared: Shared, trace: Trace) -> None:
         st.markdown(
             "Gradient size: the Frobenius norm of softmax's Jacobian diag(a) − a·aᵀ at softmax's "
             "own input (the scaled scores with the division, the raw ones without), per row, "
-            "averaged (`attention_core.demos.scale_effect`). With the division, the gradient "
+            "averaged (`attention_core.lessons.demos.scale_effect`). With the division, the "
+            "gradient "
             "with respect to the raw scores is that Jacobian ÷ √d_k. Spread: "
-            "`scores.std(axis=-1)`. Random widths: `attention_core.demos.dot_spread` (4,096 "
-            "pairs each); random heads: `attention_core.saturation.random_scores` (unit-length "
+            "`scores.std(axis=-1)`. Random widths: `attention_core.lessons.demos.dot_spread` "
+            "(4,096 "
+            "pairs each); random heads: `attention_core.lessons.saturation.random_scores` "
+            "(unit-length "
             "token vectors, N(0, 1) weights, seeds 0–7), `demos.random_scale_effect`."
         )
 

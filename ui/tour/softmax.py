@@ -9,8 +9,8 @@ import streamlit as st
 from numpy.typing import NDArray
 
 from attention_core import ModelConfig, Trace, attention_steps, cell_arithmetic
-from attention_core.demos import shift_gap
-from attention_core.tour_numbers import TopKeys, top_keys
+from attention_core.lessons.demos import shift_gap
+from attention_core.lessons.tour_numbers import TopKeys, top_keys
 from ui import explore, safe
 from ui.router import Shared
 from ui.tour.common import LAYER_HEAD, THREE, engineers, say, token, view
@@ -90,5 +90,5 @@ def render(shared: Shared, trace: Trace) -> None:
         st.markdown(
             f"`attention_steps(trace.scores_lhqk[{layer}, {head}], {e}).pattern` (the same as "
             f"`trace.pattern_lhqk[{layer}, {head}]`); the shift check is "
-            f"`attention_core.demos.shift_gap(row, {SHIFT:g})` = {gap:.1e}."
+            f"`attention_core.lessons.demos.shift_gap(row, {SHIFT:g})` = {gap:.1e}."
         )

@@ -6,7 +6,7 @@ import numpy as np
 import streamlit as st
 
 from attention_core import ModelConfig, Trace
-from attention_core.demos import Parting, parting, repeated_word
+from attention_core.lessons.demos import Parting, parting, repeated_word
 from ui import safe
 from ui.router import Shared
 from ui.tour.common import BANK_A, BANK_B, THREE, bank_pair, chart, engineers, layers, view
@@ -53,8 +53,10 @@ def render(shared: Shared, trace: Trace) -> None:
         st.markdown(
             "Static vectors: `trace.word_td[t]` (the rows of "
             "`embeddings.word_embeddings.weight`); after the layers: `trace.hidden_ltd[-1, t]`; "
-            "the repeated word: `attention_core.demos.repeated_word(trace)`; the two “bank”s "
-            "state by state: `attention_core.demos.parting(a, ia, b, ib)` (`trace.hidden_ltd[s]`, "
+            "the repeated word: `attention_core.lessons.demos.repeated_word(trace)`; the two "
+            "“bank”s "
+            "state by state: `attention_core.lessons.demos.parting(a, ia, b, ib)` "
+            "(`trace.hidden_ltd[s]`, "
             "s = 0 the embedding)."
         )
 

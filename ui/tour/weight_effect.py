@@ -7,7 +7,7 @@ import numpy as np
 import streamlit as st
 
 from attention_core import Trace
-from attention_core.weight_effect import shares_hk
+from attention_core.methods.weight_effect import shares_hk
 from ui import safe
 from ui.cache_beyond import largest_sink, vector
 from ui.router import Shared
@@ -88,7 +88,8 @@ def render(shared: Shared, trace: Trace) -> None:
     st.caption(READ_MORE)
     with engineers():
         st.markdown(
-            f"`attention_core.weight_effect.largest_gap(trace)` = {where}, key {key}; shares from "
+            f"`attention_core.methods.weight_effect.largest_gap(trace)` = {where}, key {key}; "
+            "shares from "
             f"`shares_hk(trace.pattern_lhqk[{layer}], trace.value_norm_lhk[{layer}])`. The "
             f"knocked run is `trace_sentence(model, text, WhatIf(knocked=(({layer}, {head}),)))`, "
             f"compared by `knockout.vector_change(before, after, {i})`."

@@ -1,0 +1,117 @@
+"""What a browser view of a trace needs, packed as plain JSON and raw little-endian float32.
+
+The attention explorer in the browser holds a sentence's raw scores and recomputes every stage a
+switch changes (scaling, mask, temperature, softmax) itself, so the server sends each number once:
+a small JSON header first (tokens and shapes), then one layer at a time as raw bytes, the first
+view's layer before the others. Raw float32 keeps the numbers exactly the engine's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+from attention_core.methods.rollout import trace_rollout
+from attention_core.models.bert.forward import Trace
+
+Part = Literal["scores", "qk", "thumbs", "thumbs_visible", "norms", "rollout"]
+PARTS: tuple[Part, ...] = ("scores", "qk", "thumbs", "thumbs_visible", "norms", "rollout")
+MAX_TILE = 48  # a thumbnail is at most this many pixels a side; longer sentences are pooled
+
+
+@dataclass(frozen=True)
+class Block:
+    """One layer's part of a trace for the browser: which, and its bytes."""
+
+    layer: int
+    part: Part
+    data: bytes  # little-endian float32, C order, shapes as documented in ``layer_block``
+
+
+def header(trace: Trace) -> dict[str, Any]:
+    """The sentence-level facts a view draws with, as JSON-ready values."""
+    cfg = trace.config
+    return {
+        "tokens": list(trace.tokens.tokens),
+        "special": [bool(s) for s in trace.tokens.special_t],
+        # the positions drawn when [CLS]/[SEP] are hidden: the one rule, visible_tokens, here
+        "kept_hiding_special": visible_tokens(trace.tokens.special_t, True).tolist(),
+        "n_layers": cfg.n_layers,
+        "n_heads": cfg.n_heads,
+        "d_head": cfg.d_head,
+        "n_tokens": trace.n_tokens,
+        "n_kv_heads": cfg.n_kv_heads,  # heads share keys and values in groups (GQA) when fewer
+        "causal": cfg.causal,  # the model's own mask (a decoder), not a what-if
+    }
+
+
+def float32_bytes(array: NDArray[np.floating]) -> bytes:
+    """Little-endian float32, C order: what the browser reads as a Float32Array."""
+    return np.ascontiguousarray(array, dtype="<f4").tobytes()
+
+
+def layer_block(trace: Trace, layer: int, part: Part) -> Block:
+    """One layer's raw scores Q·Kᵀ ([h, q, k]), its queries then keys ([h, t, e] twice), or its
+    heads' patterns pooled to thumbnails ([h, s, s], s ≤ MAX_TILE; "thumbs_visible" without the
+    [CLS]/[SEP] rows and columns) for the all-heads grid of a long sentence; or its value
+    norms ([h, t], ``norm_weighted``) or its attention rollout ([t, t], ``rollout``)."""
+    n_layers = trace.config.n_layers
+    if not 0 <= layer < n_layers:
+        raise ValueError(f"layer {layer} is outside 0..{n_layers - 1}")
+    if part == "scores":
+        return Block(layer, part, float32_bytes(trace.scores_lhqk[layer]))
+    if part == "qk":
+        q_k = float32_bytes(trace.q_lhqe[layer]) + float32_bytes(trace.k_lhke[layer])
+        return Block(layer, part, q_k)
+    if part == "norms":
+        return Block(layer, part, float32_bytes(trace.value_norm_lhk[layer]))
+    if part == "rollout":
+        return Block(layer, part, float32_bytes(trace_rollout(trace)[layer]))
+    if part in ("thumbs", "thumbs_visible"):
+        keep = visible_tokens(trace.tokens.special_t, part == "thumbs_visible")
+        pattern_hqk = trace.pattern_lhqk[layer][:, keep][:, :, keep]  # [h,t,t] -> [h,kept,kept]
+        return Block(layer, part, float32_bytes(pool_blocks(pattern_hqk)[0]))
+    raise ValueError(f"part must be one of {', '.join(PARTS)}, got {part!r}")
+
+
+def block_nbytes(n_tokens: int, n_heads: int, d_head: int, part: Part) -> int:
+    """Bytes of one layer's block, without building it (for byte budgets and checks); for the
+    thumbnails ``n_tokens`` counts the tokens kept."""
+    if part in ("thumbs", "thumbs_visible"):
+        side = -(-n_tokens // -(-n_tokens // MAX_TILE))
+        return 4 * n_heads * side * side
+    if part == "norms":
+        return 4 * n_heads * n_tokens
+    if part == "rollout":
+        return 4 * n_tokens * n_tokens
+    per_head = n_tokens * n_tokens if part == "scores" else 2 * n_tokens * d_head
+    return 4 * n_heads * per_head
+
+
+def visible_tokens(special_t: NDArray[np.bool_], hide_special: bool) -> NDArray[np.int64]:
+    """Positions drawn: all, or all but [CLS]/[SEP] when hidden (unless nothing else is left)."""
+    keep = np.flatnonzero(~special_t) if hide_special else np.arange(special_t.size)
+    return keep if keep.size else np.arange(special_t.size)
+
+
+def pool_blocks(
+    pattern_lhqk: NDArray[np.floating], max_size: int = MAX_TILE
+) -> tuple[NDArray[np.float32], int]:
+    """Shrink the last two axes to at most ``max_size`` pixels: f×f blocks of tokens (the last
+    block may be smaller), f = ceil(n / max_size). Query rows are averaged and key columns summed,
+    so a pixel is the weight a block of queries gives a block of keys, and each thumbnail row
+    still sums to 1 like a pattern row (a plain mean would fade every head to near 0 as the
+    sentence grows). Returns (thumbs, f)."""
+    n = pattern_lhqk.shape[-1]
+    if pattern_lhqk.shape[-2] != n or n == 0:
+        raise ValueError(f"expected square non-empty patterns, got shape {pattern_lhqk.shape}")
+    factor = -(-n // max_size)
+    if factor == 1:
+        return np.asarray(pattern_lhqk, dtype=np.float32), 1
+    starts = np.arange(0, n, factor)
+    rows = np.diff(np.append(starts, n)).astype(np.float32)
+    summed = np.add.reduceat(np.add.reduceat(pattern_lhqk, starts, axis=-1), starts, axis=-2)
+    return (summed / rows[:, None]).astype(np.float32), factor

@@ -1,0 +1,251 @@
+"""The Llama forward pass over a sentence, and its trace: the residual stream held, each layer's
+attention recomputed when asked.
+
+A 512-token SmolLM2 pass has 30 × 9 × 512² patterns (283 MB in float32, as much again for the
+scores): too much to hold per visitor. ``LlamaTrace`` keeps the residual stream (hidden states,
+each layer's attention and MLP updates) and the next-token top 10, and computes a layer's
+q, k, v, scores, pattern and z from ``hidden_ltd[l]`` with the function the pass itself ran,
+so they are bit for bit the pass's own. A small LRU (by bytes, at least one layer) keeps the
+layers last asked for. ``trace.pattern_lhqk[l]`` and friends are ``LayerStack``s: indexing one
+layer computes one layer; ``np.asarray`` computes all of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from attention_core.core.buffers import buffer_nbytes, float32_views
+from attention_core.core.functional import (
+    AttentionSteps,
+    attention_steps,
+    softmax,
+    value_norms_gram,
+)
+from attention_core.core.tokens import Tokens
+from attention_core.models.bert.model import ModelConfig
+from attention_core.models.llama.cache import LayerCache
+from attention_core.models.llama.cache import LayerStack as LayerStack
+from attention_core.models.llama.layers import (
+    LlamaLayer,
+    attention_layer,
+    delta_of,
+    layer_nbytes,
+    mlp,
+    rms_norm,
+    rope_tables,
+    top_k_blocked,
+)
+from attention_core.models.llama.model import LlamaModel
+
+F32 = NDArray[np.float32]
+N_TOP = 10  # next-token candidates kept per position
+LRU_BYTES = 24_000_000  # the layer cache's budget: 1 layer at 512 tokens, 2 at 360, 12 at 128
+_LOGIT_ROWS = 128  # LM-head rows at a time: 128 × 49,152 logits is 25 MB, not 100 (fewer
+# blocks re-read the 113 MB embedding more often: 64 rows took 1.5x as long)
+
+
+def lru_layers(cfg: ModelConfig, n: int) -> int:
+    """How many layers the trace's cache keeps for ``n`` tokens."""
+    return max(1, min(cfg.n_layers, LRU_BYTES // layer_nbytes(cfg, n)))
+
+
+@dataclass(frozen=True, eq=False)
+class LlamaTrace:
+    """A decoder pass: the residual stream held, each layer's attention on demand. The names and
+    shapes follow the BERT ``Trace`` wherever the meaning is the same. ``hidden_ltd`` is
+    transformers' ``output_hidden_states``: [l] enters layer l, [n_layers] is after the final
+    RMSNorm. ``whatif.causal`` is always True: a decoder's own mask cannot be switched off."""
+
+    tokens: Tokens
+    config: ModelConfig
+    whatif: Any  # attention_core.models.bert.forward.WhatIf, causal forced on
+    hidden_ltd: F32  # [l+1, t, d]
+    delta_ltd: F32  # attention update added to the residual, Σ_h z_h · W_O,h (no bias)
+    ffn_out_ltd: F32  # SwiGLU MLP output added to the residual
+    value_norm_lhk: F32  # ‖v_k · W_O,h‖ per layer, query head and key (norm_weighted)
+    next_top_ids_tk: NDArray[np.int64]  # each position's 10 likeliest next tokens
+    next_top_probs_tk: F32  # their probabilities (float32 softmax of the logits)
+    _cache: LayerCache = field(repr=False)
+
+    @property
+    def model(self) -> LlamaModel:
+        return self._cache.model
+
+    @property
+    def n_tokens(self) -> int:
+        return len(self.tokens)
+
+    @property
+    def word_td(self) -> F32:
+        """Token embeddings (the stream entering layer 0: Llama adds no position vector)."""
+        return self.hidden_ltd[0]
+
+    @property
+    def w_o_lhed(self) -> F32:
+        return self.model.params.w_o_lhed
+
+    def layer(self, index: int) -> LlamaLayer:
+        """Layer ``index``'s attention arrays (computed, or from the cache)."""
+        if not 0 <= index < self.config.n_layers:
+            raise ValueError(f"layer {index} is outside 0..{self.config.n_layers - 1}")
+        return self._cache(index)
+
+    def _stack(self, name: str, heads: int, last: int) -> LayerStack:
+        cfg, n = self.config, self.n_tokens
+        return LayerStack(self._cache, name, (cfg.n_layers, heads, n, last))
+
+    @property
+    def q_lhqe(self) -> LayerStack:
+        return self._stack("q_hqe", self.config.n_heads, self.config.d_head)
+
+    @property
+    def k_lhke(self) -> LayerStack:
+        return self._stack("k_hke", self.config.n_heads, self.config.d_head)
+
+    @property
+    def v_lhke(self) -> LayerStack:
+        return self._stack("v_hke", self.config.n_heads, self.config.d_head)
+
+    @property
+    def k_lgke(self) -> LayerStack:
+        return self._stack("k_gke", self.config.n_kv_heads, self.config.d_head)
+
+    @property
+    def v_lgke(self) -> LayerStack:
+        return self._stack("v_gke", self.config.n_kv_heads, self.config.d_head)
+
+    @property
+    def scores_lhqk(self) -> LayerStack:
+        return self._stack("scores_hqk", self.config.n_heads, self.n_tokens)
+
+    @property
+    def pattern_lhqk(self) -> LayerStack:
+        return self._stack("pattern_hqk", self.config.n_heads, self.n_tokens)
+
+    @property
+    def z_lhqe(self) -> LayerStack:
+        return self._stack("z_hqe", self.config.n_heads, self.config.d_head)
+
+    def memo(self, name: str, compute: Callable[[], F32]) -> F32:
+        """``compute()`` once per trace, then kept (and counted in ``nbytes``)."""
+        return self._cache.derived(name, compute)
+
+    def head_delta_hd(self, layer: int, token: int) -> F32:
+        """What every head of ``layer`` proposes to add to ``token``'s vector, [head, d]."""
+        z_h1e = self.layer(layer).z_hqe[:, token, None, :]
+        return (z_h1e @ self.w_o_lhed[layer])[:, 0]  # [h,1,e] @ [h,e,d] -> [h,d]
+
+    def steps(self, layer: int, head: int) -> AttentionSteps:
+        """Scores -> scaled -> masked -> pattern for one head (the causal mask always on)."""
+        return attention_steps(
+            self.layer(layer).scores_hqk[head],
+            self.config.d_head,
+            scale=self.whatif.scale,
+            temperature=self.whatif.temperature,
+            causal=True,
+            key_mask_k=self.whatif.key_mask_k(self.n_tokens),
+        )
+
+    def next_probs_v(self, position: int) -> F32:
+        """The whole next-token distribution after ``position`` (float32 softmax)."""
+        if not 0 <= position < self.n_tokens:
+            raise ValueError(f"position {position} is outside 0..{self.n_tokens - 1}")
+        return softmax(logits(self.model, self.hidden_ltd[-1][position : position + 1]))[0]
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held now: the stored arrays and the layers in the cache."""
+        held = (self.hidden_ltd, self.delta_ltd, self.ffn_out_ltd, self.value_norm_lhk)
+        tops = self.next_top_ids_tk.nbytes + self.next_top_probs_tk.nbytes
+        return sum(int(a.nbytes) for a in held) + tops + self._cache.nbytes
+
+
+def logits(model: LlamaModel, final_td: F32) -> F32:
+    """LM-head logits of final-normed rows: the tied embedding, [t, vocab]."""
+    return final_td @ model.params.embed_vd.T  # [t,d] @ [d,v]
+
+
+def next_top(model: LlamaModel, final_td: F32) -> tuple[NDArray[np.int64], F32]:
+    """Every position's top-10 next tokens and their probabilities (float32, as ``softmax``
+    computes them: exp(logit - max) / Σ), a block of rows at a time."""
+    ids, probs = [], []
+    for i in range(0, len(final_td), _LOGIT_ROWS):
+        exp_tv = logits(model, final_td[i : i + _LOGIT_ROWS])
+        exp_tv -= exp_tv.max(axis=-1, keepdims=True)
+        np.exp(exp_tv, out=exp_tv)
+        top_ids, top_exp = top_k_blocked(exp_tv, N_TOP)
+        ids.append(top_ids)
+        probs.append(top_exp / exp_tv.sum(axis=-1, keepdims=True))
+    return np.concatenate(ids), np.concatenate(probs)
+
+
+def run_llama(
+    model: LlamaModel, tokens: Tokens, whatif: Any, keep_layers: bool = False
+) -> LlamaTrace:
+    """The pass over ``tokens`` under ``whatif`` (scale, temperature, hidden keys; always
+    causal). ``keep_layers`` keeps every layer the pass computed in the cache (tests)."""
+    cfg, params, n = model.config, model.params, len(tokens)
+    whatif = replace(whatif, causal=True)
+    whatif.check_heads(cfg.n_layers, cfg.n_heads)
+    key_mask_k = whatif.key_mask_k(n)
+    cos_te, sin_te = rope_tables(cfg, np.arange(n))
+    # one buffer, reused once the trace is gone (attention_core.core.buffers)
+    hidden, delta, ffn, norms = float32_views(_stream_shapes(cfg, n)).values()
+    hidden[0] = params.embed_vd[tokens.input_ids_t]
+
+    def compute(layer: int) -> LlamaLayer:
+        return attention_layer(
+            params.layers[layer],
+            cfg,
+            hidden[layer],
+            cos_te,
+            sin_te,
+            scale=whatif.scale,
+            temperature=whatif.temperature,
+            key_mask_k=key_mask_k,
+            knocked_h=whatif.knocked_in(layer),
+        )
+
+    capacity = cfg.n_layers if keep_layers else lru_layers(cfg, n)
+    kept = (cos_te, sin_te) if key_mask_k is None else (cos_te, sin_te, key_mask_k)
+    cache = LayerCache(model, compute, capacity, kept)
+    with np.errstate(over="ignore"):  # SiLU's exp(-x) of a very negative x: inf, giving -0
+        for i, lay in enumerate(params.layers):
+            attn = cache(i) if keep_layers else compute(i)
+            norms[i] = value_norms_gram(attn.v_gke, params.gram_lhee[i])
+            resid_td = hidden[i] + delta_of(lay, attn.z_hqe, out=delta[i])
+            mlp(lay, cfg, resid_td, out=ffn[i])
+            np.add(resid_td, ffn[i], out=hidden[i + 1])
+    hidden[-1] = rms_norm(hidden[-1], params.final_norm_d, cfg.layer_norm_eps)
+    top_ids, top_probs = next_top(model, hidden[-1])
+    for array in (hidden, delta, ffn, norms, top_ids, top_probs):
+        array.flags.writeable = False
+    return LlamaTrace(tokens, cfg, whatif, hidden, delta, ffn, norms, top_ids, top_probs, cache)
+
+
+def _stream_shapes(cfg: ModelConfig, n: int) -> dict[str, tuple[int, ...]]:
+    """The residual stream a trace keeps: hidden states, attention and feed-forward updates,
+    value norms."""
+    return {
+        "hidden": (cfg.n_layers + 1, n, cfg.d_model),
+        "delta": (cfg.n_layers, n, cfg.d_model),
+        "ffn": (cfg.n_layers, n, cfg.d_model),
+        "norms": (cfg.n_layers, cfg.n_heads, n),
+    }
+
+
+def llama_trace_nbytes(cfg: ModelConfig, n: int) -> int:
+    """Bytes a ``LlamaTrace`` of ``n`` tokens holds at most: the residual stream, the next-token
+    top 10, the tokens, its layer cache full and its rollout (161 MB at 512 tokens, 52 MB at
+    128, 5 MB at 12)."""
+    n_l = cfg.n_layers
+    stream = buffer_nbytes(_stream_shapes(cfg, n))  # hidden, delta, ffn, norms: one buffer
+    tops, rope = n * N_TOP * (8 + 4), 2 * 4 * n * cfg.d_head  # + the cos/sin tables it keeps
+    rollout = 4 * n_l * n * n  # kept once a view asks for it (attention_core.methods.rollout)
+    layers = lru_layers(cfg, n) * layer_nbytes(cfg, n)
+    return stream + tops + rope + n * (8 + 16 + 1) + layers + rollout

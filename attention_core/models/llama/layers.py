@@ -1,0 +1,170 @@
+"""One Llama decoder layer in NumPy, as transformers' ``LlamaDecoderLayer`` computes it.
+
+RMSNorm -> q, k, v (one matmul) -> RoPE (rotate-half) on q and k -> the shared attention core
+with grouped KV heads and the causal mask -> W_O -> residual -> RMSNorm -> SwiGLU MLP ->
+residual. The attention half returns every intermediate (``LlamaLayer``); the trace keeps only
+the residual stream and calls ``attention_layer`` again, with the same inputs, when a page asks
+for a layer's patterns, so what it shows is bit for bit what the forward pass computed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from attention_core.core.attention import attend
+from attention_core.models.bert.model import ModelConfig
+from attention_core.models.llama.model import LlamaLayerWeights
+
+F32 = NDArray[np.float32]
+
+
+@dataclass(frozen=True)
+class LlamaLayer:
+    """One layer's attention, every array read-only. KV arrays are per KV head (g of them)."""
+
+    q_hqe: F32  # queries after RoPE
+    k_gke: F32  # keys after RoPE, per KV head (what a KV cache keeps)
+    v_gke: F32  # values, per KV head
+    scores_hqk: F32  # raw Q·Kᵀ
+    pattern_hqk: F32  # softmax under the causal mask (and hidden keys); masked entries 0
+    z_hqe: F32  # pattern · V
+
+    @property
+    def k_hke(self) -> F32:
+        """Keys as each query head reads them (KV head h // (h/g) repeated): a copy."""
+        return np.repeat(self.k_gke, len(self.q_hqe) // len(self.k_gke), axis=0)
+
+    @property
+    def v_hke(self) -> F32:
+        """Values as each query head reads them: a copy."""
+        return np.repeat(self.v_gke, len(self.q_hqe) // len(self.v_gke), axis=0)
+
+    @property
+    def nbytes(self) -> int:
+        arrays = (self.q_hqe, self.k_gke, self.v_gke, self.scores_hqk, self.pattern_hqk)
+        return sum(int(a.nbytes) for a in arrays) + int(self.z_hqe.nbytes)
+
+
+def layer_nbytes(cfg: ModelConfig, n: int) -> int:
+    """Bytes of one ``LlamaLayer`` of ``n`` tokens."""
+    h, g, e = cfg.n_heads, cfg.n_kv_heads, cfg.d_head
+    return 4 * (2 * h * n * e + 2 * g * n * e + 2 * h * n * n)
+
+
+def rms_norm(x_td: F32, scale_d: F32, eps: float) -> F32:
+    """x / √(mean(x²) + eps) · scale, in float32 as LlamaRMSNorm."""
+    var_t1 = np.mean(np.square(x_td), axis=-1, keepdims=True)
+    normed = x_td * (np.float32(1.0) / np.sqrt(var_t1 + np.float32(eps)))
+    normed *= scale_d
+    return normed
+
+
+def rope_tables(cfg: ModelConfig, positions_t: NDArray[np.int64]) -> tuple[F32, F32]:
+    """cos and sin [t, e] for these positions, in float32 as transformers' default RoPE."""
+    e = cfg.d_head
+    inv_freq = np.float32(1.0) / (
+        np.float32(cfg.rope_theta) ** (np.arange(0, e, 2).astype(np.float32) / np.float32(e))
+    )
+    freqs_tb = positions_t.astype(np.float32)[:, None] * inv_freq[None, :]
+    angles_te = np.concatenate([freqs_tb, freqs_tb], axis=-1)
+    return np.cos(angles_te), np.sin(angles_te)
+
+
+def rope(x_hte: F32, cos_te: F32, sin_te: F32) -> F32:
+    """x·cos + rotate_half(x)·sin, rotate_half(x) = (-x2, x1) (x1, x2 the two halves)."""
+    half = x_hte.shape[-1] // 2
+    rotated = np.concatenate([-x_hte[..., half:], x_hte[..., :half]], axis=-1)
+    out = x_hte * cos_te
+    out += rotated * sin_te
+    return out
+
+
+def project_qkv(
+    lay: LlamaLayerWeights, cfg: ModelConfig, x_td: F32, cos_te: F32, sin_te: F32
+) -> tuple[F32, F32, F32]:
+    """q [h,t,e] and k [g,t,e] after RoPE, v [g,t,e], from the residual stream x_td."""
+    t, h, g, e = len(x_td), cfg.n_heads, cfg.n_kv_heads, cfg.d_head
+    normed_td = rms_norm(x_td, lay.attn_norm_d, cfg.layer_norm_eps)
+    qkv_tn = normed_td @ lay.w_qkv_nd.T  # [t,d] @ [d, (h+2g)·e]
+    q_hte = qkv_tn[:, : h * e].reshape(t, h, e).transpose(1, 0, 2)
+    k_gte = qkv_tn[:, h * e : (h + g) * e].reshape(t, g, e).transpose(1, 0, 2)
+    v_gte = np.ascontiguousarray(qkv_tn[:, (h + g) * e :].reshape(t, g, e).transpose(1, 0, 2))
+    return rope(q_hte, cos_te, sin_te), rope(k_gte, cos_te, sin_te), v_gte
+
+
+def attention_layer(
+    lay: LlamaLayerWeights,
+    cfg: ModelConfig,
+    x_td: F32,
+    cos_te: F32,
+    sin_te: F32,
+    *,
+    scale: bool = True,
+    temperature: float = 1.0,
+    key_mask_k: NDArray[np.bool_] | None = None,
+    knocked_h: tuple[int, ...] = (),
+) -> LlamaLayer:
+    """The attention half of a layer over a whole sequence, causal, every intermediate kept;
+    ``knocked_h``: heads whose output z is zeroed (knocked out; their patterns stay)."""
+    q_hqe, k_gke, v_gke = project_qkv(lay, cfg, x_td, cos_te, sin_te)
+    scores, pattern, z = attend(
+        q_hqe,
+        k_gke,
+        v_gke,
+        scale=scale,
+        temperature=temperature,
+        causal=True,
+        key_mask_k=key_mask_k,
+    )
+    z[list(knocked_h)] = 0.0  # knocked-out heads pass nothing on (none: a no-op)
+    layer = LlamaLayer(q_hqe, k_gke, v_gke, scores, pattern, z)
+    for array in (q_hqe, k_gke, v_gke, scores, pattern, z):
+        array.flags.writeable = False
+    return layer
+
+
+def delta_of(lay: LlamaLayerWeights, z_hqe: F32, out: F32 | None = None) -> F32:
+    """Σ_h z_h · W_O,h: the heads side by side through o_proj, [t, d] (into ``out`` if given)."""
+    h, t, e = z_hqe.shape
+    z_tx = z_hqe.transpose(1, 0, 2).reshape(t, h * e)  # [h,t,e] -> [t, h·e]
+    return np.matmul(z_tx, lay.w_o_dx.T, out=out)
+
+
+def mlp(lay: LlamaLayerWeights, cfg: ModelConfig, resid_td: F32, out: F32 | None = None) -> F32:
+    """down(silu(gate(x)) · up(x)) of the RMSNormed residual (into ``out`` if given)."""
+    f = cfg.d_ff
+    gate_up_tn = rms_norm(resid_td, lay.mlp_norm_d, cfg.layer_norm_eps) @ lay.w_gate_up_nd.T
+    gate_tf, up_tf = gate_up_tn[:, :f], gate_up_tn[:, f:]
+    act_tf = np.negative(gate_tf)  # SiLU(g) = g / (1 + exp(-g)), in place after one copy
+    np.exp(act_tf, out=act_tf)
+    act_tf += np.float32(1.0)
+    np.divide(gate_tf, act_tf, out=act_tf)
+    act_tf *= up_tf
+    return np.matmul(act_tf, lay.w_down_df.T, out=out)
+
+
+def top_k(probs_tv: F32, k: int) -> tuple[NDArray[np.int64], F32]:
+    """The k most probable ids of each row, most probable first, and their probabilities."""
+    part = np.argpartition(probs_tv, -k, axis=-1)[:, -k:]
+    vals = np.take_along_axis(probs_tv, part, axis=-1)
+    order = np.argsort(-vals, axis=-1, kind="stable")
+    ids = np.take_along_axis(part, order, axis=-1).astype(np.int64)
+    return ids, np.take_along_axis(vals, order, axis=-1)
+
+
+def top_k_blocked(values_tv: F32, k: int, block: int = 64) -> tuple[NDArray[np.int64], F32]:
+    """``top_k`` over long rows, ~10x faster: the k largest values lie in the k blocks with the
+    largest maxima, so only those blocks are searched (argpartition over 49,152 logits per row
+    was a tenth of a 512-token pass)."""
+    t, v = values_tv.shape
+    if v % block or v // block <= k:
+        return top_k(values_tv, k)
+    blocks_tnb = values_tv.reshape(t, v // block, block)
+    best_tk = np.argpartition(blocks_tnb.max(axis=-1), -k, axis=-1)[:, -k:]
+    candidates = np.take_along_axis(blocks_tnb, best_tk[:, :, None], axis=1).reshape(t, -1)
+    ids, vals = top_k(candidates, k)
+    block_of, within = np.divmod(ids, block)
+    return np.take_along_axis(best_tk, block_of, axis=1) * block + within, vals

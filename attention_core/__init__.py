@@ -23,6 +23,7 @@ the attention update added to the residual stream, [layer, token, d_model].
 """
 
 from attention_core.core.attention import AttentionPass, multi_head_attention, project
+from attention_core.core.config import ModelConfig, ModelLoadError
 from attention_core.core.functional import (
     AttentionSteps,
     attention_steps,
@@ -115,13 +116,7 @@ from attention_core.models.bert.forward import (
     trace_nbytes,
     trace_sentence,
 )
-from attention_core.models.bert.model import (
-    DEFAULT_MODEL_NAME,
-    Model,
-    ModelConfig,
-    ModelLoadError,
-    default_model_path,
-)
+from attention_core.models.bert.model import DEFAULT_MODEL_NAME, Model, default_model_path
 from attention_core.models.bert.weights import EmbeddingWeights, LayerWeights, Norm, Weights
 from attention_core.models.llama.cache import LayerStack
 from attention_core.models.llama.forward import LlamaTrace

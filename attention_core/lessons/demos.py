@@ -17,12 +17,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from attention_core.core.attention import multi_head_attention, project
+from attention_core.core.config import ModelConfig
 from attention_core.core.functional import attention_steps, gelu, softmax
 from attention_core.core.tokens import Tokens
 from attention_core.lessons.saturation import random_scores
 from attention_core.methods.geometry import cosine
 from attention_core.models.bert.forward import Trace, embed
-from attention_core.models.bert.model import Model, ModelConfig
+from attention_core.models.bert.model import Model
 from attention_core.models.bert.weights import LayerWeights
 
 F32 = NDArray[np.float32]

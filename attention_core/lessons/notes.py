@@ -20,10 +20,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from attention_core.core.config import ModelConfig
 from attention_core.core.functional import softmax
 from attention_core.core.words import word_pattern, word_spans
 from attention_core.methods.geometry import cosine, word_vectors
-from attention_core.models.bert.model import ModelConfig
 
 F64 = NDArray[np.float64]
 

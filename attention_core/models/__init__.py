@@ -15,13 +15,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, overload
 
-from attention_core.models.bert.model import (
-    Model,
-    ModelConfig,
-    ModelLoadError,
-    load_bert,
-    load_bert_config,
-)
+from attention_core.core.config import ModelConfig, ModelLoadError
+from attention_core.models.bert.model import Model, load_bert, load_bert_config
 from attention_core.models.registry import (
     MINILM_INSTALL_HINT,
     MODEL_KEYS,

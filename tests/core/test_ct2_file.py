@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from attention_core.models.bert.model import ModelLoadError
+from attention_core.core.config import ModelLoadError
 from attention_core.models.registry import WHISPER_INSTALL_HINT
 from attention_core.models.whisper.ct2_file import read_ct2
 from attention_core.models.whisper.model import load_whisper, whisper_folder

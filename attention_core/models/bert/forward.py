@@ -17,6 +17,7 @@ from numpy.typing import NDArray
 
 from attention_core.core.attention import AttentionPass, multi_head_attention
 from attention_core.core.buffers import buffer_nbytes, float32_views
+from attention_core.core.config import ModelConfig
 from attention_core.core.functional import (
     AttentionSteps,
     attention_steps,
@@ -27,7 +28,7 @@ from attention_core.core.functional import (
 )
 from attention_core.core.tokens import Tokens, tokenize, window_tokens
 from attention_core.core.whatif import WhatIf as WhatIf
-from attention_core.models.bert.model import Model, ModelConfig
+from attention_core.models.bert.model import Model
 from attention_core.models.bert.weights import LayerWeights
 
 if TYPE_CHECKING:

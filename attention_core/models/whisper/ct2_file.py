@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from attention_core.models.bert.model import ModelLoadError
+from attention_core.core.config import ModelLoadError
 
 # CTranslate2's DataType enum, in the order it numbers them (no float8 here).
 DTYPES: dict[int, np.dtype[Any]] = {

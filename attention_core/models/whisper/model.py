@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from attention_core.models.bert.model import ModelLoadError
+from attention_core.core.config import ModelLoadError
 from attention_core.models.registry import WHISPER_INSTALL_HINT
 from attention_core.models.whisper.ct2_file import Ct2File, read_ct2
 

@@ -26,7 +26,8 @@ ALLOWED = {
     "attention_core": {"attention_core"},
     "viz": {"viz", "attention_core"},
     "explorer": {"explorer", "attention_core"},
-    "ui": {"ui", "viz", "explorer", "server", "attention_core"},
+    "references": {"references", "attention_core"},  # what the verify buttons check against
+    "ui": {"ui", "viz", "explorer", "server", "attention_core", "references"},
     "pages": {"ui", "viz", "explorer", "attention_core"},
     "app": {"ui", "viz", "server"},  # app.py assembles the ASGI app: pages, routes, middleware
     "navigation": {"ui"},

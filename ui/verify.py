@@ -2,8 +2,8 @@
 of Listen.
 
 Pressed, it runs the page's sentence through the libraries that run the sidebar's model
-(ui.verify_refs: transformers, and sentence-transformers for MiniLM's sentence vector), or
-Listen's clip through CTranslate2 and transformers (ui.verify_whisper), in this process, and shows
+(references.text: transformers, and sentence-transformers for MiniLM's sentence vector), or
+Listen's clip through CTranslate2 and transformers (references.whisper), in this process, and shows
 how far their numbers are from ours: a small table and one plain sentence. The libraries are
 imported only when the button is pressed; when they are missing it says how to install them. One
 check per (model, sentence), or per clip, is kept for every visitor.
@@ -18,12 +18,7 @@ import numpy as np
 import streamlit as st
 
 from attention_core import Trace
-from server.budget import Busy, reserved, verify_peak
-from ui import safe
-from ui.cache import get_model, trace_store
-from ui.cache_listen import Heard, get_whisper
-from ui.router import Shared
-from ui.verify_refs import (
+from references.text import (
     INSTALL,
     NEEDS,
     TOLERANCE,
@@ -35,7 +30,12 @@ from ui.verify_refs import (
     missing,
     round_up,
 )
-from ui.verify_whisper import TOL_ATTENTION, TOL_ENCODER, check_clip
+from references.whisper import TOL_ATTENTION, TOL_ENCODER, check_clip
+from server.budget import Busy, reserved, verify_peak
+from ui import safe
+from ui.cache import get_model, trace_store
+from ui.cache_listen import Heard, get_whisper
+from ui.router import Shared
 
 LIBRARY = {"minilm": "sentence-transformers and transformers", "smollm2": "transformers"}
 CALLS = {
@@ -149,12 +149,12 @@ def _engineers(text: str) -> None:
 def _text_engineers(model: str, verdict: Verdict, trace: Trace) -> str:
     return (
         f"- Reference: {CALLS[model]}, on the same files our engine reads "
-        f"(`ui.verify_refs.check_sentence`), in this process.\n"
+        f"(`references.text.check_sentence`), in this process.\n"
         f"- Ours: `trace.pattern_lhqk`, `trace.hidden_ltd`"
         + (", `trace.sentence_embedding_d`" if model == "minilm" else "")
         + " of the plain trace (no what-if switches).\n"
         "- Largest |ours − theirs|; token vectors relative to each state's largest |value| "
-        f"(`hidden_ltd[l]`); tolerance {TOLERANCE[model]:g} (`ui.verify_refs.TOLERANCE`).\n"
+        f"(`hidden_ltd[l]`); tolerance {TOLERANCE[model]:g} (`references.text.TOLERANCE`).\n"
         f"- {trace.n_tokens} tokens; the reference libraries took {verdict.seconds:.1f} s "
         "when this sentence was first checked (loading included), kept per (model, text) "
         "for every visitor (`st.cache_data`, 16 entries).\n"
@@ -211,7 +211,7 @@ WHISPER_CALLS = (
     '`ctranslate2.models.Whisper(folder, device="cpu", compute_type="float32")` on the '
     "package's `model.bin`: `encode` for the encoder's output, `generate(features, [prompt], "
     "beam_size=1)` for the greedy tokens; `transformers.WhisperForConditionalGeneration` with "
-    "the same weights mapped in (`ui.verify_whisper.mapped_state`, eager attention) and "
+    "the same weights mapped in (`references.whisper.mapped_state`, eager attention) and "
     "`output_attentions=True` on our tokens for every attention"
 )
 
@@ -248,7 +248,7 @@ def clip_summary(verdict: Verdict, n_tokens: int) -> str:
 
 def _clip_engineers(verdict: Verdict, n_tokens: int) -> str:
     return (
-        f"- Reference: {WHISPER_CALLS}, in this process (`ui.verify_whisper.check_clip`), on "
+        f"- Reference: {WHISPER_CALLS}, in this process (`references.whisper.check_clip`), on "
         "the log-mel our engine read (`Heard.mel_ft`).\n"
         "- Ours: `Heard.token_ids` (text after the prompt), `encoder_hidden_ltd[-1]`, "
         "`cross_pattern_lhqk`, `self_pattern_lhqk`, and every encoder layer's self-attention "

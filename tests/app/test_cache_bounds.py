@@ -1,6 +1,7 @@
 """Every cache the app keeps is bounded (issue 14): each st.cache_data / st.cache_resource /
-functools cache in ui/, pages/ and explorer/ has a bound and a stated worst case, st.cache_data
-as a whole has a byte budget, and the trace store keeps to its budget under many traces."""
+functools cache in ui/, pages/, explorer/ and references/ has a bound and a stated worst case,
+st.cache_data as a whole has a byte budget, and the trace store keeps to its budget under many
+traces."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from server.trace_store import TraceStore, nbytes
 from ui import registry
 
 ROOT = Path(__file__).resolve().parents[2]
-FOLDERS = ("ui", "pages", "explorer")
+FOLDERS = ("ui", "pages", "explorer", "references")
 STREAMLIT_CACHES = {"cache_data", "cache_resource"}
 FUNCTOOLS_CACHES = {"cache", "lru_cache"}
 # Caches allowed without max_entries, with the reason (none at the moment: functions without

@@ -18,10 +18,10 @@ pytest.importorskip("sentence_transformers")
 
 from attention_core import trace_sentence
 from attention_core.core.display import state_name
+from references.text import INSTALL, round_up, sentence_model
 from tests.app.conftest import open_page
 from tests.core.references import reference
 from ui.verify import BUTTON
-from ui.verify_refs import INSTALL, round_up, sentence_model
 
 pytestmark = pytest.mark.usefixtures("room_for_verify")  # tests/app/conftest.py
 
@@ -86,7 +86,7 @@ def test_minilm_differences_are_the_libraries_and_below_1e_5(model, page):
     (engineers,) = [
         e
         for e in at.expander
-        if e.label == "For engineers" and any("verify_refs" in m.value for m in e.markdown)
+        if e.label == "For engineers" and any("references.text" in m.value for m in e.markdown)
     ]
     assert 'attn_implementation="eager"' in engineers.markdown[0].value
 
@@ -144,7 +144,7 @@ def test_smollm2_agrees_with_transformers_gguf_loader(smollm2):
 
 def test_the_libraries_are_imported_only_when_pressed():
     code = (
-        "import sys, ui.verify, ui.verify_refs; "
+        "import sys, ui.verify, references.text; "
         "names = {'torch', 'transformers', 'sentence_transformers', 'gguf'}; "
         "print(sorted(names & set(sys.modules)))"
     )

@@ -1,4 +1,4 @@
-"""Listen's "Verify against the reference library" button (ui/verify.py, ui/verify_whisper.py): on
+"""Listen's "Verify against the reference library" button (ui/verify.py, references/whisper.py): on
 a shipped clip CTranslate2 writes our tokens and its encoder agrees within 1e-3 of its largest
 value, transformers' attentions (cross, decoder self, encoder self) within 1e-4, as in
 tests/core/test_whisper_exact.py; each number on the page is the difference this test measures
@@ -24,11 +24,11 @@ from attention_core import log_mel, transcribe
 from attention_core.models.llama.tokenizer import show_piece
 from attention_core.models.whisper.audio import load_audio
 from attention_core.models.whisper.forward import encoder_pattern
+from references.text import INSTALL, round_up
+from references.whisper import TOL_ATTENTION, TOL_ENCODER, check_clip, token_problem
 from tests.app.conftest import open_page
 from tests.core import whisper_refs as refs
 from ui.verify import BUTTON
-from ui.verify_refs import INSTALL, round_up
-from ui.verify_whisper import TOL_ATTENTION, TOL_ENCODER, check_clip, token_problem
 
 pytestmark = pytest.mark.usefixtures("room_for_verify")  # tests/app/conftest.py
 
@@ -167,7 +167,7 @@ def test_listen_shows_the_button_and_the_verdict(clip, measured):
     (engineers,) = [
         e
         for e in at.expander
-        if e.label == "For engineers" and any("verify_whisper" in m.value for m in e.markdown)
+        if e.label == "For engineers" and any("references.whisper" in m.value for m in e.markdown)
     ]
     assert "`output_attentions=True`" in engineers.markdown[0].value
     assert not engineers.proto.expanded

@@ -2,7 +2,7 @@
 
 The oracles are transformers' own models, never our engine: ``BertModel`` (eager attention) on the
 packaged all-MiniLM-L6-v2 folder, and ``LlamaForCausalLM`` from SmolLM2's GGUF file, built in
-ui/verify_refs.py (the app's verify button uses the same). Each is loaded once per process
+references/text.py (the app's verify button uses the same). Each is loaded once per process
 (an ``lru_cache`` of one: once per pytest worker) and run here with forward hooks: on the value
 projection (value norms), as a forward pre-hook on the output projection (knock-out:
 the knocked head's slice of its input set to zero), and on each decoder layer (logit lens).
@@ -27,7 +27,7 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 # The oracles themselves are shared with the app's "Verify against the reference library" button.
-from ui.verify_refs import HOOK_PATHS, Oracle, bert_oracle, llama_oracle, oracle  # noqa: E402
+from references.text import HOOK_PATHS, Oracle, bert_oracle, llama_oracle, oracle  # noqa: E402
 
 __all__ = ["Oracle", "bert_oracle", "llama_oracle", "oracle"]
 

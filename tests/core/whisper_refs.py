@@ -1,5 +1,5 @@
 """The references Whisper is checked against, each loaded once per test process. The reference
-code itself is the app's verify button's (ui/verify_whisper.py), written once; here it is bound to
+code itself is the app's verify button's (references/whisper.py), written once; here it is bound to
 the packaged model, with what only the tests need (clips, transformers' log-mel).
 
 - CTranslate2 itself (``models.Whisper(folder, device="cpu", compute_type="float32")``): its
@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 
 from attention_core.models.whisper.model import WhisperModel, load_whisper
-from ui import verify_whisper
-from ui.verify_whisper import mapped_state
+from references import whisper as reference
+from references.whisper import mapped_state
 
 __all__ = ["mapped_state"]
 
@@ -38,17 +38,17 @@ def engine() -> WhisperModel:
 
 
 def ct2_model() -> Any:
-    return verify_whisper.ct2_whisper(str(engine().path))
+    return reference.ct2_whisper(str(engine().path))
 
 
 def ct2_encode(mel_ft: np.ndarray) -> np.ndarray:
     """CTranslate2's encoder output [1500, 384] for one log-mel input."""
-    return verify_whisper.ct2_encode(engine(), mel_ft)
+    return reference.ct2_encode(engine(), mel_ft)
 
 
 def ct2_tokens(mel_ft: np.ndarray, max_length: int = 448) -> list[int]:
     """CTranslate2's greedy text tokens from <|startoftranscript|><|notimestamps|>."""
-    return verify_whisper.ct2_tokens(engine(), mel_ft, max_length)
+    return reference.ct2_tokens(engine(), mel_ft, max_length)
 
 
 def read_clip(path: Path) -> np.ndarray:
@@ -83,10 +83,10 @@ def spoken_clip(folder: Path) -> Path | None:
 
 def hf_model() -> Any:
     """transformers' Whisper with model.bin's weights, eager attention, float32."""
-    return verify_whisper.hf_whisper(engine())
+    return reference.hf_whisper(engine())
 
 
 def hf_attentions(mel_ft: np.ndarray, token_ids: tuple[int, ...]) -> Any:
     """transformers' outputs (encoder, decoder and cross attentions, hidden states) for the
     clip's log-mel and the decoder input ``token_ids``."""
-    return verify_whisper.hf_outputs(engine(), mel_ft, token_ids)
+    return reference.hf_outputs(engine(), mel_ft, token_ids)

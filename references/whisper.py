@@ -23,7 +23,7 @@ from numpy.typing import NDArray
 
 from attention_core.models.whisper.forward import encoder_pattern
 from attention_core.models.whisper.model import WhisperModel
-from ui.verify_refs import Difference
+from references.text import Difference
 
 F32 = NDArray[np.float32]
 FRAME_S = 0.02  # one encoder frame

@@ -33,7 +33,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "whisper": ("torch", "transformers", "ctranslate2"),
 }
 # MiniLM's references are runtime requirements (the design names sentence-transformers); SmolLM2's
-# GGUF loader and Whisper's CTranslate2 (ui/verify_whisper.py) need the verify extra on top.
+# GGUF loader and Whisper's CTranslate2 (references/whisper.py) need the verify extra on top.
 INSTALL = {
     "minilm": ".venv/bin/pip install -r requirements.txt",
     "smollm2": '.venv/bin/pip install -e ".[verify]"',

@@ -8,15 +8,13 @@ import { visibleTokens } from "./stages.js";
 import { captions, fmt, hint, STAGE_TITLES } from "./words.js";
 
 // The shown token ids: `keep` (all visible), and the rows and columns in the zoom window
-// (queries × keys), or all of them when there is no window or it no longer fits.
+// (queries × keys), or all of them when there is no window or it no longer fits (the state
+// then drops it).
 export function shownTokens(state, header) {
   const view = state.get();
   const keep = visibleTokens(header, view.hide_special);
-  const w = state.zoom;
-  if (!w || w.r1 > keep.length || w.c1 > keep.length) {
-    state.zoom = null;
-    return { keep, rows: keep, cols: keep };
-  }
+  const w = state.fitZoom(keep.length);
+  if (!w) return { keep, rows: keep, cols: keep };
   return { keep, rows: keep.slice(w.r0, w.r1), cols: keep.slice(w.c0, w.c1) };
 }
 
@@ -131,7 +129,7 @@ export function drawPanels(ctx) {
     view,
     rows,
     cols,
-    zoomed: !!ctx.state.zoom,
+    zoomed: !!ctx.state.zoom(),
     keys: ctx.allowed("head") && ctx.allowed("layer"),
     clickable: !ctx.inline,
   });

@@ -1,6 +1,7 @@
 // The pointer and the keyboard on the explorer's heatmaps: hover for a cell's value, click for
 // its arithmetic, drag or wheel to zoom, double-click to see all, ← → for the head and ↑ ↓ for
-// the layer. `ctx` is the view's context (view.js): its state, what is shown, redraw().
+// the layer. `ctx` is the view's context (view.js): its state, what is shown, redraw(). The
+// zoom changes through the state's own zoomTo() and unzoom().
 
 import { tipText } from "./words.js";
 
@@ -54,12 +55,7 @@ function showTip(ctx, event, stage) {
 
 // Zoom to positions [r0, r1) × [c0, c1) among the shown tokens (queries × keys).
 function zoomTo(ctx, r0, r1, c0, c1) {
-  const len = ctx.shown.keep.length;
-  const clamp = (a, b) => [Math.max(0, Math.min(a, len - 1)), Math.max(1, Math.min(b, len))];
-  [r0, r1] = clamp(r0, r1);
-  [c0, c1] = clamp(c0, c1);
-  if (r1 - r0 >= len && c1 - c0 >= len) ctx.state.zoom = null;
-  else if (r1 > r0 && c1 > c0) ctx.state.zoom = { r0, r1, c0, c1 };
+  ctx.state.zoomTo({ r0, r1, c0, c1 }, ctx.shown.keep.length);
   ctx.redraw();
 }
 
@@ -149,7 +145,7 @@ export function wirePointer(ctx) {
     });
     map.addEventListener("wheel", (e) => onWheel(ctx, e), { passive: false });
     map.addEventListener("dblclick", () => {
-      ctx.state.zoom = null;
+      ctx.state.unzoom();
       ctx.redraw();
     });
   }

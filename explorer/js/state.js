@@ -1,8 +1,10 @@
 // The one owner of a view's state: the view fields (layer, head, switches, the picked cell),
 // read with get(), changed only through set(), which clamps them, tells every subscriber what
 // changed and does nothing when nothing did (so a change that comes back, as a widget's own
-// trait change or a server's rerun, redraws nothing). Also the zoom window and a draw counter,
-// which belong to the view but are not part of what is shared with the server or the kernel.
+// trait change or a server's rerun, redraws nothing). Also the zoom window (zoom(), changed by
+// zoomTo(), fitZoom() and unzoom()) and a draw counter (countDrawn()), which belong to the view
+// but are not part of what is shared with the server or the kernel: changing them tells no
+// subscriber (the caller redraws). The state object itself is frozen: nothing else writes it.
 
 // Clamp the integer fields that have an upper bound (layer, head) into [0, bound].
 function clamp(view, limits) {
@@ -13,12 +15,17 @@ function clamp(view, limits) {
   return out;
 }
 
+// [lo, hi) clamped into `count` positions: at least one position wide when `count` allows.
+function clampSpan(lo, hi, count) {
+  return [Math.max(0, Math.min(lo, count - 1)), Math.max(1, Math.min(hi, count))];
+}
+
 export function createState(initial, limits = {}) {
   let view = clamp(initial, limits);
+  let zoom = null; // {r0, r1, c0, c1}: positions among the shown tokens, or null for all
+  let drawn = 0;
   const subscribers = new Set();
-  return {
-    zoom: null, // {r0, r1, c0, c1}: positions among the shown tokens, or null for all
-    drawn: 0,
+  return Object.freeze({
     get: () => view,
     // Apply `changes`; returns the names of the fields that changed (none: nothing happens).
     set(changes) {
@@ -33,7 +40,33 @@ export function createState(initial, limits = {}) {
       subscribers.add(callback);
       return () => subscribers.delete(callback);
     },
-  };
+    // The zoom window (frozen), or null when every shown token is in view.
+    zoom: () => zoom,
+    // Zoom to rows [r0, r1) × columns [c0, c1) (queries × keys) among `count` shown tokens,
+    // clamped into them: the whole square is no zoom, an empty window changes nothing.
+    zoomTo({ r0, r1, c0, c1 }, count) {
+      [r0, r1] = clampSpan(r0, r1, count);
+      [c0, c1] = clampSpan(c0, c1, count);
+      if (r1 - r0 >= count && c1 - c0 >= count) zoom = null;
+      else if (r1 > r0 && c1 > c0) zoom = Object.freeze({ r0, r1, c0, c1 });
+      return zoom;
+    },
+    // The window again for `count` shown tokens: dropped when it no longer fits them (a
+    // switch hid tokens, or a new sentence is shorter). Returns the window kept, or null.
+    fitZoom(count) {
+      if (zoom && (zoom.r1 > count || zoom.c1 > count)) zoom = null;
+      return zoom;
+    },
+    unzoom() {
+      zoom = null;
+    },
+    // One more drawing of the view; returns how many so far (it counts on across reruns:
+    // benchmarks and tests wait on it).
+    countDrawn() {
+      drawn += 1;
+      return drawn;
+    },
+  });
 }
 
 const KEPT = new Map(); // a Streamlit mount's state by component key, across reruns

@@ -21,11 +21,12 @@ function line([label, text, cls]) {
 // The readout lines of the stages beyond the pattern shown ({lines, data}): the norm-weighted
 // cell's weight × norm, the rollout's share.
 function beyondLines(ctx, query, key) {
-  const { values, n, tokens } = ctx;
+  const { n, tokens } = ctx;
+  const { values, blocks } = ctx.computed;
   const lines = [];
   const data = {};
   if (values.weighted) {
-    const norms = headNorms(ctx.blocks.norms, ctx.state.get().head, n);
+    const norms = headNorms(blocks.norms, ctx.state.get().head, n);
     data.weighted = weightedCell(values, norms, n, query, key);
     lines.push(weightedLine(data.weighted));
   }
@@ -93,7 +94,7 @@ export function drawCell(ctx) {
     return;
   }
   const beyond = beyondLines(ctx, query, key);
-  if (!ctx.values.pattern) {
+  if (!ctx.computed.values.pattern) {
     const title = rolloutTitle(ctx.tokens, layer, query, key);
     writeLines(box, title, beyond.lines, { query, key, ...beyond.data });
     return;
@@ -106,6 +107,6 @@ export function drawCell(ctx) {
     return;
   }
   const { q, k } = headQueriesKeys(qk, head, ctx.header.n_heads, ctx.n, ctx.dk);
-  const cell = cellArithmetic(q, k, ctx.dk, ctx.values, ctx.n, query, key);
+  const cell = cellArithmetic(q, k, ctx.dk, ctx.computed.values, ctx.n, query, key);
   writeCell(box, cell, ctx, query, key, beyond);
 }

@@ -8,6 +8,11 @@
 // anywhere on the page (head), as in the explorer. Hover a cell for its weight, the strip for
 // the time; click a cell for the readout (its moment is outlined in the strip), and the page
 // hears {layer, head, token}.
+//
+// The view's context is frozen: what is fixed for it at the top, and the parts that change as
+// small objects, each written by one module only: ctx.weights (the head on screen), ctx.pick (the
+// picked moment) and ctx.life here, ctx.sound in crossstrip.js; {layer, head, token} is the
+// state's (state.js).
 
 import { holderIn, labelAxis, paint, paintColourBar, SCALES, themeRgb } from "./draw.js";
 import { fileName, save } from "./export.js";
@@ -64,7 +69,7 @@ function drawCross(ctx) {
     return;
   }
   checkHead(rows, shape);
-  ctx.rows = rows;
+  ctx.weights.rows = rows;
   delete root.dataset.waiting;
   map.classList.remove("ax-waiting");
   const width = Math.max(320, Math.min(1200, (root.clientWidth || 760) - 150));
@@ -73,10 +78,11 @@ function drawCross(ctx) {
   map.style.height = `${height}px`;
   const order = [...Array(shape.nTokens).keys()];
   const frames = [...Array(shape.nFrames).keys()];
-  ctx.range = crossRange(ctx.rows);
-  paint(map, ctx.rows, shape.nFrames, order, frames, false, ctx.range, SCALES.weights, ctx.blank);
+  const range = crossRange(rows);
+  ctx.weights.range = range;
+  paint(map, rows, shape.nFrames, order, frames, false, range, SCALES.weights, ctx.blank);
   drawStrip(ctx, frames, width);
-  root.querySelector(".ax-bar .ax-hi").textContent = ctx.range[1].toFixed(2);
+  root.querySelector(".ax-bar .ax-hi").textContent = range[1].toFixed(2);
   labelAxis(root.querySelector(".ax-rows"), order, tokens, height, true);
   root.querySelector(".ax-rows").style.height = `${height}px`;
   root.querySelector(".ax-bar").style.height = `${height}px`;
@@ -85,7 +91,7 @@ function drawCross(ctx) {
   root.dataset.view = JSON.stringify(view);
   root.dataset.drawMs = String(performance.now() - t0);
   root.dataset.drawn = String(Number(root.dataset.drawn || 0) + 1);
-  if (ctx.switched) ctx.heads.prefetch(neighbours(view, shape)); // never for the opening view
+  if (ctx.life.switched) ctx.heads.prefetch(neighbours(view, shape)); // never for the opening view
   ctx.onDrawn(view);
 }
 
@@ -104,7 +110,7 @@ function showHead(ctx, view) {
 // a switch of the view asks again, so a failure never loops.
 function waitFor(ctx, view, error) {
   const { root, map } = ctx;
-  ctx.rows = null;
+  ctx.weights.rows = null;
   root.dataset.waiting = error ? "error" : "fetching";
   map.classList.add("ax-waiting");
   root.querySelector(".ax-box").hidden = true;
@@ -115,7 +121,7 @@ function waitFor(ctx, view, error) {
   if (error) return;
   const still = () => {
     const now = ctx.state.get();
-    return now.layer === view.layer && now.head === view.head && !ctx.closed;
+    return now.layer === view.layer && now.head === view.head && !ctx.life.closed;
   };
   const asked = performance.now();
   ctx.heads.load(view.layer, view.head).then(
@@ -147,9 +153,9 @@ function showCell(ctx) {
     ctx.tokens,
     ctx.first,
     view,
-    ctx.rows,
+    ctx.weights.rows,
     shape.nFrames,
-    ctx.frame,
+    ctx.pick.frame,
   );
   box.replaceChildren(
     ...lines.map((line) => Object.assign(document.createElement("p"), { textContent: line })),
@@ -176,7 +182,7 @@ function crossCellAt(ctx, event) {
   const y = event.clientY - rect.top - map.clientTop;
   const frame = frameAt(x, shape.nFrames, map.clientWidth);
   const token = Math.floor((y / map.clientHeight) * shape.nTokens);
-  if (token < 0 || frame < 0 || token >= shape.nTokens || !ctx.rows) return null;
+  if (token < 0 || frame < 0 || token >= shape.nTokens || !ctx.weights.rows) return null;
   return { token, frame };
 }
 
@@ -188,7 +194,7 @@ function wireCrossPointer(ctx) {
       tip.hidden = true;
       return;
     }
-    const value = ctx.rows[at.token * ctx.shape.nFrames + at.frame];
+    const value = ctx.weights.rows[at.token * ctx.shape.nFrames + at.frame];
     tip.textContent = crossTip(ctx.tokens, ctx.first, at.token, at.frame, value);
     tip.dataset.value = String(value);
     placeTip(tip, ctx.root, e);
@@ -199,30 +205,31 @@ function wireCrossPointer(ctx) {
   map.addEventListener("click", (e) => {
     const at = crossCellAt(ctx, e);
     if (!at) return;
-    ctx.frame = at.frame;
-    ctx.clicked = true;
+    ctx.pick.frame = at.frame;
+    ctx.pick.clicked = true;
     const changed = ctx.state.set({ token: at.token });
-    ctx.clicked = false;
+    ctx.pick.clicked = false;
     if (!changed.length) drawCross(ctx);
   });
   wireStripPointer(ctx);
 }
 
 function crossExportSpec(ctx) {
-  if (!ctx.rows) return null; // the head has not arrived
+  const { rows, range } = ctx.weights;
+  if (!rows) return null; // the head has not arrived
   const view = ctx.state.get();
   const { nTokens, nFrames } = ctx.shape;
   const frameNames = [...Array(nFrames).keys()].map((f) => secondsText(crossSeconds(ctx.first, f)));
   const panel = {
     title: `cross-attention, tokens × time`,
-    values: ctx.rows,
+    values: rows,
     n: nFrames,
     rows: [...Array(nTokens).keys()],
     cols: [...Array(nFrames).keys()],
     rowNames: ctx.tokens,
     colNames: frameNames,
     transpose: false,
-    range: ctx.range,
+    range,
     scale: SCALES.weights,
     blank: ctx.blank,
     image: ctx.map.toDataURL("image/png"),
@@ -253,6 +260,17 @@ function wireCrossControls(ctx) {
   });
 }
 
+// What is fixed for a cross view of `data` under `root`: the heads' source, the sentence, the
+// markup, the theme's blank colour and the sound (crossstrip.js).
+function crossContext(root, data, shape) {
+  const named = new Set(data.named.map((p) => p.join(",")));
+  const fixed = { root, shape, heads: crossHeads(data, shape), tokens: data.tokens, named };
+  Object.assign(fixed, { first: data.first, sound: setUpStrip(root, shape, data) });
+  Object.assign(fixed, { map: root.querySelector(".ax-map"), tip: root.querySelector(".ax-tip") });
+  fixed.blank = themeRgb(root, "--st-background-color", "#ffffff");
+  return fixed;
+}
+
 // Draw the cross-attention `data` (cross_data's: inline, the heads sent with it as [layer,
 // head, base64 float32 [token, frame]]; store and api, where the others are fetched; tokens,
 // first (the span's first frame in the clip), n_layers, n_heads, named ([layer, head] pairs
@@ -269,25 +287,27 @@ export function renderCross(parent, data, state, onDrawn) {
     nTokens: data.tokens.length,
     nFrames: data.n_frames,
   };
-  const heads = crossHeads(data, shape);
-  const ctx = { root, state, shape, heads, onDrawn, frame: -1, tokens: data.tokens };
-  Object.assign(ctx, { first: data.first, named: new Set(data.named.map((p) => p.join(","))) });
-  Object.assign(ctx, { map: root.querySelector(".ax-map"), tip: root.querySelector(".ax-tip") });
-  setUpStrip(ctx, data);
-  ctx.blank = themeRgb(root, "--st-background-color", "#ffffff");
+  const ctx = Object.freeze({
+    ...crossContext(root, data, shape),
+    state,
+    onDrawn,
+    weights: { rows: null, range: null }, // the head drawn: its weights, their colour range
+    pick: { frame: -1, clicked: false }, // the picked frame (-1: the token's peak)
+    life: { switched: false, closed: false }, // a head was switched to; the view is gone
+  });
   root.querySelector(".ax-caption").textContent = data.caption || "";
   paintColourBar(root.querySelector(".ax-bar canvas"), SCALES.weights);
   wireCrossControls(ctx);
   wireCrossPointer(ctx);
   const unkey = wireKeys(ctx, () => true, true);
   const unsubscribe = state.subscribe((view, changed) => {
-    if (changed.includes("token") && !ctx.clicked) ctx.frame = -1; // the page picked a token
-    if (changed.includes("layer") || changed.includes("head")) ctx.switched = true;
+    if (changed.includes("token") && !ctx.pick.clicked) ctx.pick.frame = -1; // the page's pick
+    if (changed.includes("layer") || changed.includes("head")) ctx.life.switched = true;
     drawCross(ctx);
   });
   drawCross(ctx);
   return () => {
-    ctx.closed = true;
+    ctx.life.closed = true;
     unsubscribe();
     unkey();
   };

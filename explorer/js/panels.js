@@ -1,11 +1,20 @@
 // The panels of one view: each stage's heatmap, its colour bar, token labels, caption and the
 // outline of the picked cell, laid out (labels.js) so that every token label is readable when
 // it can be; the hint above them, and the note saying how many labels were left out if any.
+// What it painted is its own (ctx.painted, from paintedState()): the one part of the view's
+// context this module writes.
 
 import { colourRange, labelAxis, paint, paintSame, scaleOf, themeRgb } from "./draw.js";
 import { labelNote, panelLayout } from "./labels.js";
 import { visibleTokens } from "./stages.js";
 import { captions, fmt, hint, STAGE_TITLES } from "./words.js";
+
+// What the panels last painted: the shown token ids (`shown`: {keep, rows, cols}, displayed
+// rows and columns, keys × queries when transposed), each stage's colour range (`ranges`) and
+// the theme's colour for hidden cells (`blank`); nothing until the first drawing.
+export function paintedState() {
+  return { shown: null, ranges: null, blank: null };
+}
 
 // The shown token ids: `keep` (all visible), and the rows and columns in the zoom window
 // (queries × keys), or all of them when there is no window or it no longer fits (the state
@@ -20,8 +29,8 @@ export function shownTokens(state, header) {
 
 // Two panels to a row or one, and a heatmap's side, for the view's width and shown tokens.
 function layoutPanels(ctx) {
-  const width = ctx.width || ctx.root.getBoundingClientRect().width || 900;
-  const count = Math.max(ctx.shown.rows.length, ctx.shown.cols.length);
+  const width = ctx.live.width || ctx.root.getBoundingClientRect().width || 900;
+  const count = Math.max(ctx.painted.shown.rows.length, ctx.painted.shown.cols.length);
   const { across, size } = panelLayout(width, ctx.stages.length, count);
   const columns = across > 1 ? "repeat(2, minmax(0, 1fr))" : "minmax(0, 1fr)";
   const grid = ctx.root.querySelector(".ax-grid");
@@ -48,12 +57,13 @@ function markPick(ctx, fig, size) {
   const map = fig.querySelector(".ax-map");
   const mark = fig.querySelector(".ax-pick");
   const [row, col] = view.transpose ? [view.k, view.q] : [view.q, view.k];
-  const r = ctx.shown.rows.indexOf(row);
-  const c = ctx.shown.cols.indexOf(col);
+  const { rows, cols } = ctx.painted.shown;
+  const r = rows.indexOf(row);
+  const c = cols.indexOf(col);
   mark.hidden = !!ctx.inline || r < 0 || c < 0;
   if (mark.hidden) return;
-  const h = size / ctx.shown.rows.length;
-  const w = size / ctx.shown.cols.length;
+  const h = size / rows.length;
+  const w = size / cols.length;
   const at = mapCorner(map, size);
   Object.assign(mark.style, {
     left: `${at.left + c * w}px`,
@@ -65,14 +75,26 @@ function markPick(ctx, fig, size) {
 
 // `same`: the canvas already painted with this stage's very values and range, or null.
 function drawPanel(ctx, fig, stage, range, size, same) {
-  const { rows, cols } = ctx.shown;
+  const { rows, cols } = ctx.painted.shown;
   const map = fig.querySelector(".ax-map");
   const side = `${size}px`;
   if (map.style.width !== side) map.style.width = map.style.height = side;
   const transpose = ctx.state.get().transpose;
   if (same) paintSame(map, same);
-  else
-    paint(map, ctx.values[stage], ctx.n, rows, cols, transpose, range, scaleOf(stage), ctx.blank);
+  else {
+    const { blank } = ctx.painted;
+    paint(
+      map,
+      ctx.computed.values[stage],
+      ctx.n,
+      rows,
+      cols,
+      transpose,
+      range,
+      scaleOf(stage),
+      blank,
+    );
+  }
   fig.querySelector(".ax-stage").textContent = STAGE_TITLES[stage];
   fig.querySelector(".ax-hi").textContent = fmt(range[1], 2);
   fig.querySelector(".ax-lo").textContent = fmt(range[0], 2);
@@ -98,30 +120,31 @@ function noteLabels(root, fits) {
 // Returns the scaled panel's canvas then, else null.
 function unmaskedScaled(ctx, view, stage) {
   const at = ctx.stages.indexOf("scaled");
-  if (stage !== "masked" || view.causal || at < 0 || !ctx.ranges.scaled) return null;
+  if (stage !== "masked" || view.causal || at < 0 || !ctx.painted.ranges.scaled) return null;
   return ctx.panels[at].querySelector(".ax-map");
 }
 
-// Draw every panel from ctx.values (the computed stages); sets ctx.shown (displayed rows and
-// columns: keys × queries when transposed) and ctx.ranges (each stage's colour range).
+// Draw every panel from ctx.computed.values (the computed stages); sets what it painted
+// (ctx.painted): the shown tokens and each stage's colour range.
 export function drawPanels(ctx) {
   const view = ctx.state.get();
+  const painted = ctx.painted;
   const { keep, rows, cols } = shownTokens(ctx.state, ctx.header);
-  ctx.shown = view.transpose ? { keep, rows: cols, cols: rows } : { keep, rows, cols };
+  painted.shown = view.transpose ? { keep, rows: cols, cols: rows } : { keep, rows, cols };
   const size = layoutPanels(ctx);
-  ctx.blank ||= themeRgb(ctx.root, "--st-secondary-background-color", "#f0f2f6");
-  ctx.ranges = {};
+  painted.blank ||= themeRgb(ctx.root, "--st-secondary-background-color", "#f0f2f6");
+  painted.ranges = {};
   let fits = null;
   for (const [i, stage] of ctx.stages.entries()) {
     const same = unmaskedScaled(ctx, view, stage);
     const range = same
-      ? ctx.ranges.scaled
-      : colourRange(stage, ctx.values[stage], ctx.n, rows, cols);
-    ctx.ranges[stage] = range;
+      ? painted.ranges.scaled
+      : colourRange(stage, ctx.computed.values[stage], ctx.n, rows, cols);
+    painted.ranges[stage] = range;
     fits = drawPanel(ctx, ctx.panels[i], stage, range, size, same);
   }
   noteLabels(ctx.root, fits);
-  const text = captions(ctx.header, view, ctx.ranges);
+  const text = captions(ctx.header, view, painted.ranges);
   for (const [i, stage] of ctx.stages.entries()) {
     ctx.panels[i].querySelector(".ax-caption").textContent = text[stage];
   }

@@ -1,7 +1,8 @@
 // The pointer and the keyboard on the explorer's heatmaps: hover for a cell's value, click for
 // its arithmetic, drag or wheel to zoom, double-click to see all, ← → for the head and ↑ ↓ for
-// the layer. `ctx` is the view's context (view.js): its state, what is shown, redraw(). The
-// zoom changes through the state's own zoomTo() and unzoom().
+// the layer. `ctx` is the view's context (view.js): its state, what panels.js painted
+// (ctx.painted.shown), the computed stages (ctx.computed.values), redraw(). Reads only: the zoom
+// changes through the state's own zoomTo() and unzoom().
 
 import { tipText } from "./words.js";
 
@@ -20,7 +21,7 @@ export function isTyping(event) {
 function cellAt(ctx, event) {
   const map = event.currentTarget;
   const rect = map.getBoundingClientRect();
-  const { rows, cols } = ctx.shown;
+  const { rows, cols } = ctx.painted.shown;
   // The image fills the content box, inside the canvas's 1 px border.
   const x = event.clientX - rect.left - map.clientLeft;
   const y = event.clientY - rect.top - map.clientTop;
@@ -41,12 +42,12 @@ export function placeTip(tip, root, event) {
 
 function showTip(ctx, event, stage) {
   const tip = ctx.root.querySelector(".ax-tip");
-  const cell = ctx.shown && cellAt(ctx, event);
-  if (!cell || !ctx.values) {
+  const cell = ctx.painted.shown && cellAt(ctx, event);
+  if (!cell || !ctx.computed.values) {
     tip.hidden = true;
     return;
   }
-  const value = ctx.values[stage][cell.query * ctx.n + cell.key];
+  const value = ctx.computed.values[stage][cell.query * ctx.n + cell.key];
   const layer = ctx.state.get().layer;
   tip.textContent = tipText(stage, ctx.tokens, cell.query, cell.key, value, layer);
   tip.dataset.value = String(value);
@@ -55,13 +56,13 @@ function showTip(ctx, event, stage) {
 
 // Zoom to positions [r0, r1) × [c0, c1) among the shown tokens (queries × keys).
 function zoomTo(ctx, r0, r1, c0, c1) {
-  ctx.state.zoomTo({ r0, r1, c0, c1 }, ctx.shown.keep.length);
+  ctx.state.zoomTo({ r0, r1, c0, c1 }, ctx.painted.shown.keep.length);
   ctx.redraw();
 }
 
 // Shown rows/cols are token ids; the zoom window counts positions in the visible list.
 function position(ctx, list, index) {
-  return ctx.shown.keep.indexOf(list[index]);
+  return ctx.painted.shown.keep.indexOf(list[index]);
 }
 
 // Zoom a window on screen (rows × cols positions); transposed, rows are keys.
@@ -71,7 +72,8 @@ function zoomShown(ctx, [r0, r1], [c0, c1]) {
 }
 
 function onWheel(ctx, event) {
-  if (!ctx.shown) return;
+  const { shown } = ctx.painted;
+  if (!shown) return;
   event.preventDefault();
   const cell = cellAt(ctx, event);
   if (!cell) return;
@@ -84,7 +86,7 @@ function onWheel(ctx, event) {
     const start = Math.round(mid - ((mid - lo) / (hi - lo)) * size);
     return [start, start + size];
   };
-  zoomShown(ctx, span(ctx.shown.rows, cell.r), span(ctx.shown.cols, cell.c));
+  zoomShown(ctx, span(shown.rows, cell.r), span(shown.cols, cell.c));
 }
 
 // A press: a click (no move) picks the cell for its arithmetic; a drag zooms to its rectangle.
@@ -122,8 +124,8 @@ function onDrag(ctx, event, fig) {
     if (!end) return;
     const order = (list, a, b) =>
       [position(ctx, list, a), position(ctx, list, b)].sort((x, y) => x - y);
-    const rs = order(ctx.shown.rows, start.r, end.r);
-    const cs = order(ctx.shown.cols, start.c, end.c);
+    const rs = order(ctx.painted.shown.rows, start.r, end.r);
+    const cs = order(ctx.painted.shown.cols, start.c, end.c);
     zoomShown(ctx, [rs[0], rs[1] + 1], [cs[0], cs[1] + 1]);
   };
   window.addEventListener("mousemove", move);

@@ -74,7 +74,7 @@ function stepContext(root, data) {
   const { n_layers: nLayers, n_heads: nHeads, n_kv_heads: nKv, tokens } = data;
   const per = headsPerKv(nHeads, nKv);
   const drawn = drawnRows(nHeads, per);
-  return {
+  return Object.freeze({
     root,
     nLayers,
     nHeads,
@@ -87,7 +87,7 @@ function stepContext(root, data) {
     map: root.querySelector(".ax-map"),
     tip: root.querySelector(".ax-tip"),
     blank: themeRgb(root, "--st-background-color", "#ffffff"),
-  };
+  });
 }
 
 // Draw the step `data` (rows: base64 [layer, head, key], tokens, n_layers, n_heads,

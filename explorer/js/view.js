@@ -5,13 +5,18 @@
 // once a view is drawn (tell the server, sync the widget's traits); this module composes the
 // control bar (controls.js), the panels (panels.js), the pointer and keys (pointer.js), the cell
 // arithmetic (cell.js) and export (export.js).
+//
+// They share one context (context() below), frozen: what is fixed for the view at the top (its
+// header, state, source, markup, redraw()), and each part that changes held by the one module
+// that writes it: ctx.live and ctx.computed here, ctx.painted in panels.js. The view's state
+// (zoom included) changes only through its owner, state.js.
 
 import { drawCell } from "./cell.js";
 import { buildView, syncControls, wireControls } from "./controls.js";
 import { holderIn, scaleOf } from "./draw.js";
 import { fileName, save } from "./export.js";
 import { viewTitle } from "./model.js";
-import { drawPanels } from "./panels.js";
+import { drawPanels, paintedState } from "./panels.js";
 import { wireKeys, wirePointer } from "./pointer.js";
 import { partsFor, stageValues } from "./stages.js";
 import { STAGE_TITLES } from "./words.js";
@@ -19,10 +24,11 @@ import { STAGE_TITLES } from "./words.js";
 // Ask the source for a block once per view, and run `then` when it arrives (or fails).
 function ask(ctx, layer, part, then) {
   const key = `${layer}:${part}`;
-  if (ctx.asked.has(key)) return;
-  ctx.asked.add(key);
+  const { asked } = ctx.live;
+  if (asked.has(key)) return;
+  asked.add(key);
   const done = () => {
-    ctx.asked.delete(key);
+    asked.delete(key);
     then();
   };
   ctx.source.block(layer, part).then(done, done);
@@ -50,7 +56,7 @@ function layerBlocks(ctx, view) {
 }
 
 function draw(ctx) {
-  if (!ctx.alive) return;
+  if (!ctx.live.alive) return;
   const view = ctx.state.get();
   ctx.root.querySelector(".ax-title").textContent = viewTitle(
     ctx.header,
@@ -61,8 +67,9 @@ function draw(ctx) {
   syncControls(ctx.root, view);
   const blocks = layerBlocks(ctx, view);
   if (!blocks) return;
-  ctx.blocks = blocks; // the cell readout takes the value norms from here
-  ctx.values = stageValues(blocks, view, ctx.header, ctx.values);
+  const computed = ctx.computed;
+  computed.blocks = blocks; // the cell readout takes the value norms from here
+  computed.values = stageValues(blocks, view, ctx.header, computed.values);
   drawPanels(ctx);
   drawCell(ctx);
   ctx.root.dataset.drawn = String(ctx.state.countDrawn()); // benchmarks and tests wait on it
@@ -73,21 +80,22 @@ function draw(ctx) {
 // What export.js draws: the title, the tokens and each panel as it is on screen.
 function exportSpec(ctx) {
   const view = ctx.state.get();
-  const { rows, cols } = ctx.shown;
+  const { shown, ranges, blank } = ctx.painted;
+  const { rows, cols } = shown;
   const panels = ctx.stages.map((stage, i) => {
     const map = ctx.panels[i].querySelector(".ax-map");
     const bar = ctx.panels[i].querySelector(".ax-bar canvas");
-    const [values, range, scale] = [ctx.values[stage], ctx.ranges[stage], scaleOf(stage)];
+    const [values, range, scale] = [ctx.computed.values[stage], ranges[stage], scaleOf(stage)];
     const image = rows.length * cols.length > 64 * 64 ? map.toDataURL("image/png") : null;
     const title = STAGE_TITLES[stage];
     return { title, values, range, scale, rows, cols, image, canvas: map, bar, n: ctx.n };
   });
-  for (const p of panels) Object.assign(p, { transpose: view.transpose, blank: ctx.blank });
+  for (const p of panels) Object.assign(p, { transpose: view.transpose, blank });
   return { title: viewTitle(ctx.header, view, ctx.title, ctx.stages), tokens: ctx.tokens, panels };
 }
 
 function exportView(ctx, kind) {
-  if (!ctx.values || !ctx.shown) return;
+  if (!ctx.computed.values || !ctx.painted.shown) return;
   const doc = ctx.root.ownerDocument;
   save(exportSpec(ctx), kind, fileName(ctx.model, ctx.state.get(), kind), doc);
 }
@@ -117,15 +125,22 @@ function prefetch(source, header, first, parts) {
     .catch(() => {});
 }
 
+// The view's context: what is fixed for it, and the parts that change, each written by one
+// module only: `live` (here: alive until the cleanup, the blocks asked for, the width as laid
+// out), `computed` (here: the layer's blocks and the stages computed from them) and `painted`
+// (panels.js: the shown tokens, colour ranges). Frozen, so no module adds a field of its own.
 function context(options, built, state) {
-  const { header } = options;
-  const ctx = { ...options, ...built, state, header, alive: true, asked: new Set() };
+  const { header, source, inline, model, title, controls } = options;
+  const ctx = { header, state, source, inline, model, title, ...built };
   Object.assign(ctx, { n: header.n_tokens, dk: header.d_head, tokens: header.tokens });
-  ctx.allowed = (name) => !options.controls || options.controls.includes(name);
+  ctx.allowed = (name) => !controls || controls.includes(name);
+  ctx.onDrawn = options.onDrawn || (() => {});
+  ctx.live = { alive: true, asked: new Set(), width: 0 };
+  ctx.computed = { blocks: null, values: null };
+  ctx.painted = paintedState();
   ctx.redraw = () => draw(ctx);
-  ctx.redrawCell = () => ctx.alive && ctx.values && drawCell(ctx);
-  ctx.onDrawn ||= () => {};
-  return ctx;
+  ctx.redrawCell = () => ctx.live.alive && ctx.computed.values && drawCell(ctx);
+  return Object.freeze(ctx);
 }
 
 // Draw the explorer into `parent`. options: header, state, source (or inline scores), model,
@@ -142,14 +157,14 @@ export function renderView(parent, options) {
   const unkey = wireKeys(ctx, ctx.allowed, options.pageKeys);
   // The view's width as laid out (read here, so a switch never asks the layout for it).
   const resize = new ResizeObserver((entries) => {
-    ctx.width = entries[0].borderBoxSize?.[0]?.inlineSize || 0;
-    if (ctx.alive && ctx.values) drawPanels(ctx);
+    ctx.live.width = entries[0].borderBoxSize?.[0]?.inlineSize || 0;
+    if (ctx.live.alive && ctx.computed.values) drawPanels(ctx);
   });
   resize.observe(ctx.root);
   draw(ctx);
   if (!options.inline) prefetch(options.source, header, state.get().layer, partsFor(ctx.stages));
   return () => {
-    ctx.alive = false;
+    ctx.live.alive = false;
     unsubscribe();
     unkey();
     resize.disconnect();

@@ -1,10 +1,12 @@
 """The attention explorer: a sentence's attention held in the browser, every switch (layer,
 head, mask, √d_k, temperature, layout, zoom, the cell arithmetic) redrawn there without a round
-trip. One JavaScript core (``js/``: small ES modules, assembled into one module by
-``bundle.py``), two adapters: the Streamlit app's (``streamlit_adapter``: ``mount``,
-``mount_grid``, ``mount_scores``, ``mount_step``, ``mount_cross``) and the notebook's (``notebook``:
-``Explorer``, an anywidget). This package imports neither Streamlit nor anywidget itself: each
-name is loaded on first use, so a notebook never needs Streamlit.
+trip. One JavaScript core (``js/``: small ES modules, bundled per entry by esbuild into the
+committed ``dist/<entry>.js``, each module keeping its own scope; ``npm run build`` rebuilds them,
+``bundle.py`` reads them, so the app needs no node), two adapters: the Streamlit app's
+(``streamlit_adapter``: ``mount``, ``mount_grid``, ``mount_scores``, ``mount_step``,
+``mount_cross``) and the notebook's (``notebook``: ``Explorer``, an anywidget). This package
+imports neither Streamlit nor anywidget itself: each name is loaded on first use, so a notebook
+never needs Streamlit.
 """
 
 from __future__ import annotations

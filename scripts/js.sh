@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# The JavaScript checks: eslint, prettier --check and node's own test runner on tests/js/.
+# The JavaScript checks: eslint, prettier --check and node's own test runner on tests/js/ (which
+# also rebuilds the explorer's bundles with esbuild and fails when a committed one in
+# explorer/dist/ is stale: `npm run build` writes them).
 # Installs the pinned tools (package-lock.json) into node_modules/ the first time, and again
 # whenever package-lock.json changes; installs Debian's nodejs and npm when node is missing and
 # we are root (as test.sh does for Chromium). Nothing here runs in the app.
@@ -20,5 +22,5 @@ if [ ! -d node_modules ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "$want" >"$stamp"
 fi
 npx --no-install eslint .
-npx --no-install prettier --check explorer/js explorer/explorer.css tests/js eslint.config.js
+npx --no-install prettier --check explorer/js explorer/build.js explorer/explorer.css tests/js eslint.config.js
 node --test tests/js/

@@ -32,7 +32,7 @@ from attention_core.core.functional import (
     layer_norm,
     softmax,
 )
-from attention_core.core.tokens import Tokens, tokenize
+from attention_core.core.tokens import Tokens
 from attention_core.core.words import word_pattern, word_spans
 from attention_core.lessons.block import (
     BlockConfig,
@@ -108,14 +108,19 @@ from attention_core.methods.values import (
     update_steps,
     value_update,
 )
-from attention_core.models import MODEL_KEYS, MODELS, ModelSpec, load_config, load_model, model_spec
-from attention_core.models.bert.forward import (
-    Trace,
-    WhatIf,
+from attention_core.models import (
+    MODEL_KEYS,
+    MODELS,
+    ModelSpec,
+    load_config,
+    load_model,
+    model_spec,
     run_model,
+    tokenize,
     trace_nbytes,
     trace_sentence,
 )
+from attention_core.models.bert.forward import Trace, WhatIf
 from attention_core.models.bert.model import DEFAULT_MODEL_NAME, Model, default_model_path
 from attention_core.models.bert.weights import EmbeddingWeights, LayerWeights, Norm, Weights
 from attention_core.models.llama.cache import LayerStack

@@ -1,19 +1,13 @@
-"""Text -> the model's own tokens (WordPiece, or a decoder's byte-level BPE), each mapped back to
-its character span."""
+"""Tokens, whatever the family: a text's pieces, ids and character spans (``Tokens``), the checks
+every way in makes on a visitor's text (``check_text``), and a long text cut to a window
+(``window_tokens``). Each family tokenizes its own way (``attention_core.models.tokenize``)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
-
-from attention_core.models.bert.model import Model
-
-if TYPE_CHECKING:
-    from attention_core.models.llama.model import LlamaModel
-
 
 MAX_CHARS = 20_000  # the longest text the app, its route and the notebook widget accept
 NOT_UNICODE = (
@@ -60,34 +54,6 @@ class Tokens:
 
     def __len__(self) -> int:
         return len(self.tokens)
-
-
-def tokenize(model: Model | LlamaModel, text: str, max_tokens: int | None = None) -> Tokens:
-    """Tokenize ``text``; keep at most ``max_tokens`` (default: the model's positions).
-
-    Longer input is cut at the end and the final [SEP] kept, as the model's tokenizer does;
-    ``n_cut`` says how many pieces were dropped. A decoder (SmolLM2) keeps its first
-    ``max_tokens`` pieces (default ``config.max_tokens``); see ``models.llama_tokenizer``.
-    """
-    check_text(text, max_chars=None)  # a string of valid Unicode, not blank
-    if not isinstance(model, Model):  # another family's model tokenizes its own way
-        return model.tokenize(text, max_tokens)
-    limit = model.config.n_positions if max_tokens is None else max_tokens
-    if not 3 <= limit <= model.config.n_positions:
-        raise ValueError(f"max_tokens must be in [3, {model.config.n_positions}], got {limit}")
-    enc = model.tokenizer.encode(text)
-    # Each of enc's attributes builds a new Python list when read: read each once (indexing
-    # enc.ids[i] in a loop rebuilt the list per token, 36 ms at 512 tokens for a 0.8 ms encode).
-    pieces, ids, offsets, special = enc.tokens, enc.ids, enc.offsets, enc.special_tokens_mask
-    whole = Tokens(
-        text=text,
-        tokens=tuple(pieces),
-        input_ids_t=np.asarray(ids, dtype=np.int64),
-        offsets_t2=np.asarray(offsets, dtype=np.int64).reshape(-1, 2),
-        special_t=np.asarray(special, dtype=bool),
-        n_cut=0,
-    )
-    return window_tokens(whole, limit) if len(ids) > limit else whole
 
 
 def window_tokens(tokens: Tokens, limit: int) -> Tokens:

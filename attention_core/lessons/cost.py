@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from attention_core.core.tokens import Tokens, tokenize
-from attention_core.models.bert.forward import run_model
+from attention_core.core.tokens import Tokens
+from attention_core.models import run_model, tokenize
 from attention_core.models.bert.model import Model
 
 COST_SIZES: tuple[int, ...] = (16, 32, 64, 128, 256, 512)  # token counts measured

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from attention_core.models.bert.forward import trace_sentence
+from attention_core.models import trace_sentence
 from attention_core.models.bert.model import Model
 
 F64 = NDArray[np.float64]

@@ -22,7 +22,8 @@ from attention_core.core.tokens import Tokens
 from attention_core.methods.geometry import cosine, split_words, word_vectors
 from attention_core.methods.telling import FUNCTION_WORDS
 from attention_core.methods.values import default_token
-from attention_core.models.bert.forward import Trace, WhatIf, run_model, trace_sentence
+from attention_core.models import run_model, trace_sentence
+from attention_core.models.bert.forward import Trace, WhatIf
 from attention_core.models.bert.model import Model
 
 F64 = NDArray[np.float64]

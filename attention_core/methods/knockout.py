@@ -21,7 +21,8 @@ from numpy.typing import NDArray
 
 from attention_core.core.functional import softmax
 from attention_core.methods.geometry import cosine
-from attention_core.models.bert.forward import Trace, WhatIf, run_model
+from attention_core.models import run_model
+from attention_core.models.bert.forward import Trace, WhatIf
 from attention_core.models.llama.forward import LlamaTrace, logits, run_llama
 from attention_core.models.llama.layers import (
     attention_layer,

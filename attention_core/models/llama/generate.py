@@ -19,7 +19,7 @@ from numpy.typing import NDArray
 
 from attention_core.core.attention import attend
 from attention_core.core.functional import softmax
-from attention_core.core.tokens import tokenize
+from attention_core.models import tokenize
 from attention_core.models.llama.forward import N_TOP, logits
 from attention_core.models.llama.layers import (
     attention_layer,

@@ -20,7 +20,6 @@ from numpy.typing import NDArray
 
 from attention_core.core.config import ModelConfig, ModelLoadError
 from attention_core.core.functional import gram_lhee
-from attention_core.core.tokens import Tokens
 from attention_core.models.llama.gguf_file import GgufError, GgufFile
 from attention_core.models.registry import SMOLLM2_INSTALL_HINT
 
@@ -83,12 +82,6 @@ class LlamaModel:
     params: LlamaParams = field(repr=False)
     path: Path
     eos_id: int = 2  # the end-of-turn token generation stops at ("<|im_end|>" for SmolLM2)
-
-    def tokenize(self, text: str, max_tokens: int | None = None) -> Tokens:
-        """``attention_core.tokenize`` for this family (it checks ``text`` first)."""
-        from attention_core.models.llama.tokenizer import tokenize_llama
-
-        return tokenize_llama(self, text, max_tokens)
 
 
 def smollm2_path() -> Path:

@@ -4,7 +4,8 @@ sweep), and a decoder's guess after every layer (the logit lens), on the sidebar
 
 import streamlit as st
 
-from ui import beyond, beyond_knock, beyond_lens, beyond_sweep, router
+from ui import router
+from ui.beyond import knock, lens, sweep, weights
 
 shared = router.shared()
 trace = router.require_trace(shared)
@@ -16,24 +17,24 @@ st.caption(
 )
 
 st.subheader("1 · A weight is not an effect")
-beyond.weights(shared, trace)
+weights.norm_weighted(shared, trace)
 
 st.subheader("2 · How the layers mix the tokens: attention rollout")
-beyond.rollout(shared, trace)
+weights.rollout(shared, trace)
 
 st.subheader("3 · Knock out heads")
 st.markdown(
     "Switch heads off (their output is replaced by zeros) and run the sentence again: what "
     "changes is what those heads did."
 )
-heads = beyond_knock.choose_heads(shared, trace)
-at = beyond_knock.position(shared, trace)
-beyond_knock.render(shared, trace, heads, at)
+heads = knock.choose_heads(shared, trace)
+at = knock.position(shared, trace)
+knock.render(shared, trace, heads, at)
 st.markdown("**Which heads matter here?** Knock out each head alone and rank them.")
-beyond_sweep.render(shared, trace, at)
+sweep.render(shared, trace, at)
 
 st.subheader("4 · The logit lens: the guess after every layer")
-beyond_lens.render(shared, trace, at)
+lens.render(shared, trace, at)
 
-st.caption(beyond.READ_MORE)
-beyond.engineers(trace)
+st.caption(weights.READ_MORE)
+weights.engineers(trace)

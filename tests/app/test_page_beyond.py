@@ -18,7 +18,7 @@ from attention_core.models.llama.tokenizer import show_piece
 from tests.app.conftest import open_page, url_param
 from tests.figdata import array, spec
 from ui import safe
-from ui.beyond_sweep import SWEEP_MAX_TOKENS
+from ui.beyond.sweep import SWEEP_MAX_TOKENS
 
 RIVER = "The river bank was muddy"
 SHORT = "Jane visits Africa"

@@ -9,7 +9,7 @@ import streamlit as st
 from attention_core import Trace
 from attention_core.methods.weight_effect import shares_hk
 from ui import safe
-from ui.cache_beyond import largest_sink, vector
+from ui.beyond.cache import largest_sink, vector
 from ui.router import Shared
 from ui.tour.common import THREE, engineers, token
 

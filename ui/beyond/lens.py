@@ -1,6 +1,6 @@
 """Beyond the weights, section 4: the logit lens (a decoder's guess for the next token read after
 every layer), as a layers × positions table of words and probabilities; on an encoder, a note and
-a way to switch. The numbers are attention_core.methods.logit_lens's (through ui.cache_beyond)."""
+a way to switch. The numbers are attention_core.methods.logit_lens's (through ui.beyond.cache)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import streamlit as st
 
 from attention_core import Trace
 from ui import router
-from ui.beyond_knock import is_decoder, piece
+from ui.beyond.cache import lens
+from ui.beyond.knock import is_decoder, piece
 from ui.cache import LABELS
-from ui.cache_beyond import lens
 from ui.router import Shared
 
 WINDOW = 16  # positions shown at most, around the chosen one

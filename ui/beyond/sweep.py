@@ -10,8 +10,8 @@ from attention_core import Trace
 from attention_core.methods.knockout import Importance
 from server.budget import Busy
 from ui import safe, show
-from ui.beyond_knock import is_decoder, set_heads
-from ui.cache_beyond import importance, importance_done
+from ui.beyond.cache import importance, importance_done
+from ui.beyond.knock import is_decoder, set_heads
 from ui.router import Shared
 
 SWEEP_MAX_TOKENS = 64  # longest run (tokens the sweep reads) it starts; beyond it, a message

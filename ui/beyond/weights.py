@@ -1,6 +1,6 @@
 """Beyond the weights, sections 1 and 2: the pattern beside the norm-weighted pattern, with the
 sentence's attention-sink case measured, and the attention rollout with what it assumes. The
-numbers come from attention_core.methods.weight_effect (through ui.cache_beyond); the explorer
+numbers come from attention_core.methods.weight_effect (through ui.beyond.cache); the explorer
 draws."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import streamlit as st
 from attention_core import Trace
 from attention_core.methods.weight_effect import WeightEffect
 from ui import explore, safe
-from ui.cache_beyond import largest_sink, sink_of
+from ui.beyond.cache import largest_sink, sink_of
 from ui.router import Shared
 
 READ_MORE = (
@@ -53,7 +53,7 @@ def show_head(layer: int, head: int) -> None:
     st.session_state["layer"], st.session_state["head"] = layer, head
 
 
-def weights(shared: Shared, trace: Trace) -> None:
+def norm_weighted(shared: Shared, trace: Trace) -> None:
     """Section 1: the weights and the norm-weighted view side by side, and the sink measured."""
     st.markdown(ONE_LINE)
     explore.shared_only(

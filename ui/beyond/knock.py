@@ -1,6 +1,6 @@
 """Beyond the weights, section 3: knock out heads and rerun. A decoder's next-token prediction
 before and after; an encoder's token vector per layer and its sentence embedding. The numbers are
-attention_core.methods.knockout's (through ui.cache_beyond); every token is shown as plain text."""
+attention_core.methods.knockout's (through ui.beyond.cache); every token is shown as plain text."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from attention_core import Trace, default_token
 from attention_core.methods.knockout import Heads, parse_heads
 from attention_core.models.llama.tokenizer import show_piece
 from ui import safe, show
+from ui.beyond.cache import prediction, vector
 from ui.cache import get_model
-from ui.cache_beyond import prediction, vector
 from ui.router import Shared
 from ui.widgets import token_picker
 from viz.embedding_shift import layer_name

@@ -1,9 +1,9 @@
 """The explorer in the Streamlit app: a components-v2 component whose script is the bundled
 ``explorer/js/streamlit.js`` (``explorer.bundle.module``: the committed esbuild bundle
-``explorer/dist/streamlit.js``), registered once per process, and the
-mounts the pages call. The numbers travel over the HTTP route at ``explorer.PATH`` (served by
-``server/api.py`` from the trace store), one layer block at a time, fetched by the browser with
-the page's token (``explorer.page_token``: the routes serve the app's own pages only).
+``explorer/dist/streamlit.js``), registered once per process, and the mounts the pages call.
+The numbers travel over the HTTP route at ``explorer.PATH`` (served by ``server/api.py`` from the
+trace store), one layer block at a time, fetched by the browser with the page's token
+(``explorer.page_token``: the routes serve the app's own pages only).
 """
 
 from __future__ import annotations

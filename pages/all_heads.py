@@ -7,7 +7,7 @@ import explorer
 from attention_core.lessons.head_order import list_heads, metric_labels, order_heads
 from attention_core.methods.pack import MAX_TILE
 from ui import callbacks, router
-from ui.cache import head_figures
+from ui.text.cache import head_figures
 
 
 def _groups(n_heads: int, n_kv_heads: int) -> list[str]:

@@ -6,8 +6,8 @@ import streamlit as st
 from attention_core import closest_token, fit_shift_plane
 from attention_core.methods.geometry import probe_cosines
 from ui import downloads, params, router, safe, show, verify
-from ui.cache import read_probes
 from ui.presets import auto_probes
+from ui.text.cache import read_probes
 from ui.widgets import token_picker
 from viz.embedding_shift import layer_name, make_embedding_shift, name_states
 from viz.layer_similarity import make_layer_similarity

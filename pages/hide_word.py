@@ -6,9 +6,9 @@ import streamlit as st
 
 from attention_core.methods.hide_word import default_base, default_choice, words_of
 from ui import callbacks, params, router, safe, show
-from ui.cache import read_probes, word_effect
 from ui.presets import auto_probes, curated
 from ui.show import NUM
+from ui.text.cache import read_probes, word_effect
 from viz.embedding_shift import layer_name
 from viz.word_effect import make_word_effect
 from viz.word_effect_probes import make_word_effect_probes

@@ -15,8 +15,9 @@ from numpy.typing import NDArray
 
 from attention_core import ModelConfig, Trace, cosine, output_bias
 from ui import explore, safe
-from ui.cache import get_model, get_trace, read_probes
+from ui.cache import get_model, get_trace
 from ui.presets import BANK_PROBES, MONEY_BANK, RIVER_BANK
+from ui.text.cache import read_probes
 
 if TYPE_CHECKING:  # ui.router calls follow_sentence: a run-time import back would be a cycle
     from ui.router import OpeningView, Shared

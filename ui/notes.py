@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
+from attention_core.core.config import ModelConfig
 from attention_core.lessons.notes import (
     ADJECTIVES,
     FLUFFY,
@@ -27,9 +28,9 @@ from attention_core.lessons.notes import (
     monster_shift,
     word_index,
 )
-from attention_core.models.bert.model import ModelConfig
 from ui import decoder_view, show
-from ui.cache import LABELS, get_trace, model_config, read_probes
+from ui.cache import LABELS, get_trace, model_config
+from ui.text.cache import read_probes
 from viz.word_table import make_word_table
 
 NEARLY = 0.8  # a verb's weight this share of the weakest adjective's or more reads "nearly as much"

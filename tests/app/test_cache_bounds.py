@@ -52,7 +52,7 @@ CACHED = list(_cached_functions())
 def test_the_inventory_finds_the_apps_caches():
     names = {(f, node.name) for f, node, *_ in CACHED}
     assert ("ui/store.py", "trace_store") in names and ("ui/cache.py", "get_model") in names
-    assert ("ui/cache.py", "block_view") in names
+    assert ("ui/text/cache.py", "block_view") in names
     assert len(CACHED) >= 15
 
 

@@ -9,8 +9,8 @@ import streamlit as st
 from attention_core import ModelConfig, Trace, attention_bytes
 from attention_core.lessons.demos import crossover_tokens
 from attention_core.lessons.tour_numbers import attention_share, loglog_slope
-from ui import cache
 from ui.router import Shared
+from ui.tour import cache
 from ui.tour.common import chart, engineers
 from viz.learn_cost import make_cost_curve
 from viz.learn_split import make_cost_split

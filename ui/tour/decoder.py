@@ -11,14 +11,16 @@ from numpy.typing import NDArray
 from attention_core import Trace
 from attention_core.lessons.head_order import METRICS
 from attention_core.models.whisper.audio import speech_frames
-from ui import cache, safe
-from ui.cache_listen import OPENING_HEAD, Heard, digest, heard, whisper_error
+from ui import safe
+from ui.cache import OPENING_HEAD, get_trace, model_error, whisper_error
 from ui.decoder_view import MODEL as DECODER
-from ui.listen import wav_bytes
-from ui.listen_audio import decode_once
-from ui.listen_views import text_tokens
+from ui.listen.cache import Heard, digest, heard
+from ui.listen.decode import decode_once
+from ui.listen.source import wav_bytes
+from ui.listen.views import text_tokens
 from ui.presets import CLIPS, clip_names
 from ui.router import Shared
+from ui.text.cache import head_figures
 from ui.tour.common import chart, engineers
 from viz import spectrogram
 from viz.pattern_heatmap import make_pattern_heatmap
@@ -61,17 +63,17 @@ def render(shared: Shared, trace: Trace) -> None:
 def previous_head(text: str) -> tuple[int, int, float]:
     """SmolLM2's head (layer, head) that puts the most weight, on average over the tokens of
     ``text``, on the token just before each one, and that share."""
-    share_lh = cache.head_figures(DECODER, text)[PREVIOUS]
+    share_lh = head_figures(DECODER, text)[PREVIOUS]
     layer, head = np.unravel_index(int(np.argmax(share_lh)), share_lh.shape)
     return int(layer), int(head), float(share_lh[layer, head])
 
 
 def masked(text: str) -> None:
     """One SmolLM2 head over the tour's sentence: the upper triangle is 0."""
-    if error := cache.model_error(DECODER):
+    if error := model_error(DECODER):
         st.warning(f"SmolLM2 could not be loaded, so this part is not shown. {error}")
         return
-    trace = cache.get_trace(DECODER, text)
+    trace = get_trace(DECODER, text)
     layer, head, share = previous_head(text)
     pattern = np.asarray(trace.pattern_lhqk[layer][head])
     tokens = list(trace.tokens.tokens)
@@ -179,7 +181,7 @@ def _engineers() -> None:
             "[layer][head]` [T, T] (SmolLM2-135M, 30 layers × 9 heads, causal); the head is "
             f"the argmax of `head_figures({DECODER!r}, text)[{PREVIOUS!r}]` "
             "(`summarize_heads(...).previous_share_lh`).\n"
-            "- Cross-attention: `ui.cache_listen.heard(...)` = `transcribe(load_whisper(), "
+            "- Cross-attention: `ui.listen.cache.heard(...)` = `transcribe(load_whisper(), "
             "log_mel(samples))`: `cross_pattern_lhqk` [4, 6, prompt + text tokens, 1500], cut to "
             "the text rows and the frames of `speech_frames(samples)`; the head is listed in "
             "`alignment_heads` of the model's config.json. Queries: the decoder stream "

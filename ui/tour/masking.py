@@ -7,9 +7,11 @@ import numpy as np
 import streamlit as st
 
 from attention_core import Trace, attention_steps
-from ui import cache, explore, show
+from ui import explore, show
+from ui.cache import get_trace, model_error
 from ui.decoder_view import MODEL as DECODER
 from ui.router import Shared
+from ui.tour.cache import padding
 from ui.tour.common import LAYER_HEAD, engineers, say, token
 from ui.tour.decoder import previous_head
 from viz.pattern_heatmap import make_pattern_heatmap
@@ -82,10 +84,10 @@ def _whatif(shared: Shared, trace: Trace) -> None:
 def real(text: str) -> None:
     """The mask as a decoder trained with it uses it: one SmolLM2 head on the sentence."""
     st.markdown("**The real thing: SmolLM2**, a decoder trained with this mask, on your sentence.")
-    if error := cache.model_error(DECODER):
+    if error := model_error(DECODER):
         st.warning(f"SmolLM2 could not be loaded, so this part is not shown. {error}")
         return
-    dec = cache.get_trace(DECODER, text)
+    dec = get_trace(DECODER, text)
     layer, head, _ = previous_head(text)
     pattern = np.asarray(dec.pattern_lhqk[layer, head])
     tokens, n = list(dec.tokens.tokens), dec.n_tokens
@@ -111,7 +113,7 @@ def _padding(shared: Shared, trace: Trace) -> None:
     """The sentence plus [PAD] tokens in layer 0, with and without the padding mask."""
     head, n = shared.head, trace.n_tokens
     st.markdown(PADDING)
-    pad = cache.padding(shared.model, shared.text)
+    pad = padding(shared.model, shared.text)
     tokens = pad.tokens
     if len(tokens) == n:
         st.info("Your text already fills every position: there is no room for padding.")

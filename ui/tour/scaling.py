@@ -8,8 +8,9 @@ from numpy.typing import NDArray
 
 from attention_core import Trace, attention_steps, cell_arithmetic, row_entropy_bits
 from attention_core.lessons.demos import ScaleEffect, dot_spread, random_scale_effect, scale_effect
-from ui import cache, explore
+from ui import explore
 from ui.router import Shared
+from ui.tour import cache
 from ui.tour.common import LAYER_HEAD, chart, engineers, say, token
 from viz.dk_saturation import make_dk_saturation
 

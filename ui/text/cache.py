@@ -1,0 +1,120 @@
+"""The text pages' cached computations, each a thin st.cache_* wrapper over one engine call: probe
+words run through the model (Embedding shift, What did that word do?, Start here, the notes), the
+pass with a word hidden, every head's summary figures (All heads), and Build your own head's
+block. The models and traces they read are ui.cache's."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import streamlit as st
+from numpy.typing import NDArray
+
+from attention_core import WhatIf
+from attention_core.lessons import block as lesson_block
+from attention_core.lessons.block import (
+    BlockConfig,
+    BlockView,
+    make_block_weights,
+    unit_variance,
+    view_block,
+)
+from attention_core.lessons.explain import summarize_heads
+from attention_core.lessons.fallback import fallback_embeddings
+from attention_core.lessons.head_order import head_metrics, sink_t
+from attention_core.lessons.saturation import Saturation, saturation_curve
+from attention_core.methods.geometry import embed_words, parse_probes
+from attention_core.methods.hide_word import WordEffect, compare_passes
+from ui.cache import get_model, get_trace
+
+
+# Worst case 512 × 21.5 kB (7 × 384 float64) = 11 MB.
+@st.cache_data(max_entries=512, show_spinner=False)
+def _probe(model: str, word: str) -> NDArray[np.float64]:
+    return embed_words(get_model(model), [word])[:, 0]  # [l,1,d] -> [l,d]
+
+
+def _probe_vectors(
+    model: str, words: Sequence[str]
+) -> tuple[list[str], NDArray[np.float64], list[str]]:
+    """The words the model could read, their vectors at every layer [l, p, d] (each word run
+    alone through the model), and the words it could not (no word pieces at all)."""
+    kept, vectors, unreadable = [], [], []
+    for word in words:
+        try:
+            vectors.append(_probe(model, word))
+            kept.append(word)
+        except ValueError:
+            unreadable.append(word)
+    if not vectors:
+        cfg = get_model(model).config
+        return kept, np.zeros((cfg.n_layers + 1, 0, cfg.d_model)), unreadable
+    return kept, np.stack(vectors, axis=1), unreadable  # p × [l,d] -> [l,p,d]
+
+
+def read_probes(model: str, raw: str) -> tuple[list[str], NDArray[np.float64], list[str]]:
+    """Probe words typed as one comma-separated text: the ones kept, their vectors [l, p, d], and
+    the problems to tell the visitor (too many, too long, unreadable by the model)."""
+    probes, problems = parse_probes(raw)
+    kept, vectors_lpd, unreadable = _probe_vectors(model, probes)
+    if unreadable:
+        problems.append(f"Dropped {', '.join(unreadable)}: the model reads no word pieces in them.")
+    return kept, vectors_lpd, problems
+
+
+# Worst case 64 × ~10 kB (per-layer numbers; 7 × probes cosines) = 640 kB. The two passes come
+# from the trace store (its byte budget and forward-pass slots), not from this cache.
+@st.cache_data(max_entries=64, show_spinner="Running the sentence with the word hidden…")
+def word_effect(
+    model: str, text: str, word_positions: tuple[int, ...], token: int, probes: tuple[str, ...]
+) -> WordEffect:
+    """``compare_passes`` of the sentence's own pass (the one every page shares) and the pass
+    with the word hidden; ``probes`` are words the model reads (as ``read_probes`` kept them)."""
+    _, vectors_lpd, _ = _probe_vectors(model, probes)
+    with_word = get_trace(model, text)
+    without_word = get_trace(model, text, WhatIf(hidden=tuple(word_positions)))
+    return compare_passes(with_word, without_word, token, vectors_lpd)
+
+
+# Worst case 32 × ~4 kB (a few [6, 12] float arrays) = 128 kB.
+@st.cache_data(max_entries=32, show_spinner=False)
+def head_figures(model: str, text: str) -> dict[str, NDArray[np.float32]]:
+    """Summary figures of every head by label, each [l, h], over the full pattern."""
+    trace = get_trace(model, text)
+    special = sink_t(trace.tokens.special_t, trace.config.causal)
+    return head_metrics(summarize_heads(trace.pattern_lhqk, special), trace.config.causal)
+
+
+# Worst case 16 × 0.75 MB (512 tokens × 384 float32 and their strings) = 12 MB.
+@st.cache_data(max_entries=16, show_spinner=False)
+def block_input(
+    model: str, text: str, hide_special: bool, use_model: bool
+) -> tuple[tuple[str, ...], NDArray[np.float32]]:
+    """Build your own head's input: the model's word embeddings of the tokens on show, or, when
+    the model cannot load, the hashed fallback; at unit variance per dimension."""
+    if use_model:
+        return lesson_block.block_input(get_trace(model, text), hide_special)
+    tokens, x_td = fallback_embeddings(text)
+    return tokens, unit_variance(x_td)
+
+
+# Worst case 4 × 24 MB (12 heads × 512² float32 scores and patterns, pickled) = 96 MB; every
+# slider move is a new entry, so few are kept.
+@st.cache_data(max_entries=4, show_spinner="Running your block…")
+def block_view(
+    model: str, text: str, hide_special: bool, use_model: bool, cfg: BlockConfig
+) -> BlockView:
+    """One run of the experimental block on ``block_input``, with the combine check."""
+    _, x_td = block_input(model, text, hide_special, use_model)
+    pretrained = get_model(model) if cfg.source == "pretrained" else None
+    return view_block(x_td, cfg, make_block_weights(cfg, x_td.shape[1], pretrained))
+
+
+# Worst case 16 × ~2 kB (a few curves over ~10 values of d_k) = 32 kB.
+@st.cache_data(max_entries=16, show_spinner="Measuring softmax saturation…")
+def block_saturation(
+    model: str, text: str, hide_special: bool, use_model: bool, seeds: tuple[int, ...]
+) -> Saturation:
+    """The d_k curve of random heads over Build your own head's input, per (text, seeds)."""
+    return saturation_curve(block_input(model, text, hide_special, use_model)[1], seeds=seeds)

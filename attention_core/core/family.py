@@ -11,7 +11,7 @@ flags, never the family's name.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeGuard, TypeVar
 
 from attention_core.core.config import ModelConfig
 from attention_core.core.tokens import Tokens
@@ -55,9 +55,17 @@ class Trace(Protocol):
     @property
     def delta_ltd(self) -> Any: ...  # the attention update ΔE added to the residual
     @property
+    def ffn_out_ltd(self) -> Any: ...  # the feed-forward's update
+    @property
     def value_norm_lhk(self) -> Any: ...  # ‖v_k · W_O,h‖ per layer, head and key
     @property
     def w_o_lhed(self) -> Any: ...  # each head's slice of W_O
+    @property
+    def q_lhqe(self) -> Stack: ...
+    @property
+    def k_lhke(self) -> Stack: ...
+    @property
+    def v_lhke(self) -> Stack: ...
     @property
     def scores_lhqk(self) -> Stack: ...
     @property
@@ -66,6 +74,57 @@ class Trace(Protocol):
     def z_lhqe(self) -> Stack: ...
 
     def head_delta_hd(self, layer: int, token: int) -> Any: ...
+
+
+N_TOP = 10  # the likeliest next tokens a NextTokenTrace keeps per position
+
+
+class NextTokenTrace(Trace, Protocol):
+    """A trace of a model that predicts the next token (``config.has_lm_head``): what the
+    logit lens and the knock-out's prediction measures read."""
+
+    @property
+    def next_top_ids_tk(self) -> Any: ...  # each position's 10 likeliest next tokens
+    @property
+    def next_top_probs_tk(self) -> Any: ...  # and their probabilities
+
+    def next_probs_v(self, position: int) -> Any:
+        """The whole next-token distribution after ``position``."""
+        ...
+
+    def unembed_top(self, x_pd: Any, normed: bool) -> tuple[Any, Any]:
+        """The 10 likeliest next tokens of residual rows ``x_pd`` and their probabilities, after
+        the model's final norm unless ``normed`` (the logit lens)."""
+        ...
+
+    def next_probs_from(self, layer: int, resid_btd: Any, position: int) -> Any:
+        """Next-token distributions [b, vocab] at ``position`` of variants of this pass whose
+        residual stream after ``layer``'s attention is ``resid_btd`` (each head knocked out
+        alone, without rerunning the layers below)."""
+        ...
+
+    def token_text(self, token_id: int) -> str: ...
+
+
+class SentenceTrace(Trace, Protocol):
+    """A trace of an encoder that pools a sentence vector (``config.has_sentence_embedding``)."""
+
+    @property
+    def sentence_embedding_d(self) -> Any: ...
+    @property
+    def attn_out_ltd(self) -> Any: ...  # LayerNorm(resid + ΔE), a post-norm block's middle
+    @property
+    def head_delta_lhtd(self) -> Any: ...  # each head's own update, computed when asked
+
+
+def predicts_next(trace: Trace) -> TypeGuard[NextTokenTrace]:
+    """True when ``trace``'s model predicts the next token: its trace holds the predictions."""
+    return trace.config.has_lm_head
+
+
+def pools_sentence(trace: Trace) -> TypeGuard[SentenceTrace]:
+    """True when ``trace``'s model pools a sentence vector (an encoder: BERT's)."""
+    return trace.config.has_sentence_embedding
 
 
 class LoadedModel(Protocol):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import zipfile
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import IO, Any, Literal
@@ -21,11 +21,16 @@ from typing import IO, Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from attention_core.core.family import (
+    NextTokenTrace,
+    SentenceTrace,
+    Trace,
+    pools_sentence,
+    predicts_next,
+)
 from attention_core.methods.logit_lens import LogitLens, logit_lens
 from attention_core.methods.norm_weighted import norm_weighted_hqk
 from attention_core.methods.rollout import trace_rollout
-from attention_core.models.bert.forward import Trace
-from attention_core.models.llama.forward import LlamaTrace
 
 # The documented keys (docs/API.md, "Command line"): short names, shape suffixes dropped.
 _RENAMES = {
@@ -86,7 +91,7 @@ def export_nbytes(entries: Iterable[Entry]) -> int:
     return sum(e.nbytes for e in entries)
 
 
-def plan(trace: Trace | LlamaTrace, part: Part = "all", layer: int = 0) -> list[Entry]:
+def plan(trace: Trace, part: Part = "all", layer: int = 0) -> list[Entry]:
     """The entries of an export of ``trace``: every array (``all``), everything but the
     attention maps (``stream``), or the maps of ``layer`` alone with a ``layer`` key
     (``layer``). Always the tokens, ids, offsets, text and settings (the knocked-out heads as
@@ -111,11 +116,11 @@ def plan(trace: Trace | LlamaTrace, part: Part = "all", layer: int = 0) -> list[
     if part == "layer":
         return [*head, _whole("layer", np.int64(layer)), *maps]
     rollout = _lazy("rollout", (n_layers, n, n), lambda: trace_rollout(trace))
-    rest = _llama_rest(trace) if isinstance(trace, LlamaTrace) else _bert_rest(trace)
+    rest = _decoder_rest(trace) if predicts_next(trace) else _encoder_rest(trace)
     return [*head, *maps, rollout, *rest]
 
 
-def _maps(trace: Trace | LlamaTrace, which: range) -> list[Entry]:
+def _maps(trace: Trace, which: range) -> list[Entry]:
     """Pattern, scores and norm-weighted patterns of the layers in ``which``, a layer at a time
     (a decoder's computed as written: its trace holds a few layers at most)."""
     cfg, n, norms = trace.config, trace.n_tokens, trace.value_norm_lhk
@@ -132,28 +137,32 @@ def _maps(trace: Trace | LlamaTrace, which: range) -> list[Entry]:
     ]
 
 
-def _bert_rest(trace: Trace) -> list[Entry]:
+def _encoder_rest(trace: Trace) -> list[Entry]:
+    """Every array the trace holds, in its fields' order; for an encoder that pools a sentence
+    vector, that vector and each head's own update too (both computed when asked: past 256
+    tokens the embedding is a pass of its own)."""
     cfg, n = trace.config, trace.n_tokens
     out = [
-        _whole(_RENAMES.get(f.name, f.name), getattr(trace, f.name))
-        for f in fields(trace)
-        if isinstance(getattr(trace, f.name), np.ndarray)
-        and f.name not in ("pooled_d", "scores_lhqk", "pattern_lhqk")
+        _whole(_RENAMES.get(name, name), value)
+        for name, value in vars(trace).items()
+        if isinstance(value, np.ndarray) and name not in ("pooled_d", "scores_lhqk", "pattern_lhqk")
     ]
-    # properties: past 256 tokens the embedding is a pass; head_delta is computed when asked
-    d = (cfg.d_model,)
-    out.append(_lazy("sentence_embedding", d, lambda: trace.sentence_embedding_d))
-    out.append(
-        _lazy("head_delta_lhtd", (cfg.n_layers, cfg.n_heads, n, cfg.d_model), _head_delta(trace))
-    )
+    if pools_sentence(trace):
+        out.append(_lazy("sentence_embedding", (cfg.d_model,), _sentence(trace)))
+        shape = (cfg.n_layers, cfg.n_heads, n, cfg.d_model)
+        out.append(_lazy("head_delta_lhtd", shape, _head_delta(trace)))
     return out
 
 
-def _head_delta(trace: Trace) -> Callable[[], NDArray[np.float32]]:
+def _sentence(trace: SentenceTrace) -> Callable[[], NDArray[np.float32]]:
+    return lambda: trace.sentence_embedding_d
+
+
+def _head_delta(trace: SentenceTrace) -> Callable[[], NDArray[np.float32]]:
     return lambda: trace.head_delta_lhtd
 
 
-def _llama_rest(trace: LlamaTrace) -> list[Entry]:
+def _decoder_rest(trace: NextTokenTrace) -> list[Entry]:
     cfg, n = trace.config, trace.n_tokens
     lens: Callable[[], _Lens] = cache(lambda: _Lens(logit_lens(trace, k=1)))  # one pass for both
     return [
@@ -203,13 +212,13 @@ def _write_member(member: IO[bytes], entry: Entry) -> None:
         raise ValueError(f"{entry.name}: wrote {written} bytes for shape {entry.shape}")
 
 
-def trace_arrays(trace: Trace | LlamaTrace) -> dict[str, NDArray[Any]]:
+def trace_arrays(trace: Trace) -> dict[str, NDArray[Any]]:
     """Every array of the export under its key, whole (tests; a decoder's maps at 512 tokens
     take 850 MB this way: the app and the command line write with ``write_npz``)."""
     return {entry.name: entry.array() for entry in plan(trace)}
 
 
-def save_npz(trace: Trace | LlamaTrace, path: str | Path) -> Path:
+def save_npz(trace: Trace, path: str | Path) -> Path:
     """Write the whole trace to a compressed .npz, an array at a time; returns the path."""
     path = Path(path)
     write_npz(plan(trace), path)

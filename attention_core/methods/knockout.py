@@ -19,19 +19,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from attention_core.core.functional import softmax
+from attention_core.core.family import NextTokenTrace, Trace, predicts_next
+from attention_core.core.functional import top_k
+from attention_core.core.whatif import WhatIf
 from attention_core.methods.geometry import cosine
-from attention_core.models import run_model
-from attention_core.models.bert.forward import Trace, WhatIf
-from attention_core.models.llama.forward import LlamaTrace, logits, run_llama
-from attention_core.models.llama.layers import (
-    attention_layer,
-    delta_of,
-    mlp,
-    rms_norm,
-    rope_tables,
-    top_k,
-)
+from attention_core.models import family_of
 
 F32 = NDArray[np.float32]
 F64 = NDArray[np.float64]
@@ -50,12 +42,11 @@ def parse_heads(text: str) -> Heads:
     return WhatIf(knocked=tuple(pairs)).knocked
 
 
-def knock_out(model: Any, trace: Trace | LlamaTrace, heads: Iterable[tuple[int, int]]) -> Any:
-    """The pass over ``trace``'s tokens again, under its switches, with ``heads`` knocked out."""
+def knock_out(model: Any, trace: Trace, heads: Iterable[tuple[int, int]]) -> Any:
+    """The pass over ``trace``'s tokens again, under its switches, with ``heads`` knocked out
+    (a trace of the same family as ``trace``)."""
     whatif = replace(trace.whatif, knocked=tuple(heads))
-    if isinstance(trace, LlamaTrace):
-        return run_llama(model, trace.tokens, whatif)
-    return run_model(model, trace.tokens, whatif)
+    return family_of(trace).run(model, trace.tokens, whatif)
 
 
 @dataclass(frozen=True)
@@ -73,7 +64,9 @@ class PredictionChange:
     gained: tuple[float, float]
 
 
-def prediction_change(before: LlamaTrace, after: LlamaTrace, position: int) -> PredictionChange:
+def prediction_change(
+    before: NextTokenTrace, after: NextTokenTrace, position: int
+) -> PredictionChange:
     """What knocking out ``after.whatif.knocked`` did to the prediction after ``position``."""
     p_v, q_v = before.next_probs_v(position), after.next_probs_v(position)
     diff_v = q_v.astype(np.float64) - p_v
@@ -132,14 +125,14 @@ class Importance:
 
 
 def head_importance(
-    model: Any, trace: Trace | LlamaTrace, position: int, progress: Progress | None = None
+    model: Any, trace: Trace, position: int, progress: Progress | None = None
 ) -> Importance:
     """Knock out every head alone (under ``trace``'s switches) and measure its effect at
     ``position``; ``progress(done, total)`` is told after each layer."""
     if not 0 <= position < trace.n_tokens:
         raise ValueError(f"position {position} is outside 0..{trace.n_tokens - 1}")
-    if isinstance(trace, LlamaTrace):
-        return _decoder_importance(model, trace, position, progress or _quiet)
+    if predicts_next(trace):
+        return _decoder_importance(trace, position, progress or _quiet)
     return _encoder_importance(model, trace, position, progress or _quiet)
 
 
@@ -160,9 +153,7 @@ def _encoder_importance(model: Any, trace: Trace, position: int, progress: Progr
     return Importance(position, effect, f"1 − cosine of “{word}”'s final vector")
 
 
-def _decoder_importance(
-    model: Any, trace: LlamaTrace, position: int, progress: Progress
-) -> Importance:
+def _decoder_importance(trace: NextTokenTrace, position: int, progress: Progress) -> Importance:
     cfg, n = trace.config, position + 1  # later tokens cannot change this prediction
     top_id, top_p = (
         int(trace.next_top_ids_tk[position, 0]),
@@ -170,43 +161,12 @@ def _decoder_importance(
     )
     effect = np.zeros((cfg.n_layers, cfg.n_heads))
     for layer in range(cfg.n_layers):
-        z_hte = np.asarray(trace.layer(layer).z_hqe[:, :n], np.float32)
+        z_hte = np.asarray(trace.z_lhqe[layer][:, :n], np.float32)
         head_delta_htd = z_hte @ trace.w_o_lhed[layer]  # each head's own update
         resid_td = trace.hidden_ltd[layer, :n] + trace.delta_ltd[layer, :n]
         resid_btd = resid_td[None] - head_delta_htd  # one variant per knocked head
-        x_btd = _finish_layer(model, layer, resid_btd)
-        final_bd = _run_on(model, trace, x_btd, layer + 1)[:, position]
-        probs_bv = softmax(
-            logits(model, rms_norm(final_bd, model.params.final_norm_d, cfg.layer_norm_eps))
-        )
+        probs_bv = trace.next_probs_from(layer, resid_btd, position)
         effect[layer] = top_p - probs_bv[:, top_id]
         progress(layer + 1, cfg.n_layers)
-    word = model.tokenizer.decode([top_id])
+    word = trace.token_text(top_id)
     return Importance(position, effect, f"drop in the probability of “{word}” next")
-
-
-def _finish_layer(model: Any, layer: int, resid_btd: F32) -> F32:
-    """The MLP half of ``layer`` for every variant at once: resid + MLP(resid)."""
-    b, t, d = resid_btd.shape
-    flat = resid_btd.reshape(b * t, d)
-    return (flat + mlp(model.params.layers[layer], model.config, flat)).reshape(b, t, d)
-
-
-def _run_on(model: Any, trace: LlamaTrace, x_btd: F32, start: int) -> F32:
-    """Layers ``start``.. over every variant (attention one variant at a time, the MLP of all
-    together), under the trace's switches; the residual stream after the last layer."""
-    cfg, t, whatif = model.config, x_btd.shape[1], trace.whatif
-    cos_te, sin_te = rope_tables(cfg, np.arange(t))
-    mask = whatif.key_mask_k(trace.n_tokens)
-    switches: dict[str, Any] = {
-        "scale": whatif.scale,
-        "temperature": whatif.temperature,
-        "key_mask_k": None if mask is None else mask[:t],
-    }
-    for layer in range(start, cfg.n_layers):
-        lay = model.params.layers[layer]
-        switches["knocked_h"] = whatif.knocked_in(layer)
-        z_bhte = [attention_layer(lay, cfg, x, cos_te, sin_te, **switches).z_hqe for x in x_btd]
-        delta_btd = np.stack([delta_of(lay, z_hte) for z_hte in z_bhte])
-        x_btd = _finish_layer(model, layer, x_btd + delta_btd)
-    return x_btd

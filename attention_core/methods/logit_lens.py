@@ -1,5 +1,5 @@
 """The logit lens (nostalgebraist, 2020): what a decoder would predict if it stopped after each
-layer. The residual stream after block l goes through the model's own final RMSNorm and output
+layer. The residual stream after block l goes through the model's own final norm and output
 embedding, as the last layer's does, and the top tokens are read off. The last row is the
 model's own prediction; the rows before it show the guess forming layer by layer. Early layers
 are read in a space they were never trained to write in, so their guesses are rough by design.
@@ -13,8 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from attention_core.models.llama.forward import N_TOP, LlamaTrace, next_top
-from attention_core.models.llama.layers import rms_norm
+from attention_core.core.family import N_TOP, Trace, predicts_next
 
 F32 = NDArray[np.float32]
 
@@ -28,7 +27,7 @@ class LogitLens:
     top_probs_lpk: F32
 
 
-def _positions(trace: LlamaTrace, positions: Sequence[int] | None) -> NDArray[np.int64]:
+def _positions(trace: Trace, positions: Sequence[int] | None) -> NDArray[np.int64]:
     n = trace.n_tokens
     chosen = np.arange(n) if positions is None else np.asarray(list(positions), np.int64)
     if chosen.ndim != 1 or not chosen.size or chosen.min() < 0 or chosen.max() >= n:
@@ -36,13 +35,13 @@ def _positions(trace: LlamaTrace, positions: Sequence[int] | None) -> NDArray[np
     return chosen
 
 
-def logit_lens(trace: LlamaTrace, positions: Sequence[int] | None = None, k: int = 5) -> LogitLens:
+def logit_lens(trace: Trace, positions: Sequence[int] | None = None, k: int = 5) -> LogitLens:
     """The lens at ``positions`` (default every token): each layer's residual after its block,
     final-normed, through the output embedding; float32 softmax, as the model's own (``k`` ≤
     10: ``next_top``'s blocks of rows, so 512 positions never hold 512 × 49,152 logits)."""
-    if not isinstance(trace, LlamaTrace):
+    if not predicts_next(trace):
         raise ValueError("the logit lens needs a decoder (a model that predicts the next token)")
-    model, cfg = trace.model, trace.config
+    cfg = trace.config
     chosen = _positions(trace, positions)
     if not 1 <= k <= N_TOP:
         raise ValueError(f"k must be in 1..{N_TOP}, got {k}")
@@ -50,8 +49,7 @@ def logit_lens(trace: LlamaTrace, positions: Sequence[int] | None = None, k: int
     probs = np.empty((cfg.n_layers, chosen.size, k), np.float32)
     for layer in range(cfg.n_layers):
         x_pd = trace.hidden_ltd[layer + 1][chosen]
-        if layer < cfg.n_layers - 1:  # the last state is already final-normed
-            x_pd = rms_norm(x_pd, model.params.final_norm_d, cfg.layer_norm_eps)
-        top_ids, top_probs = next_top(model, x_pd)
+        last = layer == cfg.n_layers - 1  # the last state is already final-normed
+        top_ids, top_probs = trace.unembed_top(x_pd, normed=last)
         ids[layer], probs[layer] = top_ids[:, :k], top_probs[:, :k]
     return LogitLens(chosen, ids, probs)

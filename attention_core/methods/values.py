@@ -11,16 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
-from attention_core.models.bert.forward import Trace
-from attention_core.models.bert.model import Model
-
-if TYPE_CHECKING:
-    from attention_core.models.llama.model import LlamaModel
+from attention_core.core.config import ModelConfig
+from attention_core.core.family import Trace, pools_sentence
 
 F32 = NDArray[np.float32]
 
@@ -48,7 +45,16 @@ class ValueUpdate:
     delta_norms_t: F32  # ‖ΔE‖ of every token in this layer
 
 
-def output_bias(model: Model | LlamaModel, layer: int) -> F32:
+class _Layered(Protocol):
+    """A model whose weights are read a layer at a time (``params.layer(i)``)."""
+
+    @property
+    def config(self) -> ModelConfig: ...
+    @property
+    def params(self) -> Any: ...
+
+
+def output_bias(model: _Layered, layer: int) -> F32:
     """b_O of a layer's attention output projection (zeros for a model without one: Llama)."""
     weights = model.params.layer(layer)
     bias = getattr(weights, "b_o_d", None)
@@ -73,6 +79,9 @@ def value_update(trace: Trace, bias_d: F32, layer: int, head: int, token: int) -
     heads_sum_d = (heads_hd.astype(np.float64).sum(axis=0) + bias_d).astype(np.float32)
     delta_d = trace.delta_ltd[layer, token]
     hidden_d = trace.hidden_ltd[layer, token]
+    normed_d = None
+    if trace.config.post_norm and pools_sentence(trace):  # BERT: a LayerNorm between the updates
+        normed_d = trace.attn_out_ltd[layer, token]
     return ValueUpdate(
         weights_k=weights_k,
         v_ke=v_ke,
@@ -86,7 +95,7 @@ def value_update(trace: Trace, bias_d: F32, layer: int, head: int, token: int) -
         sum_error=float(np.abs(heads_sum_d - delta_d).max()),
         hidden_d=hidden_d,
         updated_d=hidden_d + delta_d,
-        normed_d=trace.attn_out_ltd[layer, token] if trace.config.family == "bert" else None,
+        normed_d=normed_d,
         ffn_out_d=trace.ffn_out_ltd[layer, token],
         next_d=trace.hidden_ltd[layer + 1, token],
         delta_norms_t=np.linalg.norm(trace.delta_ltd[layer], axis=-1),

@@ -14,20 +14,22 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from attention_core.core.buffers import buffer_nbytes, float32_views
 from attention_core.core.config import ModelConfig
+from attention_core.core.family import N_TOP
 from attention_core.core.functional import (
     AttentionSteps,
     attention_steps,
     softmax,
+    top_k_blocked,
     value_norms_gram,
 )
 from attention_core.core.tokens import Tokens
+from attention_core.core.whatif import WhatIf
 from attention_core.models.llama.cache import LayerCache
 from attention_core.models.llama.cache import LayerStack as LayerStack
 from attention_core.models.llama.layers import (
@@ -38,12 +40,10 @@ from attention_core.models.llama.layers import (
     mlp,
     rms_norm,
     rope_tables,
-    top_k_blocked,
 )
 from attention_core.models.llama.model import LlamaModel
 
 F32 = NDArray[np.float32]
-N_TOP = 10  # next-token candidates kept per position
 LRU_BYTES = 24_000_000  # the layer cache's budget: 1 layer at 512 tokens, 2 at 360, 12 at 128
 _LOGIT_ROWS = 128  # LM-head rows at a time: 128 × 49,152 logits is 25 MB, not 100 (fewer
 # blocks re-read the 113 MB embedding more often: 64 rows took 1.5x as long)
@@ -63,7 +63,7 @@ class LlamaTrace:
 
     tokens: Tokens
     config: ModelConfig
-    whatif: Any  # attention_core.models.bert.forward.WhatIf, causal forced on
+    whatif: WhatIf  # causal forced on
     hidden_ltd: F32  # [l+1, t, d]
     delta_ltd: F32  # attention update added to the residual, Σ_h z_h · W_O,h (no bias)
     ffn_out_ltd: F32  # SwiGLU MLP output added to the residual
@@ -157,6 +157,23 @@ class LlamaTrace:
             raise ValueError(f"position {position} is outside 0..{self.n_tokens - 1}")
         return softmax(logits(self.model, self.hidden_ltd[-1][position : position + 1]))[0]
 
+    def unembed_top(self, x_pd: F32, normed: bool) -> tuple[NDArray[np.int64], F32]:
+        """The 10 likeliest next tokens of residual rows ``x_pd``, after the final RMSNorm unless
+        ``normed`` (the stream after the last layer already is)."""
+        if not normed:
+            x_pd = rms_norm(x_pd, self.model.params.final_norm_d, self.config.layer_norm_eps)
+        return next_top(self.model, x_pd)
+
+    def next_probs_from(self, layer: int, resid_btd: F32, position: int) -> F32:
+        """Next-token distributions at ``position`` of variants whose stream after ``layer``'s
+        attention is ``resid_btd`` (``models.llama.rerun``)."""
+        from attention_core.models.llama.rerun import next_probs_from
+
+        return next_probs_from(self, layer, resid_btd, position)
+
+    def token_text(self, token_id: int) -> str:
+        return str(self.model.tokenizer.decode([token_id]))
+
     @property
     def nbytes(self) -> int:
         """Bytes held now: the stored arrays and the layers in the cache."""
@@ -185,7 +202,7 @@ def next_top(model: LlamaModel, final_td: F32) -> tuple[NDArray[np.int64], F32]:
 
 
 def run_llama(
-    model: LlamaModel, tokens: Tokens, whatif: Any, keep_layers: bool = False
+    model: LlamaModel, tokens: Tokens, whatif: WhatIf, keep_layers: bool = False
 ) -> LlamaTrace:
     """The pass over ``tokens`` under ``whatif`` (scale, temperature, hidden keys; always
     causal). ``keep_layers`` keeps every layer the pass computed in the cache (tests)."""

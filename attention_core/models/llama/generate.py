@@ -18,9 +18,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from attention_core.core.attention import attend
-from attention_core.core.functional import softmax
+from attention_core.core.family import N_TOP
+from attention_core.core.functional import softmax, top_k
 from attention_core.models import tokenize
-from attention_core.models.llama.forward import N_TOP, logits
+from attention_core.models.llama.forward import logits
 from attention_core.models.llama.layers import (
     attention_layer,
     delta_of,
@@ -28,7 +29,6 @@ from attention_core.models.llama.layers import (
     project_qkv,
     rms_norm,
     rope_tables,
-    top_k,
 )
 from attention_core.models.llama.model import LlamaModel
 from attention_core.models.llama.tokenizer import show_piece

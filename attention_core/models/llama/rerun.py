@@ -1,0 +1,58 @@
+"""A decoder pass resumed above one layer for many variants of its residual stream at once: how
+``methods.knockout.head_importance`` knocks out each of SmolLM2's 270 heads alone without
+rerunning the layers below it (the nine heads of a layer run side by side, and only the tokens up
+to the chosen position: a causal model's later tokens cannot change it)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from attention_core.core.functional import softmax
+from attention_core.models.llama.layers import attention_layer, delta_of, mlp, rms_norm, rope_tables
+from attention_core.models.llama.model import LlamaModel
+
+if TYPE_CHECKING:
+    from attention_core.models.llama.forward import LlamaTrace
+
+F32 = NDArray[np.float32]
+
+
+def next_probs_from(trace: LlamaTrace, layer: int, resid_btd: F32, position: int) -> F32:
+    """Next-token distributions [b, vocab] at ``position`` of the variants ``resid_btd`` (the
+    stream after ``layer``'s attention), under the trace's switches."""
+    from attention_core.models.llama.forward import logits
+
+    model, cfg = trace.model, trace.config
+    x_btd = _finish_layer(model, layer, resid_btd)
+    final_bd = _run_on(model, trace, x_btd, layer + 1)[:, position]
+    return softmax(logits(model, rms_norm(final_bd, model.params.final_norm_d, cfg.layer_norm_eps)))
+
+
+def _finish_layer(model: LlamaModel, layer: int, resid_btd: F32) -> F32:
+    """The MLP half of ``layer`` for every variant at once: resid + MLP(resid)."""
+    b, t, d = resid_btd.shape
+    flat = resid_btd.reshape(b * t, d)
+    return (flat + mlp(model.params.layers[layer], model.config, flat)).reshape(b, t, d)
+
+
+def _run_on(model: LlamaModel, trace: LlamaTrace, x_btd: F32, start: int) -> F32:
+    """Layers ``start``.. over every variant (attention one variant at a time, the MLP of all
+    together), under the trace's switches; the residual stream after the last layer."""
+    cfg, t, whatif = model.config, x_btd.shape[1], trace.whatif
+    cos_te, sin_te = rope_tables(cfg, np.arange(t))
+    mask = whatif.key_mask_k(trace.n_tokens)
+    switches: dict[str, Any] = {
+        "scale": whatif.scale,
+        "temperature": whatif.temperature,
+        "key_mask_k": None if mask is None else mask[:t],
+    }
+    for layer in range(start, cfg.n_layers):
+        lay = model.params.layers[layer]
+        switches["knocked_h"] = whatif.knocked_in(layer)
+        z_bhte = [attention_layer(lay, cfg, x, cos_te, sin_te, **switches).z_hqe for x in x_btd]
+        delta_btd = np.stack([delta_of(lay, z_hte) for z_hte in z_bhte])
+        x_btd = _finish_layer(model, layer, x_btd + delta_btd)
+    return x_btd

@@ -5,8 +5,10 @@ listened. The sidebar shows Whisper here; the explorer holds its layer and head.
 import streamlit as st
 
 from attention_core.models.whisper.audio import is_silent, speech_frames
-from ui import listen, listen_views, router, verify
-from ui.cache_listen import digest, heard, whisper_error
+from ui import router
+from ui.cache import whisper_error
+from ui.listen import source, verify, views
+from ui.listen.cache import digest, heard
 
 shared = router.shared()  # the sidebar shows Whisper tiny.en here (ui.registry: its models)
 st.title("Listen: cross-attention")
@@ -19,31 +21,31 @@ st.markdown(
 if error := whisper_error():
     st.error(f"Whisper could not be loaded. {error}")
     st.stop()
-audio = listen.choose()
+audio = source.choose()
 if audio is None:
     st.stop()
-listen.notices(audio)
+source.notices(audio)
 if is_silent(audio.samples_n):
-    st.warning(listen.NO_SPEECH)
+    st.warning(source.NO_SPEECH)
     st.stop()
 key = digest(audio.samples_n)
 clip = heard(key, audio.samples_n, speech_frames(audio.samples_n))
 if len(clip.token_ids) == clip.n_prompt:
     st.info("Whisper heard no words in this recording. Try speaking more clearly or closer.")
     st.stop()
-listen_views.transcript(clip)
-verify.listen_button(clip, key, listen_views.shown(clip))
+views.transcript(clip)
+verify.button(clip, key, views.shown(clip))
 st.subheader("Where each word listened")
 layer, head = shared.layer, shared.head
-listen_views.cross(clip, layer, head)
-listen_views.scores(clip)
+views.cross(clip, layer, head)
+views.scores(clip)
 st.subheader("One token, over the sound")
-listen_views.token_view(clip, audio, layer, head)
+views.token_view(clip, audio, layer, head)
 st.subheader("Self-attention, in the decoder and the encoder")
 st.markdown(
     "The decoder's tokens also attend to each other, each only to the ones before it (masked). "
     "The encoder's frames attend to each other, shown here over the speech alone."
 )
-listen_views.decoder_self(clip, layer, head)
-listen_views.encoder_self(clip, key, head)
-listen_views.engineers()
+views.decoder_self(clip, layer, head)
+views.encoder_self(clip, key, head)
+views.engineers()

@@ -234,7 +234,7 @@ def compare_encoder_self(model: WhisperModel, hidden_ltd: F32, theirs: list[Any]
 
 
 class Clip(Protocol):
-    """What the check reads of a heard clip (ui.cache_listen.Heard has it)."""
+    """What the check reads of a heard clip (ui.listen.cache.Heard has it)."""
 
     @property
     def token_ids(self) -> tuple[int, ...]: ...  # prompt + text tokens

@@ -15,7 +15,7 @@ import streamlit as st
 
 import explorer
 from attention_core import Generation, choose, start_generation, trace_nbytes
-from attention_core.core.tokens import tokenize
+from attention_core.models import tokenize
 from attention_core.models.llama.model import LlamaModel
 from server.budget import Busy, reserved
 from ui import safe, show

@@ -9,7 +9,6 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from attention_core.core.tokens import tokenize
 from attention_core.lessons.notes import (
     JANE_NOTE,
     MONSTER_CONTEXT,
@@ -18,6 +17,7 @@ from attention_core.lessons.notes import (
     word_index,
 )
 from attention_core.methods.geometry import SPACE
+from attention_core.models import tokenize
 from ui import registry
 from ui.cache import LABELS, get_model
 from ui.notes import THREE, config, get_jane, get_monster, quote

@@ -18,8 +18,7 @@ from numpy.typing import NDArray
 from attention_core import Trace
 from attention_core.methods.pack import visible_tokens
 from ui import home_view, params, registry, sidebar
-from ui.cache import get_telling_head, get_trace, model_config, model_error
-from ui.cache_listen import OPENING_HEAD
+from ui.cache import OPENING_HEAD, get_telling_head, get_trace, model_config, model_error
 from ui.presets import curated
 
 # Pages whose attention explorer holds layer, head and [CLS]/[SEP] (and reports them in a

@@ -1,7 +1,7 @@
 """The trace store of this server process: one per process (st.cache_resource), bounded by
-its byte budget and the one memory budget (server/budget.py). Its own module so that the
-modules ``ui.cache`` imports (``ui.cache_listen``: Whisper's clips live in the store) can
-reach it without an import cycle."""
+its byte budget and the one memory budget (server/budget.py). It keeps the sentences' traces
+(``ui.cache.get_trace``) and Whisper's heard clips (``ui.listen.cache``) alike; ``ui.cache`` hands
+it on."""
 
 from __future__ import annotations
 

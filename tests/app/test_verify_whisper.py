@@ -38,7 +38,7 @@ CLIP = "river"  # a shipped example clip (examples/clips/)
 
 @dataclass(frozen=True)
 class Clip:
-    """The engine's trace of a clip, as the check reads it (ui.cache_listen.Heard's fields)."""
+    """The engine's trace of a clip, as the check reads it (ui.listen.cache.Heard's fields)."""
 
     token_ids: tuple[int, ...]
     n_prompt: int

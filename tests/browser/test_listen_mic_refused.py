@@ -15,7 +15,7 @@ from attention_core import load_whisper, log_mel, transcribe
 from attention_core.models.whisper.audio import load_audio
 from scripts.live_app import wait_idle
 from tests.browser.conftest import heard_line, own_chromium
-from ui.listen import MIC_HELP
+from ui.listen.source import MIC_HELP
 from ui.presets import CLIPS, clip_names
 
 pytestmark = pytest.mark.browser

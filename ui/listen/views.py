@@ -16,8 +16,8 @@ from attention_core.models.llama.tokenizer import show_piece
 from attention_core.models.whisper.audio import SAMPLE_RATE, Audio
 from explorer.streamlit_adapter import pool_mel
 from ui import explore, safe
-from ui.cache_listen import Heard, encoder_span
-from ui.listen import wav_bytes
+from ui.listen.cache import Heard, encoder_span
+from ui.listen.source import wav_bytes
 from viz import spectrogram
 
 CROSS_KEY = "lis_cross"
@@ -194,5 +194,5 @@ def engineers() -> None:
             "`peak_lhq` against token order; mean 1 − entropy / log(frames) over the span).\n"
             "- The encoder's self-attention: `encoder_pattern(model, encoder_hidden_ltd, layer)` "
             "for the layer shown only (54 MB at 1500 frames), cut to the span and cached.\n"
-            "- Cached (`ui/cache_listen.py`) by the SHA-256 of the 16 kHz samples."
+            "- Cached (`ui/listen/cache.py`) by the SHA-256 of the 16 kHz samples."
         )

@@ -1,5 +1,5 @@
-"""The cached computations of the Listen page: Whisper loaded once per server, and each heard
-clip's transcript and attentions kept by the hash of its 16 kHz samples (a few clips).
+"""The cached computations of the Listen page: each heard clip's transcript and attentions kept by
+the hash of its 16 kHz samples (a few clips), on Whisper as ``ui.cache`` loads it once per server.
 
 A kept clip is a ``Heard``, not the engine's WhisperTrace (which holds the model, 75 MB of
 weights), kept in the trace store: counted in the memory budget (server.budget) at its size.
@@ -17,16 +17,14 @@ import numpy as np
 import streamlit as st
 from numpy.typing import NDArray
 
-from attention_core import Trace, WhisperModel, load_whisper, log_mel, transcribe
+from attention_core import Trace, log_mel, transcribe
 from attention_core.methods.alignment import Alignment, head_alignment, writing_rows
-from attention_core.models.bert.model import ModelConfig, ModelLoadError
 from attention_core.models.whisper.audio import Audio, speak
 from attention_core.models.whisper.forward import encoder_pattern
 from server.budget import HEARD_PEAK
-from ui.store import trace_store
+from ui.cache import get_whisper, trace_store
 
 F32 = NDArray[np.float32]
-OPENING_HEAD = (3, 0)  # an alignment head of tiny.en: Spearman ≥ 0.99 on every shipped clip
 
 
 @dataclass(frozen=True)
@@ -54,49 +52,6 @@ class Heard:
 def digest(samples_n: F32) -> str:
     """The key of a clip: SHA-256 of its float32 samples."""
     return hashlib.sha256(np.ascontiguousarray(samples_n, dtype=np.float32).tobytes()).hexdigest()
-
-
-# One entry: the model (75 MB of float16 read as about 150 MB of float32).
-@st.cache_resource(max_entries=1, show_spinner="Loading Whisper tiny.en…")
-def get_whisper() -> WhisperModel:
-    """Whisper tiny.en, loaded once per server."""
-    return load_whisper()
-
-
-def whisper_error() -> str | None:
-    """Why Whisper cannot be loaded (with the install command), or None when it loads."""
-    try:
-        get_whisper()
-    except ModelLoadError as err:
-        return str(err)
-    return None
-
-
-def whisper_config() -> ModelConfig | None:
-    """Whisper's decoder as the sidebar and the URL's bounds read a model: 4 layers of 6 heads
-    (the layers and heads whose cross-attention the page shows); None when it cannot load."""
-    if whisper_error():
-        return None
-    cfg = get_whisper().config
-    return ModelConfig(
-        name=cfg.name,
-        n_layers=cfg.n_decoder_layers,
-        n_heads=cfg.n_heads,
-        d_model=cfg.d_model,
-        d_head=cfg.d_head,
-        d_ff=cfg.d_ff,
-        n_positions=cfg.n_text_ctx,
-        vocab_size=cfg.vocab_size,
-        layer_norm_eps=cfg.layer_norm_eps,
-        pooling="none",
-        normalize=False,
-        max_seq_length=cfg.n_text_ctx,
-        key="whisper",
-        family="whisper",
-        causal=True,
-        has_lm_head=True,
-        has_sentence_embedding=False,
-    )
 
 
 def heard(key: str, _samples_n: F32, span: tuple[int, int]) -> Heard:

@@ -1,6 +1,6 @@
 """The Listen page's input: an example clip, the microphone, an uploaded file or typed text
 spoken by espeak-ng, read into 16 kHz mono samples by attention_core.models.whisper.audio, once per
-clip (ui.listen_audio). Every problem with the audio becomes a message on the page; the page stops
+clip (ui.listen.decode). Every problem with the audio becomes a message on the page; the page stops
 there and keeps working."""
 
 from __future__ import annotations
@@ -21,20 +21,9 @@ from attention_core.models.whisper.audio import (
     AudioError,
 )
 from ui import safe
-from ui.cache_listen import spoken
-from ui.listen_audio import decode_once, mic_length, upload_limit_mb
+from ui.listen.cache import spoken
+from ui.listen.decode import decode_once, mic_length, upload_limit_mb
 from ui.presets import CLIPS, clip_names
-
-__all__ = [
-    "CLIPS",
-    "MIC_HELP",
-    "NO_SPEECH",
-    "SOURCES",
-    "choose",
-    "clip_names",
-    "notices",
-    "wav_bytes",
-]
 
 SOURCES = ("An example clip", "Your microphone", "Upload a file", "Type a sentence")
 NO_SPEECH = (

@@ -6,11 +6,12 @@ import pandas as pd
 import streamlit as st
 
 from attention_core.methods.decoder_heads import group_similarity
-from ui import decoder_view, router, show
+from ui import router, show
 from ui.cache import get_model, get_trace, model_error
+from ui.text import decoder
 from viz.pattern_heatmap import make_pattern_heatmap
 
-MODEL = decoder_view.MODEL  # the sidebar shows it here (ui.registry: the page's models)
+MODEL = decoder.MODEL  # the sidebar shows it here (ui.registry: the page's models)
 shared = router.shared()
 st.title("Inside a decoder")
 if error := model_error(MODEL) or model_error("minilm"):
@@ -20,7 +21,7 @@ cfg = get_model(MODEL).config
 st.caption(
     "This page is made for SmolLM2-135M-Instruct, a decoder, so the sidebar shows it here "
     f"(MiniLM appears where the two compare). Your sentence, the layer (of {cfg.n_layers}) and "
-    f"the head (of {cfg.n_heads}) come from the sidebar. {decoder_view.QUANTIZED}"
+    f"the head (of {cfg.n_heads}) come from the sidebar. {decoder.QUANTIZED}"
 )
 if not shared.text.strip():
     st.info("Type a sentence in the sidebar (or pick an example) to look inside the decoder.")
@@ -44,7 +45,7 @@ st.caption(
 )
 
 st.subheader("2 · The notes' “Dirty Quantum Plumbing” head, on a real decoder")
-decoder_view.note_table(MODEL)
+decoder.note_table(MODEL)
 
 st.subheader("3 · Positions: rotated, not added")
 st.caption(
@@ -52,7 +53,7 @@ st.caption(
     "query and key by an angle that grows with the position, so a score depends on how far "
     "apart two tokens are, not where they stand."
 )
-decoder_view.positions(trace, layer, head)
+decoder.positions(trace, layer, head)
 
 st.subheader("4 · Query heads that share a key and a value")
 group = cfg.n_heads // cfg.n_kv_heads
@@ -88,7 +89,7 @@ st.caption(
 st.subheader("5 · What it guesses next, at every position")
 rows = {"token": list(tokens), "actually next": [*tokens[1:], "—"]}
 for r in range(3):
-    rows[f"guess {r + 1}"] = [decoder_view.piece(i) for i in trace.next_top_ids_tk[:, r]]
+    rows[f"guess {r + 1}"] = [decoder.piece(i) for i in trace.next_top_ids_tk[:, r]]
     rows[f"p{r + 1}"] = trace.next_top_probs_tk[:, r]
 st.dataframe(rows, key="dec_next", column_config={f"p{r}": show.NUM for r in (1, 2, 3)})
 st.caption(

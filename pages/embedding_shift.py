@@ -5,8 +5,9 @@ import streamlit as st
 
 from attention_core import closest_token, fit_shift_plane
 from attention_core.methods.geometry import probe_cosines
-from ui import downloads, params, router, safe, show, verify
+from ui import downloads, params, router, safe, show
 from ui.presets import auto_probes
+from ui.text import verify
 from ui.text.cache import read_probes
 from ui.widgets import token_picker
 from viz.embedding_shift import layer_name, make_embedding_shift, name_states

@@ -3,8 +3,9 @@ attention over everything before it, the model's top guesses, and the KV cache i
 
 import streamlit as st
 
-from ui import generate_steps, generation, router, safe
+from ui import router, safe
 from ui.cache import model_error
+from ui.text import generate, generation
 
 router.shared()  # frames the run (sidebar, URL); the sidebar shows SmolLM2 here (ui.registry)
 st.title("Generate, token by token")
@@ -28,4 +29,4 @@ except ValueError as err:
     st.stop()
 
 
-generate_steps.steps(prompt)
+generate.steps(prompt)

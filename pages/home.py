@@ -2,8 +2,9 @@
 
 import streamlit as st
 
-from ui import home_view, registry, router
+from ui import registry, router
 from ui.cache import model_config, model_error
+from ui.text import home
 
 shared = router.shared()
 
@@ -20,9 +21,9 @@ st.markdown(
     "A word on its own has one fixed vector, whatever sentence it sits in. **Attention** is how "
     "a transformer lets each word look at the others and move its vector by what it finds. This "
     f"app runs a real trained model ({about}) on **your** sentence and shows every number on the "
-    "way, computed live." + ("" if error else " " + home_view.bank_sentence(shared.model))
+    "way, computed live." + ("" if error else " " + home.bank_sentence(shared.model))
 )
-bias, ffn = home_view.block_phrases(shared, cfg) if not error else ("", "a feed-forward network")
+bias, ffn = home.block_phrases(shared, cfg) if not error else ("", "a feed-forward network")
 biased = cfg is None or cfg.family == "bert"  # BERT's projections have biases; Llama's none
 q, k, v = (f"{x} = E·W_{x.upper()}" + (f" + b_{x.upper()}" if biased else "") for x in "qkv")
 st.markdown(
@@ -50,7 +51,7 @@ st.markdown(
 )
 if not error and shared.text.strip():
     view = router.opening_view(shared.model, shared.text)
-    home_view.your_sentence(shared, view, router.open_view)
+    home.your_sentence(shared, view, router.open_view)
 st.subheader("Where to go")
 st.caption("Type a sentence in the sidebar first, or pick an example; every page uses it.")
 for page in registry.PAGES[1:]:  # every page but this one

@@ -3,13 +3,15 @@ own numbers beside the model's, and where and why they differ."""
 
 import streamlit as st
 
-from ui import decoder_view, notes, notes_select, router
+from ui import router
 from ui.cache import LABELS, model_error
+from ui.text import decoder
+from ui.text.notes import select, tables
 
 shared = router.shared()  # the sidebar's model runs every example but the decoder's table
 model = shared.model
 st.title("The notes' examples")
-if error := model_error(model) or model_error(decoder_view.MODEL):
+if error := model_error(model) or model_error(decoder.MODEL):
     st.error(f"A model could not be loaded. {error}")
     st.stop()
 st.caption(
@@ -20,16 +22,16 @@ st.caption(
 )
 
 st.subheader("1 · “Dirty quantum plumbing”: the notes' table on a real decoder")
-notes.plumbing()
+tables.plumbing()
 st.subheader("2 · “Fluffy blue creature”, “verdant forest”: adjectives and their nouns")
-notes.fluffy(model)
+tables.fluffy(model)
 st.subheader("3 · “Jane visits Africa” as a soft SELECT")
-notes_select.jane(model)
+select.jane(model)
 st.subheader("4 · Dot product or cosine similarity?")
-notes_select.dot_cosine(model)
+select.dot_cosine(model)
 st.subheader("5 · Does “monster” move towards “Mike Wazowski”?")
-notes_select.monster(model)
+select.monster(model)
 st.subheader("6 · The context window")
-notes_select.context(model)
+select.context(model)
 
-notes.engineers()
+tables.engineers()

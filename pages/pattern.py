@@ -6,7 +6,8 @@ the numbers as a table and files."""
 
 import streamlit as st
 
-from ui import pattern_view, router, verify
+from ui import router
+from ui.text import pattern, verify
 
 shared = router.shared()
 trace = router.require_trace(shared)  # messages and a stop when there is nothing to show
@@ -18,13 +19,13 @@ st.caption(
     + " and turned by softmax into weights that sum to 1 for each query: how much that token "
     "draws from each of the others."
 )
-st.caption(pattern_view.what_ifs(trace.config))
+st.caption(pattern.what_ifs(trace.config))
 n = trace.n_tokens
 for name, fallback in (("q", min(3, n - 1)), ("k", min(2, n - 1))):
     if st.session_state.get(name, 0) >= n:
         st.session_state[name] = fallback
 
 
-pattern_view.view_and_numbers(shared)
+pattern.view_and_numbers(shared)
 
 verify.button(shared, trace)  # run the sentence through the reference library

@@ -17,13 +17,14 @@ from numpy.typing import NDArray
 
 from attention_core import Trace
 from attention_core.methods.pack import visible_tokens
-from ui import home_view, params, registry, sidebar
+from ui import params, registry, sidebar
 from ui.cache import OPENING_HEAD, get_telling_head, get_trace, model_config, model_error
 from ui.presets import curated
 
 # Pages whose attention explorer holds layer, head and [CLS]/[SEP] (and reports them in a
 # fragment rerun): the sidebar names them instead of drawing sliders that would go stale.
 EXPLORER_PAGES = frozenset({"pattern", "listen"})
+HOME = ("", "home")  # Start here's URL path (what frame gets), and its name
 
 NOTHING_READABLE = (
     "The model reads no word in this text: it holds only invisible or control characters. "
@@ -57,11 +58,22 @@ def frame(page: str) -> None:
     info = next(p for p in registry.PAGES if p.url_path == page)
     show_page_model(info.models)
     open_on_telling_view()
-    home_view.follow_sentence(page, open_view)
+    follow_sentence(page)
     sidebar.render(open_view, picked_model, view_in_page=page in EXPLORER_PAGES)
     left_out = params.write_url(page)
     if left_out:
         st.sidebar.caption(left_out)
+
+
+def follow_sentence(page: str) -> None:
+    """Before the sidebar draws: a sentence typed on Start here opens on its own view (a preset's
+    curated head, else its most telling one), so the sidebar, the URL and the chart name one
+    head. Elsewhere a new sentence keeps the visitor's head."""
+    state = st.session_state
+    seen, last = state["s"], state.get("_sentence_seen")
+    state["_sentence_seen"] = seen  # the model's own changes are show_page_model's
+    if page in HOME and last is not None and last != seen:
+        open_view()
 
 
 def picked_model() -> None:

@@ -133,8 +133,8 @@ def app_store():
 
 
 def test_verify_runs_are_refused_plainly_without_room_and_hold_nothing_after(model, app_store):
-    from ui import verify
     from ui.listen import verify as listen_verify
+    from ui.text import verify
 
     trace = trace_sentence(model, "A short check.")
     app_store.total = 1 << 20  # 1 MB: no room for any check

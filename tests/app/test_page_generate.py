@@ -12,7 +12,7 @@ import pytest
 from attention_core import choose, load_model, start_generation
 from tests.app.conftest import open_page
 from tests.figdata import array, spec
-from ui import generation
+from ui.text import generation
 
 PROMPT = "The capital of France is"
 

@@ -165,7 +165,7 @@ def test_one_head_on_the_screen_after_typing_a_sentence(model):
     assert at.subheader[0].value == f"Your sentence, layer {layer}, head {head}"
     trace = trace_sentence(model, typed)
     pick = telling_head(trace)
-    if (layer, head) != (pick.layer, pick.head):  # the router opens it when it calls home_view
+    if (layer, head) != (pick.layer, pick.head):  # the router opens it in follow_sentence
         weight = trace.pattern_lhqk[layer, head, pick.query]
         key = int(np.argmax(weight))
         assert (
@@ -182,7 +182,7 @@ def test_one_head_on_the_screen_after_typing_a_sentence(model):
 
 @pytest.mark.skipif(
     "follow_sentence" not in inspect.getsource(router.frame),
-    reason="ui.router.frame does not call ui.home_view.follow_sentence yet",
+    reason="ui.router.frame does not call follow_sentence yet",
 )
 def test_a_sentence_typed_on_start_here_opens_its_telling_head(model):
     at = open_page(None)

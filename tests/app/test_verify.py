@@ -1,8 +1,8 @@
-"""The "Verify against the reference library" button (ui/verify.py) on the pattern and embedding
-pages: pressed on MiniLM, it shows differences below 1e-5, and each one is the difference this test
-measures itself between the engine and the real libraries (transformers' BertModel with eager
-attention, sentence-transformers' encode). Without the optional packages it says how to install
-them (the import made to fail, no numbers mocked)."""
+"""The "Verify against the reference library" button (ui/text/verify.py) on the pattern and
+embedding pages: pressed on MiniLM, it shows differences below 1e-5, and each one is the difference
+this test measures itself between the engine and the real libraries (transformers' BertModel with
+eager attention, sentence-transformers' encode). Without the optional packages it says how to
+install them (the import made to fail, no numbers mocked)."""
 
 from __future__ import annotations
 
@@ -144,7 +144,7 @@ def test_smollm2_agrees_with_transformers_gguf_loader(smollm2):
 
 def test_the_libraries_are_imported_only_when_pressed():
     code = (
-        "import sys, ui.verify, references.text; "
+        "import sys, ui.text.verify, ui.listen.verify, references.text; "
         "names = {'torch', 'transformers', 'sentence_transformers', 'gguf'}; "
         "print(sorted(names & set(sys.modules)))"
     )

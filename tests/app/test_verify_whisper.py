@@ -1,9 +1,10 @@
-"""Listen's "Verify against the reference library" button (ui/verify.py, references/whisper.py): on
-a shipped clip CTranslate2 writes our tokens and its encoder agrees within 1e-3 of its largest
-value, transformers' attentions (cross, decoder self, encoder self) within 1e-4, as in
-tests/core/test_whisper_exact.py; each number on the page is the difference this test measures
-itself against the references. Without ctranslate2 the button says how to install it (the import
-made to fail, no numbers mocked); torch is imported only when it is pressed."""
+"""Listen's "Verify against the reference library" button (ui/listen/verify.py,
+references/whisper.py): on a shipped clip CTranslate2 writes our tokens and its encoder agrees
+within 1e-3 of its largest value, transformers' attentions (cross, decoder self, encoder self)
+within 1e-4, as in tests/core/test_whisper_exact.py; each number on the page is the difference
+this test measures itself against the references. Without ctranslate2 the button says how to
+install it (the import made to fail, no numbers mocked); torch is imported only when it is
+pressed."""
 
 from __future__ import annotations
 

@@ -13,7 +13,6 @@ from attention_core.lessons.head_order import METRICS
 from attention_core.models.whisper.audio import speech_frames
 from ui import safe
 from ui.cache import OPENING_HEAD, get_trace, model_error, whisper_error
-from ui.decoder_view import MODEL as DECODER
 from ui.listen.cache import Heard, digest, heard
 from ui.listen.decode import decode_once
 from ui.listen.source import wav_bytes
@@ -21,6 +20,7 @@ from ui.listen.views import text_tokens
 from ui.presets import CLIPS, clip_names
 from ui.router import Shared
 from ui.text.cache import head_figures
+from ui.text.decoder import MODEL as DECODER
 from ui.tour.common import chart, engineers
 from viz import spectrogram
 from viz.pattern_heatmap import make_pattern_heatmap

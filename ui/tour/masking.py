@@ -9,8 +9,8 @@ import streamlit as st
 from attention_core import Trace, attention_steps
 from ui import explore, show
 from ui.cache import get_trace, model_error
-from ui.decoder_view import MODEL as DECODER
 from ui.router import Shared
+from ui.text.decoder import MODEL as DECODER
 from ui.tour.cache import padding
 from ui.tour.common import LAYER_HEAD, engineers, say, token
 from ui.tour.decoder import previous_head

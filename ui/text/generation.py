@@ -20,7 +20,7 @@ from attention_core.models.llama.model import LlamaModel
 from server.budget import Busy, reserved
 from ui import safe, show
 from ui.cache import get_model, trace_store
-from ui.decoder_view import MODEL, QUANTIZED, piece
+from ui.text.decoder import MODEL, QUANTIZED, piece
 from viz.next_token import make_next_token_bars
 
 __all__ = ["MODEL", "QUANTIZED", "piece"]  # the page reads them from here

@@ -20,7 +20,7 @@ from attention_core.methods.geometry import SPACE
 from attention_core.models import tokenize
 from ui import registry
 from ui.cache import LABELS, get_model
-from ui.notes import THREE, config, get_jane, get_monster, quote
+from ui.text.notes.tables import THREE, config, get_jane, get_monster, quote
 
 SHOWN = 3  # numbers of a value vector shown
 

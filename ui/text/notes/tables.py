@@ -28,8 +28,9 @@ from attention_core.lessons.notes import (
     monster_shift,
     word_index,
 )
-from ui import decoder_view, show
+from ui import show
 from ui.cache import LABELS, get_trace, model_config
+from ui.text import decoder
 from ui.text.cache import read_probes
 from viz.word_table import make_word_table
 
@@ -74,10 +75,10 @@ def plumbing() -> None:
     st.markdown(
         "The notes draw one made-up head on “dirty quantum plumbing”. Their zeros are a "
         "decoder's mask: a word never attends to the words after it. So this table always runs "
-        f"on {LABELS[decoder_view.MODEL]}, a real decoder trained with that mask, whichever model "
+        f"on {LABELS[decoder.MODEL]}, a real decoder trained with that mask, whichever model "
         "the sidebar shows."
     )
-    decoder_view.note_table(decoder_view.MODEL)
+    decoder.note_table(decoder.MODEL)
     st.caption(
         "Here each column is a query (the word that attends) and each row a key, as in the "
         "notes, so the masked cells sit below the diagonal. The app's other pages draw it the "
@@ -165,7 +166,7 @@ def engineers() -> None:
             "rows, "
             "column = sum of its pieces' columns); [CLS] and [SEP] count as words on MiniLM.\n"
             "Plumbing table: attention_core.methods.decoder_heads.note_tables / pick_head through "
-            "ui.decoder_view.note_table.",
+            "ui.text.decoder.note_table.",
             language=None,
             wrap_lines=True,
         )

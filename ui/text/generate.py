@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import generation
+from ui.text import generation
 
 
 @st.fragment

@@ -7,7 +7,6 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 import streamlit as st
@@ -17,14 +16,11 @@ from attention_core import ModelConfig, Trace, cosine, output_bias
 from ui import explore, safe
 from ui.cache import get_model, get_trace
 from ui.presets import BANK_PROBES, MONEY_BANK, RIVER_BANK
+from ui.router import OpeningView, Shared
 from ui.text.cache import read_probes
-
-if TYPE_CHECKING:  # ui.router calls follow_sentence: a run-time import back would be a cycle
-    from ui.router import OpeningView, Shared
 
 ATTENTION = ("w_qkv", "w_o_")  # a block's attention matrices (W_Q, W_K, W_V; W_O)
 FEED_FORWARD = ("w_in", "w_out", "w_gate", "w_up", "w_down")  # its feed-forward matrices
-HOME = ("", "home")  # Start here's URL path (what ui.router.frame gets), and its name
 
 
 @dataclass(frozen=True)
@@ -130,17 +126,6 @@ def block_phrases(shared: Shared, cfg: ModelConfig | None) -> tuple[str, str]:
         f"{np.median(shares):.0%} of ΔE's, from {shares.min():.0%} to {shares.max():.0%})"
     )
     return bias, ffn
-
-
-def follow_sentence(page: str, open_view: Callable[[], None]) -> None:
-    """For ui.router.frame(page), before the sidebar draws: a sentence typed on Start here opens on
-    its own view (a preset's curated head, else its most telling one), so the sidebar, the URL
-    and the chart name one head. Elsewhere a new sentence keeps the visitor's head."""
-    state = st.session_state
-    seen, last = state["s"], state.get("_sentence_seen")
-    state["_sentence_seen"] = seen  # the model's own changes are ui.router.show_page_model's
-    if page in HOME and last is not None and last != seen:
-        open_view()
 
 
 def _sidebar_head(trace: Trace, layer: int, head: int, query: int, key: int) -> None:

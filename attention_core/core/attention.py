@@ -10,6 +10,7 @@ cross-attention (the decoder demo). Q, K, V -> scores -> pattern -> z -> ΔE, ev
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -20,7 +21,7 @@ from attention_core.core.functional import (
     causal_mask,
     pattern_into,
 )
-from attention_core.models.bert.weights import LayerWeights
+from attention_core.core.whatif import WhatIf
 
 F32 = NDArray[np.float32]
 
@@ -37,10 +38,7 @@ class AttentionPass:
     z_hqe: F32  # pattern · V
     delta_qd: F32  # Σ_h z_h · W_O,h + b_O, added to the attending sequence
     w_o_hed: F32 = field(repr=False)  # the layer's W_O per head
-    scale: bool = True
-    temperature: float = 1.0
-    causal: bool = False
-    key_mask_k: NDArray[np.bool_] | None = None
+    whatif: WhatIf = WhatIf()  # the switches it ran under
 
     @property
     def head_delta_hqd(self) -> F32:
@@ -49,21 +47,50 @@ class AttentionPass:
 
     def steps(self) -> AttentionSteps:
         """Scores -> scaled -> masked -> pattern, as this pass computed them."""
-        return attention_steps(
-            self.scores_hqk,
-            self.q_hqe.shape[-1],
-            scale=self.scale,
-            temperature=self.temperature,
-            causal=self.causal,
-            key_mask_k=self.key_mask_k,
-        )
+        return steps_under(self.whatif, self.scores_hqk, self.q_hqe.shape[-1])
 
     @property
     def allowed_qk(self) -> NDArray[np.bool_]:
         """True where a query may see a key."""
         n_q, n_k = self.scores_hqk.shape[-2:]
-        allowed = causal_mask(n_q, n_k) if self.causal else np.ones((n_q, n_k), dtype=bool)
-        return allowed if self.key_mask_k is None else allowed & self.key_mask_k[None, :]
+        allowed = causal_mask(n_q, n_k) if self.whatif.causal else np.ones((n_q, n_k), bool)
+        key_mask_k = self.whatif.key_mask_k(n_k)
+        return allowed if key_mask_k is None else allowed & key_mask_k[None, :]
+
+
+class LayerWeights(Protocol):
+    """One attention sub-layer's weights as ``multi_head_attention`` reads them (BERT's
+    ``models.bert.weights.LayerWeights``): Q, K, V side by side, W_O whole and per head."""
+
+    @property
+    def n_heads(self) -> int: ...
+    @property
+    def d_head(self) -> int: ...
+    @property
+    def d_model(self) -> int: ...
+    @property
+    def w_qkv_dn(self) -> F32: ...  # [d, 3d]: W_Q, W_K, W_V side by side
+    @property
+    def b_qkv_n(self) -> F32: ...
+    @property
+    def w_o_dd(self) -> F32: ...
+    @property
+    def b_o_d(self) -> F32: ...
+    @property
+    def w_o_hed(self) -> F32: ...
+
+
+def steps_under(whatif: WhatIf, scores_hqk: F32, d_k: int) -> AttentionSteps:
+    """Scores -> scaled -> masked -> pattern under ``whatif``'s switches (its hidden positions
+    are the keys')."""
+    return attention_steps(
+        scores_hqk,
+        d_k,
+        scale=whatif.scale,
+        temperature=whatif.temperature,
+        causal=whatif.causal,
+        key_mask_k=whatif.key_mask_k(scores_hqk.shape[-1]),
+    )
 
 
 def _check(layer: LayerWeights, x_qd: F32, memory_kd: F32 | None) -> None:
@@ -91,17 +118,14 @@ def attend(
     q_hqe: F32,
     k_gke: F32,
     v_gke: F32,
-    *,
-    scale: bool = True,
-    temperature: float = 1.0,
-    causal: bool = False,
-    key_mask_k: NDArray[np.bool_] | None = None,
+    whatif: WhatIf = WhatIf(),
     out: dict[str, F32] | None = None,
 ) -> tuple[F32, F32, F32]:
     """The attention core every family calls: scores, pattern and z of ``h`` query heads over
     ``g`` key/value heads (g = h for BERT; GQA when g < h: query head i reads KV head
-    i // (h // g)). Returns (scores_hqk raw Q·Kᵀ, pattern_hqk, z_hqe); ``out`` may hold
-    "scores", "pattern", "z" arrays to write into."""
+    i // (h // g)), under ``whatif``'s scale, temperature, causal mask and hidden keys. Returns
+    (scores_hqk raw Q·Kᵀ, pattern_hqk, z_hqe); ``out`` may hold "scores", "pattern", "z" arrays
+    to write into."""
     h, n_q, e = q_hqe.shape
     g, n_k = k_gke.shape[0], k_gke.shape[1]
     if h % g or v_gke.shape[:2] != (g, n_k) or k_gke.shape[2] != e:
@@ -120,10 +144,10 @@ def attend(
         scores_hqk,
         e,
         out.get("pattern", np.empty_like(scores_hqk)),
-        scale=scale,
-        temperature=temperature,
-        causal=causal,
-        key_mask_k=key_mask_k,
+        scale=whatif.scale,
+        temperature=whatif.temperature,
+        causal=whatif.causal,
+        key_mask_k=whatif.key_mask_k(n_k),
     )
     pattern_gxk = pattern_hqk.reshape(g, r * n_q, n_k)
     z_gxe = np.matmul(pattern_gxk, v_gke, out=_grouped(out, "z", g))  # [g,rq,k] @ [g,k,e]
@@ -155,33 +179,22 @@ def multi_head_attention(
     x_qd: F32,
     memory_kd: F32 | None = None,
     *,
-    scale: bool = True,
-    temperature: float = 1.0,
-    causal: bool = False,
-    key_mask_k: NDArray[np.bool_] | None = None,
-    knocked_h: tuple[int, ...] = (),
+    whatif: WhatIf = WhatIf(),
+    layer_index: int = 0,
     out: dict[str, F32] | None = None,
 ) -> AttentionPass:
     """``layer``'s attention, queries from ``x_qd`` [q, d], keys and values from ``memory_kd``
-    [k, d] (None: ``x_qd`` itself). ``knocked_h``: heads whose output z is zeroed before W_O
-    (knocked out; their patterns stay). ``out`` may hold arrays to write into, by name ("q", "k",
-    "v", "scores", "pattern", "z", "delta"): the forward pass fills its stacks this way."""
+    [k, d] (None: ``x_qd`` itself), under ``whatif`` (its hidden positions are the keys'; the
+    heads it knocks out in layer ``layer_index`` have their output z zeroed before W_O, their
+    patterns kept). ``out`` may hold arrays to write into, by name ("q", "k", "v", "scores",
+    "pattern", "z", "delta"): the forward pass fills its stacks this way."""
     _check(layer, x_qd, memory_kd)
     out = out or {}
     h, e, n_q = layer.n_heads, layer.d_head, len(x_qd)
     q_hqe, k_hke, v_hke = project(layer, x_qd, memory_kd)
     q_hqe, k_hke, v_hke = (_put(out, "q", q_hqe), _put(out, "k", k_hke), _put(out, "v", v_hke))
-    scores_hqk, pattern_hqk, z_hqe = attend(
-        q_hqe,
-        k_hke,
-        v_hke,
-        scale=scale,
-        temperature=temperature,
-        causal=causal,
-        key_mask_k=key_mask_k,
-        out=out,
-    )
-    z_hqe[list(knocked_h)] = 0.0  # knocked-out heads pass nothing on (none: a no-op)
+    scores_hqk, pattern_hqk, z_hqe = attend(q_hqe, k_hke, v_hke, whatif, out)
+    z_hqe[list(whatif.knocked_in(layer_index))] = 0.0  # knocked heads pass nothing (none: no-op)
     # Σ_h z_h · W_O,h is one matmul of the heads side by side: [q, h·e] @ [h·e, d]
     z_qx = z_hqe.transpose(1, 0, 2).reshape(n_q, h * e)
     delta_qd = np.matmul(z_qx, layer.w_o_dd, out=out.get("delta"))
@@ -195,8 +208,5 @@ def multi_head_attention(
         z_hqe,
         delta_qd,
         layer.w_o_hed,
-        scale,
-        temperature,
-        causal,
-        key_mask_k,
+        whatif,
     )

@@ -3,7 +3,7 @@ temperature, hidden tokens and knocked-out heads. The defaults are the trained m
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import NDArray
@@ -57,6 +57,19 @@ class WhatIf:
                 f"knocked heads {bad} are outside the model's {n_layers} layers × {n_heads} heads"
             )
 
+    def check_tokens(self, n_tokens: int) -> None:
+        """ValueError unless the hidden positions are tokens of a pass over ``n_tokens`` and
+        leave one to see (a pass checks this before any work)."""
+        if self.hidden and self.hidden[-1] >= n_tokens:
+            raise ValueError(f"hidden positions {self.hidden} out of range for {n_tokens} tokens")
+        if len(self.hidden) == n_tokens:
+            raise ValueError(f"cannot hide all {n_tokens} tokens: no query would see anything")
+
+    def up_to(self, n_tokens: int) -> WhatIf:
+        """The same switches over the first ``n_tokens`` tokens only (a pass resumed over a
+        prefix: a causal model's later tokens cannot change the earlier ones)."""
+        return replace(self, hidden=tuple(p for p in self.hidden if p < n_tokens))
+
     def key_mask_k(self, n_tokens: int) -> NDArray[np.bool_] | None:
         """True for the keys every query may see, False for hidden ones; None if none is hidden.
 
@@ -67,8 +80,6 @@ class WhatIf:
             return None
         if self.hidden[-1] >= n_tokens:
             raise ValueError(f"hidden positions {self.hidden} out of range for {n_tokens} tokens")
-        if len(self.hidden) == n_tokens:
-            raise ValueError(f"cannot hide all {n_tokens} tokens: no query would see anything")
         mask_k = np.ones(n_tokens, dtype=bool)
         mask_k[list(self.hidden)] = False
         return mask_k

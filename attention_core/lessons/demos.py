@@ -20,6 +20,7 @@ from attention_core.core.attention import multi_head_attention, project
 from attention_core.core.config import ModelConfig
 from attention_core.core.functional import attention_steps, gelu, softmax
 from attention_core.core.tokens import Tokens
+from attention_core.core.whatif import WhatIf
 from attention_core.lessons.saturation import random_scores
 from attention_core.methods.geometry import cosine
 from attention_core.models.bert.forward import Trace, embed
@@ -111,7 +112,8 @@ def padding_demo(model: Model, trace: Trace, n_pad: int) -> Padding:
     x_td, key_mask_k = padded_input(model, trace.tokens, n_pad)
     first = model.params.layer(0)
     free = multi_head_attention(first, x_td).pattern_hqk
-    masked = multi_head_attention(first, x_td, key_mask_k=key_mask_k).pattern_hqk
+    padding = WhatIf(hidden=tuple(int(i) for i in np.flatnonzero(~key_mask_k)))
+    masked = multi_head_attention(first, x_td, whatif=padding).pattern_hqk
     gap = float(np.abs(masked[:, :n, :n] - trace.pattern_lhqk[0]).max())
     leak, masked_leak = (p[:, :n, n:].sum(axis=-1) for p in (free, masked))
     tokens = (*trace.tokens.tokens, *["[PAD]"] * n_pad)

@@ -3,6 +3,8 @@ the encoder's own pass, and every row a distribution or zero."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -31,11 +33,16 @@ def test_self_attention_is_the_encoders_attention(model):
         np.testing.assert_allclose(attn.delta_qd, trace.delta_ltd[layer], atol=1e-5)
 
 
+def _hiding(mask_k):
+    """The what-if that hides the keys ``mask_k`` marks False."""
+    return WhatIf(hidden=tuple(int(i) for i in np.flatnonzero(~mask_k)))
+
+
 def test_causal_self_attention_matches_the_causal_forward_pass(model):
     tokens = tokenize(model, TARGET)
     causal = run_model(model, tokens, WhatIf(causal=True))
     x = causal.hidden_ltd[0]
-    attn = multi_head_attention(model.params.layer(0), x, causal=True)
+    attn = multi_head_attention(model.params.layer(0), x, whatif=WhatIf(causal=True))
     np.testing.assert_allclose(attn.pattern_hqk, causal.pattern_lhqk[0], atol=1e-6)
 
 
@@ -45,7 +52,7 @@ def test_padding_mask_leaves_real_tokens_as_if_unpadded(model):
     x, mask = padded_input(model, trace.tokens, 3)
     assert x.shape == (n + 3, model.config.d_model)
     assert mask.tolist() == [True] * n + [False] * 3
-    masked = multi_head_attention(model.params.layer(0), x, key_mask_k=mask)
+    masked = multi_head_attention(model.params.layer(0), x, whatif=_hiding(mask))
     assert np.all(masked.pattern_hqk[:, :, n:] == 0.0)
     np.testing.assert_allclose(masked.pattern_hqk[:, :n, :n], trace.pattern_lhqk[0], atol=1e-6)
     free = multi_head_attention(model.params.layer(0), x)
@@ -75,7 +82,8 @@ def test_rows_are_distributions_or_zero_when_all_hidden(model, n_q, n_k, seed, c
     x = rng.standard_normal((n_q, model.config.d_model)).astype(np.float32)
     memory = rng.standard_normal((n_k, model.config.d_model)).astype(np.float32)
     mask = np.array(data.draw(hs.lists(hs.booleans(), min_size=n_k, max_size=n_k)))
-    attn = multi_head_attention(model.params.layer(1), x, memory, causal=causal, key_mask_k=mask)
+    switches = replace(_hiding(mask), causal=causal)
+    attn = multi_head_attention(model.params.layer(1), x, memory, whatif=switches)
     assert np.isfinite(attn.pattern_hqk).all() and np.isfinite(attn.delta_qd).all()
     assert np.all(attn.pattern_hqk[:, ~attn.allowed_qk] == 0.0)
     sums = attn.pattern_hqk.sum(axis=-1)

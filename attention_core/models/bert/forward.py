@@ -14,12 +14,11 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from numpy.typing import NDArray
 
-from attention_core.core.attention import AttentionPass, multi_head_attention
+from attention_core.core.attention import AttentionPass, multi_head_attention, steps_under
 from attention_core.core.buffers import buffer_nbytes, float32_views
 from attention_core.core.config import ModelConfig
 from attention_core.core.functional import (
     AttentionSteps,
-    attention_steps,
     gelu_into,
     layer_norm,
     layer_norm_into,
@@ -95,14 +94,7 @@ class Trace:
 
     def steps(self, layer: int, head: int) -> AttentionSteps:
         """Scores -> scaled -> masked -> pattern for one head, under this trace's switches."""
-        return attention_steps(
-            self.scores_lhqk[layer, head],
-            self.config.d_head,
-            scale=self.whatif.scale,
-            temperature=self.whatif.temperature,
-            causal=self.whatif.causal,
-            key_mask_k=self.whatif.key_mask_k(self.n_tokens),
-        )
+        return steps_under(self.whatif, self.scores_lhqk[layer, head], self.config.d_head)
 
 
 def embed(model: Model, input_ids_t: NDArray[np.int64]) -> tuple[F32, F32, F32, F32, F32]:
@@ -183,22 +175,14 @@ def _attend(
     lay: LayerWeights, x_td: F32, whatif: WhatIf, layer: int, out: dict[str, F32] | None = None
 ) -> AttentionPass:
     """Layer ``layer``'s self-attention over ``x_td`` under the what-ifs (into ``out``'s arrays)."""
-    return multi_head_attention(
-        lay,
-        x_td,
-        scale=whatif.scale,
-        temperature=whatif.temperature,
-        causal=whatif.causal,
-        key_mask_k=whatif.key_mask_k(len(x_td)),
-        knocked_h=whatif.knocked_in(layer),
-        out=out,
-    )
+    return multi_head_attention(lay, x_td, whatif=whatif, layer_index=layer, out=out)
 
 
 def run_bert(model: Model, tokens: Tokens, whatif: WhatIf = WhatIf()) -> Trace:
     """The full forward pass over ``tokens``, keeping every intermediate."""
     params, cfg, n = model.params, model.config, len(tokens)
     whatif.check_heads(cfg.n_layers, cfg.n_heads)
+    whatif.check_tokens(n)
     word, position, token_type, embed_sum, x_td = embed(model, tokens.input_ids_t)
     out = _allocate(cfg, n)
     out["hidden"][0] = x_td

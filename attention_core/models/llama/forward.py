@@ -18,12 +18,12 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from numpy.typing import NDArray
 
+from attention_core.core.attention import steps_under
 from attention_core.core.buffers import buffer_nbytes, float32_views
 from attention_core.core.config import ModelConfig
 from attention_core.core.family import N_TOP
 from attention_core.core.functional import (
     AttentionSteps,
-    attention_steps,
     softmax,
     top_k_blocked,
     value_norms_gram,
@@ -142,14 +142,7 @@ class LlamaTrace:
 
     def steps(self, layer: int, head: int) -> AttentionSteps:
         """Scores -> scaled -> masked -> pattern for one head (the causal mask always on)."""
-        return attention_steps(
-            self.layer(layer).scores_hqk[head],
-            self.config.d_head,
-            scale=self.whatif.scale,
-            temperature=self.whatif.temperature,
-            causal=True,
-            key_mask_k=self.whatif.key_mask_k(self.n_tokens),
-        )
+        return steps_under(self.whatif, self.layer(layer).scores_hqk[head], self.config.d_head)
 
     def next_probs_v(self, position: int) -> F32:
         """The whole next-token distribution after ``position`` (float32 softmax)."""
@@ -209,6 +202,7 @@ def run_llama(
     cfg, params, n = model.config, model.params, len(tokens)
     whatif = replace(whatif, causal=True)
     whatif.check_heads(cfg.n_layers, cfg.n_heads)
+    whatif.check_tokens(n)
     key_mask_k = whatif.key_mask_k(n)
     cos_te, sin_te = rope_tables(cfg, np.arange(n))
     # one buffer, reused once the trace is gone (attention_core.core.buffers)
@@ -217,15 +211,7 @@ def run_llama(
 
     def compute(layer: int) -> LlamaLayer:
         return attention_layer(
-            params.layers[layer],
-            cfg,
-            hidden[layer],
-            cos_te,
-            sin_te,
-            scale=whatif.scale,
-            temperature=whatif.temperature,
-            key_mask_k=key_mask_k,
-            knocked_h=whatif.knocked_in(layer),
+            params.layers[layer], cfg, hidden[layer], cos_te, sin_te, whatif, layer
         )
 
     capacity = cfg.n_layers if keep_layers else lru_layers(cfg, n)

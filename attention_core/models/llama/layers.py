@@ -16,6 +16,7 @@ from numpy.typing import NDArray
 
 from attention_core.core.attention import attend
 from attention_core.core.config import ModelConfig
+from attention_core.core.whatif import WhatIf
 from attention_core.models.llama.model import LlamaLayerWeights
 
 F32 = NDArray[np.float32]
@@ -101,25 +102,15 @@ def attention_layer(
     x_td: F32,
     cos_te: F32,
     sin_te: F32,
-    *,
-    scale: bool = True,
-    temperature: float = 1.0,
-    key_mask_k: NDArray[np.bool_] | None = None,
-    knocked_h: tuple[int, ...] = (),
+    whatif: WhatIf = WhatIf(causal=True),
+    layer_index: int = 0,
 ) -> LlamaLayer:
-    """The attention half of a layer over a whole sequence, causal, every intermediate kept;
-    ``knocked_h``: heads whose output z is zeroed (knocked out; their patterns stay)."""
+    """The attention half of layer ``layer_index`` over a whole sequence under ``whatif`` (a
+    decoder's is causal), every intermediate kept; the heads it knocks out in this layer have
+    their output z zeroed (their patterns stay)."""
     q_hqe, k_gke, v_gke = project_qkv(lay, cfg, x_td, cos_te, sin_te)
-    scores, pattern, z = attend(
-        q_hqe,
-        k_gke,
-        v_gke,
-        scale=scale,
-        temperature=temperature,
-        causal=True,
-        key_mask_k=key_mask_k,
-    )
-    z[list(knocked_h)] = 0.0  # knocked-out heads pass nothing on (none: a no-op)
+    scores, pattern, z = attend(q_hqe, k_gke, v_gke, whatif)
+    z[list(whatif.knocked_in(layer_index))] = 0.0  # knocked heads pass nothing (none: no-op)
     layer = LlamaLayer(q_hqe, k_gke, v_gke, scores, pattern, z)
     for array in (q_hqe, k_gke, v_gke, scores, pattern, z):
         array.flags.writeable = False

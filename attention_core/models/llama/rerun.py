@@ -5,7 +5,7 @@ to the chosen position: a causal model's later tokens cannot change it)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
@@ -41,18 +41,12 @@ def _finish_layer(model: LlamaModel, layer: int, resid_btd: F32) -> F32:
 def _run_on(model: LlamaModel, trace: LlamaTrace, x_btd: F32, start: int) -> F32:
     """Layers ``start``.. over every variant (attention one variant at a time, the MLP of all
     together), under the trace's switches; the residual stream after the last layer."""
-    cfg, t, whatif = model.config, x_btd.shape[1], trace.whatif
+    cfg, t = model.config, x_btd.shape[1]
+    whatif = trace.whatif.up_to(t)
     cos_te, sin_te = rope_tables(cfg, np.arange(t))
-    mask = whatif.key_mask_k(trace.n_tokens)
-    switches: dict[str, Any] = {
-        "scale": whatif.scale,
-        "temperature": whatif.temperature,
-        "key_mask_k": None if mask is None else mask[:t],
-    }
     for layer in range(start, cfg.n_layers):
         lay = model.params.layers[layer]
-        switches["knocked_h"] = whatif.knocked_in(layer)
-        z_bhte = [attention_layer(lay, cfg, x, cos_te, sin_te, **switches).z_hqe for x in x_btd]
+        z_bhte = [attention_layer(lay, cfg, x, cos_te, sin_te, whatif, layer).z_hqe for x in x_btd]
         delta_btd = np.stack([delta_of(lay, z_hte) for z_hte in z_bhte])
         x_btd = _finish_layer(model, layer, x_btd + delta_btd)
     return x_btd

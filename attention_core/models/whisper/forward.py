@@ -14,13 +14,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from attention_core.core.attention import attend
+from attention_core.core.config import ModelConfig
 from attention_core.core.functional import gelu, layer_norm
-from attention_core.models.whisper.model import (
-    AttentionWeights,
-    FfnWeights,
-    WhisperConfig,
-    WhisperModel,
-)
+from attention_core.core.whatif import WhatIf
+from attention_core.models.whisper.model import AttentionWeights, FfnWeights, WhisperModel
 
 F32 = NDArray[np.float32]
 KV = tuple[F32, F32]  # keys and values, [h, k, e] each
@@ -53,12 +50,12 @@ def merge(z_hqe: F32) -> F32:
     return z_hqe.transpose(1, 0, 2).reshape(z_hqe.shape[1], -1)
 
 
-def norm(x_td: F32, gamma_beta: tuple[F32, F32], cfg: WhisperConfig) -> F32:
+def norm(x_td: F32, gamma_beta: tuple[F32, F32], cfg: ModelConfig) -> F32:
     return layer_norm(x_td, gamma_beta[0], gamma_beta[1], cfg.layer_norm_eps)
 
 
 def self_attention(
-    w: AttentionWeights, cfg: WhisperConfig, x_td: F32, past: KV | None, causal: bool
+    w: AttentionWeights, cfg: ModelConfig, x_td: F32, past: KV | None, causal: bool
 ) -> tuple[F32, F32, KV]:
     """Pre-LN self-attention of ``x_td``: (pattern_hqk, delta_td, this layer's keys and values
     with ``past``'s in front, for the next step)."""
@@ -68,11 +65,11 @@ def self_attention(
     if past is not None:
         k_hke = np.concatenate([past[0], k_hke], axis=1)
         v_hke = np.concatenate([past[1], v_hke], axis=1)
-    _, pattern_hqk, z_hqe = attend(q_hqe, k_hke, v_hke, causal=causal)
+    _, pattern_hqk, z_hqe = attend(q_hqe, k_hke, v_hke, WhatIf(causal=causal))
     return pattern_hqk, linear(merge(z_hqe), w.w_o_dd, w.b_o_d), (k_hke, v_hke)
 
 
-def cross_memory(w: AttentionWeights, cfg: WhisperConfig, audio_kd: F32) -> KV:
+def cross_memory(w: AttentionWeights, cfg: ModelConfig, audio_kd: F32) -> KV:
     """Keys and values of cross-attention from the encoder's output (once per clip)."""
     kv_kn = linear(audio_kd, w.w_in_nd[cfg.d_model :], w.b_in_n[cfg.d_model :])
     k_kd, v_kd = np.split(kv_kn, 2, axis=1)
@@ -80,7 +77,7 @@ def cross_memory(w: AttentionWeights, cfg: WhisperConfig, audio_kd: F32) -> KV:
 
 
 def cross_attention(
-    w: AttentionWeights, cfg: WhisperConfig, x_td: F32, memory: KV
+    w: AttentionWeights, cfg: ModelConfig, x_td: F32, memory: KV
 ) -> tuple[F32, F32]:
     """Pre-LN cross-attention: queries from the decoder's stream, keys and values from the
     audio. Returns (pattern_hqk over the 1500 encoder positions, delta_td)."""
@@ -90,7 +87,7 @@ def cross_attention(
     return pattern_hqk, linear(merge(z_hqe), w.w_o_dd, w.b_o_d)
 
 
-def ffn(w: FfnWeights, cfg: WhisperConfig, x_td: F32) -> F32:
+def ffn(w: FfnWeights, cfg: ModelConfig, x_td: F32) -> F32:
     """Pre-LN MLP: LayerNorm, linear, GELU (erf), linear."""
     h_td = norm(x_td, (w.norm_gamma_d, w.norm_beta_d), cfg)
     return linear(gelu(linear(h_td, w.w_up_fd, w.b_up_f)), w.w_down_df, w.b_down_d)
@@ -98,8 +95,8 @@ def ffn(w: FfnWeights, cfg: WhisperConfig, x_td: F32) -> F32:
 
 def encoder_stem(model: WhisperModel, mel_ft: F32) -> F32:
     """Conv, GELU, conv (stride 2), GELU, plus the sinusoidal positions: [1500, d]."""
-    cfg, p = model.config, model.params
-    want = (cfg.n_mels, 2 * cfg.n_frames)
+    dims, p = model.dims, model.params
+    want = (dims.n_mels, 2 * dims.n_frames)
     if mel_ft.shape != want:
         raise ValueError(f"mel_ft must be {list(want)} (30 s of log-mel), got {mel_ft.shape}")
     x_td = gelu(conv1d(np.ascontiguousarray(mel_ft.T, np.float32), p.conv1_w_oik, p.conv1_b_o, 1))
@@ -111,8 +108,8 @@ def encoder_stem(model: WhisperModel, mel_ft: F32) -> F32:
 def encode(model: WhisperModel, mel_ft: F32) -> F32:
     """The encoder: hidden_ltd [n_layers + 1, 1500, d]; [l] enters layer l, [-1] is the output
     after the final LayerNorm (what the decoder's cross-attention reads)."""
-    cfg, p = model.config, model.params
-    hidden = np.empty((cfg.n_encoder_layers + 1, cfg.n_frames, cfg.d_model), np.float32)
+    cfg, dims, p = model.config, model.dims, model.params
+    hidden = np.empty((dims.n_encoder_layers + 1, dims.n_frames, cfg.d_model), np.float32)
     x_td = encoder_stem(model, mel_ft)
     for i, lay in enumerate(p.encoder_layers):
         hidden[i] = x_td
@@ -127,8 +124,8 @@ def encode(model: WhisperModel, mel_ft: F32) -> F32:
 def encoder_pattern(model: WhisperModel, hidden_ltd: F32, layer: int) -> F32:
     """Encoder layer ``layer``'s self-attention pattern [h, 1500, 1500], recomputed from the
     stream entering it (54 MB: computed when asked, never all four held)."""
-    if not 0 <= layer < model.config.n_encoder_layers:
-        raise ValueError(f"layer {layer} is outside 0..{model.config.n_encoder_layers - 1}")
+    if not 0 <= layer < model.dims.n_encoder_layers:
+        raise ValueError(f"layer {layer} is outside 0..{model.dims.n_encoder_layers - 1}")
     lay = model.params.encoder_layers[layer]
     return self_attention(lay.self_attn, model.config, hidden_ltd[layer], None, False)[0]
 
@@ -150,10 +147,10 @@ def decode_tokens(
     holds; several new tokens only with no past, so the causal mask lines up)."""
     cfg, p = model.config, model.params
     start = 0 if past is None else past[0][0].shape[1]
-    if start + len(ids) > cfg.n_text_ctx or (past is not None and len(ids) > 1):
-        raise ValueError(f"{len(ids)} tokens after {start}: the decoder holds {cfg.n_text_ctx}")
+    if start + len(ids) > cfg.n_positions or (past is not None and len(ids) > 1):
+        raise ValueError(f"{len(ids)} tokens after {start}: the decoder holds {cfg.n_positions}")
     x_td = p.embed_vd[ids] + p.decoder_pos_td[start : start + len(ids)]
-    hidden = np.empty((cfg.n_decoder_layers + 1, len(ids), cfg.d_model), np.float32)
+    hidden = np.empty((cfg.n_layers + 1, len(ids), cfg.d_model), np.float32)
     selfs, crosses, kv = [], [], []
     for i, lay in enumerate(p.decoder_layers):
         assert lay.cross_attn is not None  # every decoder layer has one

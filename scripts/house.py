@@ -193,6 +193,76 @@ def wrong_way(modules: list[Module]) -> list[str]:
     return found
 
 
+# The engine's floors, lowest first: a module imports from its own floor or lower ones only,
+# annotations included (attention_core/__init__ and __main__ stand above them all), and a
+# family's folder never imports another family's.
+FLOORS = ("core", "models", "methods", "lessons")
+REGISTRY = "attention_core.models"  # the one module that picks a family
+
+
+def _floor(name: str) -> int | None:
+    parts = name.split(".")
+    if parts[0] != "attention_core" or len(parts) < 2 or parts[1] not in FLOORS:
+        return None
+    return FLOORS.index(parts[1])
+
+
+def _family(name: str) -> str | None:
+    """The family folder of an engine module ("attention_core.models.llama.forward" -> llama)."""
+    parts = name.split(".")
+    is_folder = parts[:2] == ["attention_core", "models"] and len(parts) > 3
+    return parts[2] if is_folder else None
+
+
+def _all_imports(module: Module) -> list[str]:
+    """Every attention_core module or package ``module`` names in an import, annotations too."""
+    out = []
+    for node in ast.walk(module.tree):
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            out += [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+        elif isinstance(node, ast.Import):
+            out += [a.name for a in node.names]
+    return [n for n in out if n.startswith("attention_core.")]
+
+
+def floors_down(modules: list[Module]) -> list[str]:
+    """Engine imports that run up a floor, or from one family's folder into another's."""
+    known = {m.name for m in modules}
+    found = []
+    for m in modules:
+        mine, family = _floor(m.name), _family(m.name)
+        for target in dict.fromkeys(t for t in _all_imports(m) if t in known):
+            theirs, other = _floor(target), _family(target)
+            if mine is not None and theirs is not None and theirs > mine:
+                found.append(f"{m.name} imports {target} (a floor up)")
+            elif family and other and other != family:
+                found.append(f"{m.name} imports {target} (another family)")
+    return found
+
+
+def _family_test(node: ast.AST) -> bool:
+    """``isinstance(x, <a family's model or trace>)``, or ``.family`` compared with a name."""
+    if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "isinstance":
+        kinds = node.args[1] if len(node.args) > 1 else None
+        names = [getattr(k, "id", getattr(k, "attr", "")) for k in getattr(kinds, "elts", [kinds])]
+        return any(re.fullmatch(r"(Llama|Whisper|Bert)?(Model|Trace)", n or "") for n in names)
+    if isinstance(node, ast.Compare):
+        sides = [node.left, *node.comparators]
+        return any(isinstance(s, ast.Attribute) and s.attr == "family" for s in sides)
+    return False
+
+
+def family_tests(modules: list[Module]) -> list[str]:
+    """Places outside the registry that pick a family by its type or name."""
+    return [
+        f"{m.rel}:{getattr(node, 'lineno', 0)}"
+        for m in modules
+        if m.name != REGISTRY
+        for node in ast.walk(m.tree)
+        if _family_test(node)
+    ]
+
+
 JS_DIR = Path("explorer", "js")
 # Strings, template literals and comments: blanked before braces are counted.
 JS_NOISE = re.compile(
@@ -260,6 +330,8 @@ def report(root: Path = ROOT) -> dict[str, list[str]]:
         "import cycles": cycles(import_graph(modules)),
         "private names imported from another module": private_imports(modules),
         "imports against the layers": wrong_way(modules),
+        "engine imports up a floor or across families": floors_down(modules),
+        "family tests outside the registry": family_tests(modules),
     }
 
 

@@ -42,6 +42,15 @@ BROKEN = {
         "attention_core/a.py": "import streamlit\nfrom ui import cache\n",
         "ui/cache.py": "x = 1\n",
     },
+    "floors": {
+        "attention_core/core/a.py": "from attention_core.methods.b import f\n",
+        "attention_core/methods/b.py": "def f(): pass\n",
+        "attention_core/models/llama/c.py": "from attention_core.models.bert.d import g\n",
+        "attention_core/models/bert/d.py": "def g(): pass\n",
+    },
+    "family tests": {
+        "ui/a.py": "def f(m, cfg):\n    return isinstance(m, LlamaModel) or cfg.family == 'bert'\n",
+    },
 }
 
 
@@ -49,6 +58,13 @@ BROKEN = {
 def test_each_check_finds_what_breaks_it(tmp_path, kind):
     found = house.report(_tree(tmp_path, BROKEN[kind]))
     assert sum(map(len, found.values())) >= 1, (kind, found)
+    if kind == "floors":
+        assert found["engine imports up a floor or across families"] == [
+            "attention_core.core.a imports attention_core.methods.b (a floor up)",
+            "attention_core.models.llama.c imports attention_core.models.bert.d (another family)",
+        ]
+    if kind == "family tests":
+        assert found["family tests outside the registry"] == ["ui/a.py:2", "ui/a.py:2"]
     if kind == "layers":
         assert found["imports against the layers"] == [
             "attention_core.a imports streamlit",

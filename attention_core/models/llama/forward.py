@@ -37,6 +37,7 @@ from attention_core.models.llama.layers import (
     attention_layer,
     delta_of,
     layer_nbytes,
+    logits,
     mlp,
     rms_norm,
     rope_tables,
@@ -173,11 +174,6 @@ class LlamaTrace:
         held = (self.hidden_ltd, self.delta_ltd, self.ffn_out_ltd, self.value_norm_lhk)
         tops = self.next_top_ids_tk.nbytes + self.next_top_probs_tk.nbytes
         return sum(int(a.nbytes) for a in held) + tops + self._cache.nbytes
-
-
-def logits(model: LlamaModel, final_td: F32) -> F32:
-    """LM-head logits of final-normed rows: the tied embedding, [t, vocab]."""
-    return final_td @ model.params.embed_vd.T  # [t,d] @ [d,v]
 
 
 def next_top(model: LlamaModel, final_td: F32) -> tuple[NDArray[np.int64], F32]:

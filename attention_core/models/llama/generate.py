@@ -21,10 +21,10 @@ from attention_core.core.attention import attend
 from attention_core.core.family import N_TOP
 from attention_core.core.functional import softmax, top_k
 from attention_core.models import tokenize
-from attention_core.models.llama.forward import logits
 from attention_core.models.llama.layers import (
     attention_layer,
     delta_of,
+    logits,
     mlp,
     project_qkv,
     rms_norm,

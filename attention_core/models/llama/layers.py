@@ -17,7 +17,7 @@ from numpy.typing import NDArray
 from attention_core.core.attention import attend
 from attention_core.core.config import ModelConfig
 from attention_core.core.whatif import WhatIf
-from attention_core.models.llama.model import LlamaLayerWeights
+from attention_core.models.llama.model import LlamaLayerWeights, LlamaModel
 
 F32 = NDArray[np.float32]
 
@@ -135,3 +135,8 @@ def mlp(lay: LlamaLayerWeights, cfg: ModelConfig, resid_td: F32, out: F32 | None
     np.divide(gate_tf, act_tf, out=act_tf)
     act_tf *= up_tf
     return np.matmul(act_tf, lay.w_down_df.T, out=out)
+
+
+def logits(model: LlamaModel, final_td: F32) -> F32:
+    """LM-head logits of final-normed rows: the tied embedding, [t, vocab]."""
+    return final_td @ model.params.embed_vd.T  # [t,d] @ [d,v]

@@ -11,7 +11,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from attention_core.core.functional import softmax
-from attention_core.models.llama.layers import attention_layer, delta_of, mlp, rms_norm, rope_tables
+from attention_core.models.llama.layers import (
+    attention_layer,
+    delta_of,
+    logits,
+    mlp,
+    rms_norm,
+    rope_tables,
+)
 from attention_core.models.llama.model import LlamaModel
 
 if TYPE_CHECKING:
@@ -23,8 +30,6 @@ F32 = NDArray[np.float32]
 def next_probs_from(trace: LlamaTrace, layer: int, resid_btd: F32, position: int) -> F32:
     """Next-token distributions [b, vocab] at ``position`` of the variants ``resid_btd`` (the
     stream after ``layer``'s attention), under the trace's switches."""
-    from attention_core.models.llama.forward import logits
-
     model, cfg = trace.model, trace.config
     x_btd = _finish_layer(model, layer, resid_btd)
     final_bd = _run_on(model, trace, x_btd, layer + 1)[:, position]

@@ -20,7 +20,7 @@ from attention_core import trace_sentence
 from attention_core.core.display import state_name
 from references.text import INSTALL, round_up, sentence_model
 from tests.app.conftest import open_page
-from tests.core.references import reference
+from tests.core.oracles import reference
 from ui.verify import BUTTON
 
 pytestmark = pytest.mark.usefixtures("room_for_verify")  # tests/app/conftest.py

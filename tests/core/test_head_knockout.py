@@ -22,7 +22,7 @@ from attention_core.methods.knockout import (
     prediction_change,
     vector_change,
 )
-from tests.core.references import SENTENCES, cli_npz, reference, relative_error_l, settled
+from tests.core.oracles import SENTENCES, cli_npz, reference, relative_error_l, settled
 
 # Head sets per model: one head, two heads in different layers, three incl. two of one layer.
 KNOCKS = {

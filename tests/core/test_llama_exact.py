@@ -18,7 +18,7 @@ from attention_core import (  # noqa: E402
     tokenize,
     trace_sentence,
 )
-from tests.core.references import llama_oracle  # noqa: E402
+from tests.core.oracles import llama_oracle  # noqa: E402
 
 LONG = " ".join(
     f"Line {i}: the río flows past naïve cafés, {i * 7} boats & 3.5 km of dirty quantum plumbing."

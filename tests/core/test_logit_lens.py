@@ -13,7 +13,7 @@ import pytest
 
 from attention_core import trace_sentence
 from attention_core.methods.logit_lens import logit_lens
-from tests.core.references import (
+from tests.core.oracles import (
     SENTENCES,
     cli_npz,
     lens_top,

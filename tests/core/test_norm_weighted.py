@@ -13,7 +13,7 @@ import pytest
 
 from attention_core import trace_sentence
 from attention_core.methods.norm_weighted import norm_weighted_lhqk, value_norms_hk
-from tests.core.references import SENTENCES, cli_npz, reference, sink_shares
+from tests.core.oracles import SENTENCES, cli_npz, reference, sink_shares
 
 KEYS = ("minilm", "smollm2")
 

@@ -10,7 +10,7 @@ import pytest
 from attention_core import trace_sentence
 from attention_core.methods.rollout import rollout_lqk as engine_rollout_lqk
 from attention_core.methods.rollout import trace_rollout
-from tests.core.references import SENTENCES, cli_npz, reference, rollout_lqk
+from tests.core.oracles import SENTENCES, cli_npz, reference, rollout_lqk
 
 KEYS = ("minilm", "smollm2")
 

@@ -37,7 +37,7 @@ SENTENCES = [
 @pytest.fixture(scope="module")
 def oracle():
     """transformers' LlamaForCausalLM and tokenizer from the same GGUF, loaded once per process
-    (~17 s) and shared with the other reference tests (tests/core/references.py)."""
+    (~17 s) and shared with the other reference tests (tests/core/oracles.py)."""
     loaded = llama_oracle()
     return loaded.tokenizer, loaded.model
 

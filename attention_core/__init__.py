@@ -6,7 +6,7 @@ tokenizers only, runs the forward pass in NumPy, and hands back every step as pl
 scores -> scaled -> masked -> pattern -> z -> per-head delta -> delta -> resid -> hidden.
 ``load_model("smollm2")`` loads a decoder, SmolLM2-135M-Instruct from its GGUF file
 (``attention_core.models``: Llama family, grouped KV heads, RoPE, causal, an LM head), traced
-with the same names and generated from step by step through a KV cache. ``load_whisper()``
+with the same names and generated from step by step through a KV cache. ``load_model("whisper")``
 loads Whisper tiny.en from its CTranslate2 file, an encoder-decoder whose ``transcribe`` keeps
 the cross-attention from each written token to the audio's 20 ms frames.
 It never imports streamlit, plotly or torch.
@@ -134,6 +134,7 @@ from attention_core.models.llama.generate import (
 )
 from attention_core.models.llama.layers import LlamaLayer
 from attention_core.models.llama.model import LlamaModel, LlamaParams
+from attention_core.models.whisper.config import WhisperDims
 from attention_core.models.whisper.generate import WhisperTrace, transcribe
 from attention_core.models.whisper.mel import log_mel
 from attention_core.models.whisper.model import WhisperModel, load_whisper
@@ -255,6 +256,7 @@ __all__ = [  # noqa: RUF022 - grouped by concept, not alphabetically
     # speech: Whisper tiny.en (audio in: attention_core.models.whisper.audio, which reads files
     # with soundfile)
     "WhisperModel",
+    "WhisperDims",
     "load_whisper",
     "WhisperTrace",
     "transcribe",

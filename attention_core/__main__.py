@@ -57,14 +57,14 @@ def _parser() -> argparse.ArgumentParser:
 
 def _listen(audio: str, out: str) -> int:
     """Transcribe ``audio`` and write the listen keys to ``out``."""
+    from attention_core.models import load_model
     from attention_core.models.whisper.audio import is_silent, load_audio
     from attention_core.models.whisper.generate import listen_arrays, transcribe
     from attention_core.models.whisper.mel import log_mel
-    from attention_core.models.whisper.model import load_whisper
 
     try:
         clip = load_audio(audio)
-        trace = transcribe(load_whisper(), log_mel(clip.samples_n))
+        trace = transcribe(load_model("whisper"), log_mel(clip.samples_n))
     except (ModelLoadError, ValueError) as err:  # AudioError is a ValueError
         print(f"error: {err}", file=sys.stderr)
         return 2

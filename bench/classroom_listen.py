@@ -143,9 +143,9 @@ def listeners(count: int, folder: str, rounds: int = 2) -> list[Listener]:
 
 def engine_heard(path: Path) -> str:
     """What the engine hears in ``path`` (every clip of a class is the same speech)."""
+    from attention_core.models import load_model
     from attention_core.models.whisper.audio import load_audio
     from attention_core.models.whisper.generate import transcribe
     from attention_core.models.whisper.mel import log_mel
-    from attention_core.models.whisper.model import load_whisper
 
-    return transcribe(load_whisper(), log_mel(load_audio(path).samples_n)).text
+    return transcribe(load_model("whisper"), log_mel(load_audio(path).samples_n)).text

@@ -41,10 +41,11 @@ os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 
 import numpy as np
 
+from attention_core.models import load_model
 from attention_core.models.whisper.audio import SAMPLE_RATE, load_audio
 from attention_core.models.whisper.generate import WhisperTrace, transcribe
 from attention_core.models.whisper.mel import log_mel
-from attention_core.models.whisper.model import WhisperModel, load_whisper
+from attention_core.models.whisper.model import WhisperModel
 from bench.live import Wire, open_page
 from bench.report import fmt_s, load, p50, p95, progress, table, verdict
 from bench.whisper import clip_5s
@@ -240,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
 
     threadpool_limits(1)
     print(f"## The Listen page in Chromium\n\nload average before: {load()}")
-    model = load_whisper()
+    model: WhisperModel = load_model("whisper")
     started = time.monotonic()
     got = measure(model, repeats)
     report(got)

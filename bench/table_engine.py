@@ -15,7 +15,7 @@ WHISPER_LOAD = """
 import json, time
 t0 = time.perf_counter()
 import attention_core
-attention_core.load_whisper()
+attention_core.load_model("whisper")
 print(json.dumps({"seconds": time.perf_counter() - t0}))
 """
 
@@ -111,10 +111,10 @@ def _llama_trace(model) -> float:
 
 
 def whisper(repeats: int) -> list[Row]:
-    from attention_core import load_whisper
+    from attention_core import load_model
     from bench.whisper import _ct2, measure_clip, measure_encoder, measure_trace
 
-    model, ct2 = load_whisper(), _ct2()
+    model, ct2 = load_model("whisper"), _ct2()
     ours, theirs, ct2_encoder = measure_encoder(model, ct2, repeats)
     clip, ct2_clip, text, same = measure_clip(model, ct2, repeats)
     trace, _ = measure_trace(model)

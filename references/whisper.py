@@ -59,7 +59,7 @@ def ct2_tokens(model: WhisperModel, mel_ft: F32, max_length: int = 448) -> list[
 
     features = ctranslate2.StorageView.from_array(np.array(mel_ft[None], np.float32))
     result = ct2_whisper(str(model.path)).generate(
-        features, [list(model.config.prompt_ids)], beam_size=1, max_length=max_length
+        features, [list(model.dims.prompt_ids)], beam_size=1, max_length=max_length
     )
     return [int(i) for i in result[0].sequences_ids[0]]
 
@@ -119,24 +119,24 @@ def mapped_state(model: WhisperModel) -> dict[str, F32]:
 def _hf_config(model: WhisperModel) -> Any:
     from transformers import WhisperConfig
 
-    cfg, make = model.config, cast(Any, WhisperConfig)  # its **kwargs are typed narrower
+    cfg, dims, make = model.config, model.dims, cast(Any, WhisperConfig)  # kwargs typed narrower
     return make(
         vocab_size=cfg.vocab_size,
-        num_mel_bins=cfg.n_mels,
-        encoder_layers=cfg.n_encoder_layers,
-        decoder_layers=cfg.n_decoder_layers,
+        num_mel_bins=dims.n_mels,
+        encoder_layers=dims.n_encoder_layers,
+        decoder_layers=cfg.n_layers,
         encoder_attention_heads=cfg.n_heads,
         decoder_attention_heads=cfg.n_heads,
         d_model=cfg.d_model,
         encoder_ffn_dim=cfg.d_ff,
         decoder_ffn_dim=cfg.d_ff,
-        max_source_positions=cfg.n_frames,
-        max_target_positions=cfg.n_text_ctx,
+        max_source_positions=dims.n_frames,
+        max_target_positions=cfg.n_positions,
         activation_function="gelu",
-        pad_token_id=cfg.eot_id,
-        bos_token_id=cfg.eot_id,
-        eos_token_id=cfg.eot_id,
-        decoder_start_token_id=cfg.prompt_ids[0],
+        pad_token_id=dims.eot_id,
+        bos_token_id=dims.eot_id,
+        eos_token_id=dims.eot_id,
+        decoder_start_token_id=dims.prompt_ids[0],
         attn_implementation="eager",
     )
 

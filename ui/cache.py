@@ -22,7 +22,6 @@ from attention_core import (
     WhisperModel,
     load_config,
     load_model,
-    load_whisper,
     trace_nbytes,
     trace_sentence,
 )
@@ -92,7 +91,7 @@ def model_error(name: str) -> str | None:
 @st.cache_resource(max_entries=1, show_spinner="Loading Whisper tiny.en…")
 def get_whisper() -> WhisperModel:
     """Whisper tiny.en, loaded once per server."""
-    return load_whisper()
+    return cast(WhisperModel, load_model("whisper"))
 
 
 def whisper_error() -> str | None:
@@ -105,30 +104,12 @@ def whisper_error() -> str | None:
 
 
 def whisper_config() -> ModelConfig | None:
-    """Whisper's decoder as the sidebar and the URL's bounds read a model: 4 layers of 6 heads
-    (the layers and heads whose cross-attention the page shows); None when it cannot load."""
+    """Whisper's config, the common one: its decoder's 4 layers of 6 heads (the layers and heads
+    whose cross-attention the page shows), as the sidebar and the URL's bounds read a model;
+    None when it cannot load."""
     if whisper_error():
         return None
-    cfg = get_whisper().config
-    return ModelConfig(
-        name=cfg.name,
-        n_layers=cfg.n_decoder_layers,
-        n_heads=cfg.n_heads,
-        d_model=cfg.d_model,
-        d_head=cfg.d_head,
-        d_ff=cfg.d_ff,
-        n_positions=cfg.n_text_ctx,
-        vocab_size=cfg.vocab_size,
-        layer_norm_eps=cfg.layer_norm_eps,
-        pooling="none",
-        normalize=False,
-        max_seq_length=cfg.n_text_ctx,
-        key="whisper",
-        family="whisper",
-        causal=True,
-        has_lm_head=True,
-        has_sentence_embedding=False,
-    )
+    return get_whisper().config
 
 
 def get_trace(

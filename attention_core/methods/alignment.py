@@ -16,6 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from attention_core.models.whisper.generate import writing_rows as writing_rows  # the rows scored
+
 F64 = NDArray[np.float64]
 
 
@@ -68,16 +70,6 @@ def peak_frames(rows_qk: ArrayLike, span: tuple[int, int]) -> NDArray[np.int64]:
     """For each row, the frame in ``span`` with the most weight (an index into the full row)."""
     rows = np.asarray(rows_qk)[:, span[0] : span[1]]
     return np.argmax(rows, axis=1).astype(np.int64) + span[0]
-
-
-def writing_rows(n_prompt: int, n_tokens: int) -> tuple[int, int]:
-    """The cross-attention rows that wrote the text tokens, half-open: row r is the decoder
-    reading token r to choose token r + 1, so text token i (after ``n_prompt`` prompt tokens)
-    was written by row ``n_prompt - 1 + i``; the last row, which wrote the end token, is left
-    out. This is where a word "listened" (OpenAI's word timings read the same rows)."""
-    if not 0 < n_prompt <= n_tokens:
-        raise ValueError(f"need 0 < n_prompt <= n_tokens, got {n_prompt}, {n_tokens}")
-    return n_prompt - 1, n_tokens - 1
 
 
 def head_alignment(

@@ -4,21 +4,29 @@ The attention explorer in the browser holds a sentence's raw scores and recomput
 switch changes (scaling, mask, temperature, softmax) itself, so the server sends each number once:
 a small JSON header first (tokens and shapes), then one layer at a time as raw bytes, the first
 view's layer before the others. Raw float32 keeps the numbers exactly the engine's.
+
+A transcribed clip (Whisper) is served the same way: ``cross_header`` for the view, then one
+layer's cross-attention at a time (part "cross", ``cross_block``): [heads, text tokens, frames].
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
+from attention_core.core.config import ModelConfig
 from attention_core.methods.rollout import trace_rollout
 from attention_core.models.bert.forward import Trace
+from attention_core.models.llama.tokenizer import show_piece
+from attention_core.models.whisper.generate import writing_rows
 
-Part = Literal["scores", "qk", "thumbs", "thumbs_visible", "norms", "rollout"]
+Part = Literal["scores", "qk", "thumbs", "thumbs_visible", "norms", "rollout", "cross"]
 PARTS: tuple[Part, ...] = ("scores", "qk", "thumbs", "thumbs_visible", "norms", "rollout")
+AUDIO_PARTS: tuple[Part, ...] = ("cross",)  # the parts of a transcribed clip (``HeardClip``)
 MAX_TILE = 48  # a thumbnail is at most this many pixels a side; longer sentences are pooled
 
 
@@ -77,9 +85,12 @@ def layer_block(trace: Trace, layer: int, part: Part) -> Block:
     raise ValueError(f"part must be one of {', '.join(PARTS)}, got {part!r}")
 
 
-def block_nbytes(n_tokens: int, n_heads: int, d_head: int, part: Part) -> int:
+def block_nbytes(n_tokens: int, n_heads: int, d_head: int, part: Part, n_frames: int = 0) -> int:
     """Bytes of one layer's block, without building it (for byte budgets and checks); for the
-    thumbnails ``n_tokens`` counts the tokens kept."""
+    thumbnails ``n_tokens`` counts the tokens kept, for "cross" the text tokens over
+    ``n_frames`` frames."""
+    if part == "cross":
+        return 4 * n_heads * n_tokens * n_frames
     if part in ("thumbs", "thumbs_visible"):
         side = -(-n_tokens // -(-n_tokens // MAX_TILE))
         return 4 * n_heads * side * side
@@ -115,3 +126,62 @@ def pool_blocks(
     rows = np.diff(np.append(starts, n)).astype(np.float32)
     summed = np.add.reduceat(np.add.reduceat(pattern_lhqk, starts, axis=-1), starts, axis=-2)
     return (summed / rows[:, None]).astype(np.float32), factor
+
+
+class HeardClip(Protocol):
+    """A transcribed clip as the browser's cross-attention view reads it: the engine's
+    ``WhisperTrace``, or what the Listen page keeps of one. Row r of the cross-attention is the
+    decoder reading token r to write token r + 1 (``writing_rows``)."""
+
+    @property
+    def tokens(self) -> Sequence[str]: ...  # prompt + text tokens, as the vocabulary writes them
+    @property
+    def token_ids(self) -> tuple[int, ...]: ...
+    @property
+    def n_prompt(self) -> int: ...  # the prompt's tokens come first
+    @property
+    def cross_pattern_lhqk(self) -> NDArray[np.float32]: ...  # [l, h, t, all frames]
+
+
+def _span(heard: HeardClip, frames: tuple[int, int]) -> tuple[int, int]:
+    n_frames = heard.cross_pattern_lhqk.shape[-1]
+    if not 0 <= frames[0] < frames[1] <= n_frames:
+        raise ValueError(f"frames {list(frames)} are not a non-empty range of 0..{n_frames}")
+    return frames
+
+
+def cross_header(heard: HeardClip, config: ModelConfig, frames: tuple[int, int]) -> dict[str, Any]:
+    """What a view of ``heard``'s cross-attention over ``frames`` (half-open, 20 ms frames of the
+    clip) draws with, as JSON-ready values: the text tokens (the rows: each row is the decoder
+    writing that token), the layers and heads, the frames and the first one's place in the
+    clip. The same fields as ``header`` where they apply (no token is special: the prompt's
+    rows are not sent)."""
+    lo, hi = _span(heard, frames)
+    rows = writing_rows(heard.n_prompt, len(heard.token_ids))
+    tokens = [show_piece(t) for t in heard.tokens[rows[0] + 1 : rows[1] + 1]]
+    n_layers, n_heads = heard.cross_pattern_lhqk.shape[:2]
+    return {
+        "tokens": tokens,
+        "special": [False] * len(tokens),
+        "kept_hiding_special": list(range(len(tokens))),
+        "n_layers": int(n_layers),
+        "n_heads": int(n_heads),
+        "d_head": config.d_head,
+        "n_tokens": len(tokens),
+        "n_kv_heads": config.n_kv_heads,
+        "causal": config.causal,
+        "n_frames": hi - lo,  # the keys: 20 ms frames of the audio
+        "first": lo,  # the first frame's place in the clip
+    }
+
+
+def cross_block(heard: HeardClip, layer: int, frames: tuple[int, int]) -> Block:
+    """One layer's cross-attention [h, text tokens, frames] over ``frames`` (half-open): row i
+    is the decoder writing text token i (``writing_rows``), as ``cross_header`` lists them."""
+    n_layers = heard.cross_pattern_lhqk.shape[0]
+    if not 0 <= layer < n_layers:
+        raise ValueError(f"layer {layer} is outside 0..{n_layers - 1}")
+    lo, hi = _span(heard, frames)
+    rows = writing_rows(heard.n_prompt, len(heard.token_ids))
+    pattern_hqf = heard.cross_pattern_lhqk[layer][:, rows[0] : rows[1], lo:hi]
+    return Block(layer, "cross", float32_bytes(pattern_hqf))

@@ -27,6 +27,7 @@ from attention_core.models.registry import (
     ModelSpec,
     model_spec,
 )
+from attention_core.models.whisper import WHISPER
 
 if TYPE_CHECKING:
     from attention_core.models.bert.forward import Trace
@@ -54,7 +55,7 @@ __all__ = [
 
 # The families, one line each; the first whose ``claims`` takes a path loads it, BERT last
 # (any folder).
-FAMILIES: dict[str, Family[Any]] = {LLAMA.name: LLAMA, BERT.name: BERT}
+FAMILIES: dict[str, Family[Any]] = {LLAMA.name: LLAMA, WHISPER.name: WHISPER, BERT.name: BERT}
 
 
 def register(family: Family[Any]) -> None:

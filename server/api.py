@@ -11,6 +11,11 @@ per page session), and the work is charged to that page's session in the trace s
 share: a newer sentence of the same session drops its older waiting request (409), and so does
 a client that has gone (499, which nobody reads: it marks the drop in the access log). Every
 refusal is JSON ``{"error": ...}`` with a plain sentence.
+
+A transcribed clip (Whisper) comes through the same route: ``{"model", "clip", "layer", "part":
+"cross", "frames": [lo, hi]}`` answers that layer's cross-attention (``pack.cross_block``), read
+from the clip the page stored (``Traces.get_clip``); a clip no longer held answers 404 (``GONE``):
+its audio never reaches the server again, so it cannot be computed here.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import json
 import threading
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
+from typing import TypeGuard
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -28,7 +34,14 @@ from starlette.routing import Route
 
 from attention_core import Trace
 from attention_core.core.tokens import MAX_CHARS, check_text
-from attention_core.methods.pack import PARTS, Part, layer_block
+from attention_core.methods.pack import (
+    AUDIO_PARTS,
+    PARTS,
+    HeardClip,
+    Part,
+    cross_block,
+    layer_block,
+)
 from explorer import PATH
 from server.trace_store import Superseded
 from server.visitors import Refused, admit
@@ -38,6 +51,11 @@ GONE_CLIENT = 499  # the client closed the connection before its work started (n
 LEFT = "The page left before this was computed."
 WATCH_S = 0.1  # how often a waiting request looks whether its client is still there
 Page = tuple[str, Callable[[], bool]]  # the page's session and whether it still wants the work
+GONE = (
+    "The server no longer holds this clip's cross-attention (it restarted, or made room for "
+    "newer clips). Reload the page to send it again."
+)
+MAX_CLIP_ID = 128  # a clip's id: e.g. a SHA-256 in hex and its frames
 
 
 @dataclass(frozen=True)
@@ -50,6 +68,10 @@ class Traces:
     # waits, ``Superseded`` once the session asked for another or wanted() turned false
     get_trace: Callable[[str, str, Page | None], Trace]
     n_layers: Callable[[str], int | None] = lambda _: None  # a model's layers, if known cheaply
+    # (model, clip id) -> the transcribed clip a page stored, None when it is not held; the
+    # audio models a request may name with a clip (none: the route serves text alone)
+    get_clip: Callable[[str, str], HeardClip | None] = lambda _model, _clip: None
+    clip_models: Collection[str] = ()
 
     @property
     def max_body(self) -> int:
@@ -92,6 +114,34 @@ def parse_request(traces: Traces, body: bytes) -> tuple[str, str, int, Part]:
     return model, text, layer, part
 
 
+def parse_clip_request(traces: Traces, body: bytes) -> tuple[str, str, int, tuple[int, int]]:
+    """(model, clip, layer, frames) from a request for a clip's part ("cross"); ValueError with
+    a plain reason."""
+    req = json_object(body, traces.max_body)
+    model, clip, layer, frames = (req.get(k) for k in ("model", "clip", "layer", "frames"))
+    if not isinstance(model, str) or model not in traces.clip_models:
+        raise ValueError(f"a clip's model must be one of {', '.join(traces.clip_models)}")
+    if not isinstance(clip, str) or not 0 < len(clip) <= MAX_CLIP_ID or not clip.isascii():
+        raise ValueError(f"clip must name a stored clip (1 to {MAX_CLIP_ID} ASCII characters)")
+    if not _whole(layer):
+        raise ValueError("layer must be a whole number")
+    if not (isinstance(frames, list) and len(frames) == 2 and all(map(_whole, frames))):
+        raise ValueError("frames must be two whole numbers [first, end]")
+    return model, clip, layer, (frames[0], frames[1])
+
+
+def _whole(value: object) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def clip_block(traces: Traces, body: bytes) -> bytes | None:
+    """A stored clip's layer of cross-attention over the request's frames; None when the clip
+    is not held (evicted, or stored by another server process)."""
+    model, clip, layer, frames = parse_clip_request(traces, body)
+    heard = traces.get_clip(model, clip)
+    return None if heard is None else cross_block(heard, layer, frames).data
+
+
 def block_bytes(
     traces: Traces,
     model: str,
@@ -122,7 +172,10 @@ async def answer_block(traces: Traces, request: Request) -> Response:
     """The block route's answer: the layer's bytes, or a JSON refusal."""
     try:
         session = admit(request)
-        model, text, layer, part = parse_request(traces, await request.body())
+        body = await request.body()
+        if json_object(body, traces.max_body).get("part") in AUDIO_PARTS:
+            return clip_answer(clip_block(traces, body))
+        model, text, layer, part = parse_request(traces, body)
     except Refused as err:
         return refusal(err.status, err.message)
     except ValueError as err:
@@ -138,10 +191,20 @@ async def answer_block(traces: Traces, request: Request) -> Response:
         return refusal(GONE_CLIENT, LEFT) if gone.is_set() else refusal(409, REPLACED)
     finally:
         watcher.cancel()
-    # Content-Encoding identity keeps Streamlit's gzip middleware off these bytes: raw
-    # float32 shrinks by ~7 % and a 512-token layer (12.6 MB) cost 374 ms of CPU to compress.
+    return raw(data)
+
+
+def raw(data: bytes) -> Response:
+    """Float32 bytes, never cached. Content-Encoding identity keeps Streamlit's gzip middleware
+    off them: raw float32 shrinks by ~7 % and a 512-token layer (12.6 MB) cost 374 ms of CPU to
+    compress."""
     headers = {"Cache-Control": "no-store", "Content-Encoding": "identity"}
     return Response(data, media_type="application/octet-stream", headers=headers)
+
+
+def clip_answer(data: bytes | None) -> Response:
+    """A clip's block, or 404 (``GONE``) when the clip is not held."""
+    return refusal(404, GONE) if data is None else raw(data)
 
 
 def routes(traces: Traces) -> list[Route]:

@@ -1,4 +1,5 @@
-"""The HTTP route the cross-attention view fetches one head from: POST {id, layer, head} to
+"""The HTTP route the cross-attention view fetches one head from (until the view fetches a layer
+at a time from the block route, ``server.api``: part "cross"): POST {id, layer, head} to
 ``CROSS_PATH``; the body of the answer is that head's rows [token, frame], float32, read from
 the patterns this process mounted (``explorer.cross_store``). A pattern no longer held (evicted,
 or the server restarted) answers 404 with a sentence the view shows. The app's own pages only,
@@ -14,13 +15,9 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from explorer.cross_store import CROSS_PATH, CrossStore
-from server.api import json_object, refusal
+from server.api import GONE, json_object, refusal
 from server.visitors import Refused, admit
 
-GONE = (
-    "The server no longer holds this clip's cross-attention (it restarted, or made room for "
-    "newer clips). Reload the page to send it again."
-)
 MAX_BODY = 1024  # {id, layer, head}: an id of 24 hex digits and two small numbers
 
 

@@ -112,6 +112,12 @@ class TraceStore(MemoryLedger):
             self._lru.move_to_end(key)
             return self._lru[key][0]
 
+    def peek(self, key: Hashable) -> object:
+        """The entry stored under ``key`` (the most recently used from now), or None: nothing is
+        computed. For entries only a page can compute, such as a transcribed clip, whose audio
+        the block route never receives."""
+        return self._lookup(key)
+
     def _still_wanted(
         self, key: Hashable, session: Hashable | None, wanted: Callable[[], bool] | None
     ) -> bool:  # called with self._lock held

@@ -18,7 +18,6 @@ from numpy.typing import NDArray
 
 from attention_core.core.config import ModelConfig, ModelLoadError
 from attention_core.core.tokens import Tokens
-from attention_core.models.llama.tokenizer import show_piece  # GPT-2's byte-level pieces, shown
 from attention_core.models.registry import WHISPER_INSTALL_HINT
 from attention_core.models.whisper.config import (
     WhisperDims,
@@ -114,8 +113,9 @@ def tokenize_whisper(model: WhisperModel, text: str, max_tokens: int | None = No
     """``text`` as Whisper's own byte-level BPE writes it (no prompt added: what the decoder
     would write for it, a leading space only when the text has one); keep the first
     ``max_tokens`` (default: the config's ``max_tokens``), ``n_cut`` counting the pieces
-    dropped. Pieces are shown as the text they stand for ("▁" a space); ``special_t`` is True
-    only where the text itself spells a control token such as <|endoftext|>."""
+    dropped. Pieces are as the vocabulary writes them ("Ġ" marks a leading space), as
+    ``WhisperTrace.tokens`` has them; ``special_t`` is True only where the text itself spells a
+    control token such as <|endoftext|>."""
     limit = model.config.max_tokens if max_tokens is None else max_tokens
     if not 1 <= limit <= model.config.n_positions:
         raise ValueError(f"max_tokens must be in [1, {model.config.n_positions}], got {limit}")
@@ -125,7 +125,7 @@ def tokenize_whisper(model: WhisperModel, text: str, max_tokens: int | None = No
         raise ValueError("text is empty: type a sentence")
     return Tokens(
         text=text,
-        tokens=tuple(show_piece(p) for p in enc.tokens[:n]),
+        tokens=tuple(enc.tokens[:n]),
         input_ids_t=np.asarray(enc.ids[:n], dtype=np.int64),
         offsets_t2=np.asarray(enc.offsets[:n], dtype=np.int64).reshape(-1, 2),
         special_t=np.isin(enc.ids[:n], _special_ids(model.tokenizer)),

@@ -20,12 +20,7 @@ st.caption(
     "draws from each of the others."
 )
 st.caption(pattern.what_ifs(trace.config))
-n = trace.n_tokens
-for name, fallback in (("q", min(3, n - 1)), ("k", min(2, n - 1))):
-    if st.session_state.get(name, 0) >= n:
-        st.session_state[name] = fallback
-
-
+pattern.keep_cell_in(trace)
 pattern.view_and_numbers(shared)
 
 verify.button(shared, trace)  # run the sentence through the reference library

@@ -1,181 +1,25 @@
 """Value updates ΔE: how one token's vector is nudged by a weighted sum of the others' values."""
 
-import numpy as np
 import streamlit as st
 
-from attention_core import default_token, largest_terms, output_bias, update_steps, value_update
-from ui import downloads, router, safe, show
-from ui.cache import get_model
-from ui.widgets import token_picker
-from viz.norm_bars import make_norm_bars
-from viz.value_update import make_value_update
-
-SHOWN = 8  # dimensions of a vector shown in the tables
-SUB = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
-NUM = st.column_config.NumberColumn(format="%.3f")  # three decimals for learners
+from ui import router
+from ui.text import values
 
 shared = router.shared()
 trace = router.require_trace(shared)
 layer, head = shared.layer, shared.head
-tokens, n = trace.tokens.tokens, trace.n_tokens
 st.title(f"Value updates ΔE · layer {layer}, head {head}")
-st.caption(
-    "Attention does not only decide who looks at whom: it moves information. Each token's vector "
-    "E gets an update ΔE, built from weighted sums of the tokens' value vectors V, one per head, "
-    "each with its head's attention weights. Follow one token's update, from one head's weights "
-    "to E + ΔE and on to the vector the next layer reads."
-)
-
-keep = shared.visible(trace)
-first = default_token(tokens, trace.tokens.special_t)
-token = token_picker(
-    "Token whose update to follow", "v_token", shared.text, keep, tokens, lambda: first
-)
-up = value_update(trace, output_bias(get_model(shared.model), layer), layer, head, token)
-who, sub = safe.token(tokens[token]), str(token).translate(SUB)
-
+st.caption(values.LEAD)
+followed = values.follow(shared, trace)
+who = values.who(trace, followed)
 st.subheader(f"1 · How much {who} takes from each token")
-fig = make_value_update(
-    up.weights_k[keep],
-    up.v_norms_k[keep],
-    [tokens[i] for i in keep],
-    int(np.searchsorted(keep, token)),
-)
-show.plot(fig, "v_weights")
-st.caption(
-    f"How to read this: each bar is the weight a_j that {who} gives a token in this head, its row "
-    f"of the attention pattern (all weights sum to 1); the orange bar is {who} itself. Hover "
-    "a bar for the size of that token's value vector V_j."
-    + (
-        f" The hidden [CLS]/[SEP] carry {1 - up.weights_k[keep].sum():.3f}."
-        if keep.size < n
-        else ""
-    )
-)
-
+values.weights(trace, followed)
 st.subheader("2 · The weighted sum of value vectors")
-big = largest_terms(up.weights_k)
-terms = " + ".join(
-    f"{up.weights_k[j]:.3f}·V{str(j).translate(SUB)} ({safe.token(tokens[j])})" for j in big
-)
-rest = np.setdiff1d(np.arange(n), big)
-st.markdown(
-    f"z{sub} = Σ a_j V_j = {terms}"
-    + (
-        f" + … ({rest.size} more key{'s' if rest.size > 1 else ''}, weight "
-        f"{up.weights_k[rest].sum():.3f})"
-        if rest.size
-        else ""
-    )
-)
-st.caption(
-    "The notes write this sum as the update itself, e.g. ΔE₂ = 0.55·V₀ + 0.4·V₁ + "
-    "0.05·V₂ for “Dirty Quantum Plumbing”. In the real model z is shorter than the token's "
-    "vector, and it still passes through the output matrix W_O to become this head's update "
-    "of the whole vector (step 3)."
-)
-dims = [f"V[{e}]" for e in range(SHOWN)]
-table = {
-    "key j": np.arange(n),
-    "token": list(tokens),
-    "weight a_j": up.weights_k,
-    "‖V_j‖": up.v_norms_k,
-} | dict(zip(dims, up.v_ke[:, :SHOWN].T, strict=True))
-table["…"] = ["…"] * n
-st.dataframe(
-    table,
-    key="v_table",
-    hide_index=True,
-    column_config={c: NUM for c in ["weight a_j", "‖V_j‖", *dims]},
-)
-st.caption(
-    f"How to read this: one row per key j — its weight, the size of its value vector and its "
-    f"first {SHOWN} numbers. Multiply each row by its weight and add the rows up: "
-    "that is z, the first line of the next table."
-    + (" [CLS]/[SEP] stay in this table: the sum needs every key." if keep.size < n else "")
-)
-names = [f"{j}:{t}" for j, t in enumerate(tokens)] + ["z = Σ a_j V_j"]
-worked = np.column_stack(
-    [
-        np.append(up.weights_k, up.weights_k.sum()),
-        np.append(up.v_norms_k, np.linalg.norm(up.z_e)),
-        np.vstack([up.v_ke, up.z_e]),
-    ]
-)
-downloads.csv_button(
-    "Worked table (.csv)",
-    worked,
-    names,
-    ["weight", "norm", *(f"v{e}" for e in range(up.z_e.size))],
-    f"L{layer}H{head}_token{token}_values.csv",
-    key="v_csv",
-)
-
+values.weighted_sum(trace, followed)
 st.subheader(f"3 · From z to the new vector of {who}")
-steps = update_steps(up, last_layer=layer == trace.config.n_layers - 1)
-st.dataframe(
-    {
-        "vector": list(steps),
-        "size ‖·‖": [float(np.linalg.norm(v)) for v in steps.values()],
-    }
-    | {f"[{e}]": [float(v[e]) for v in steps.values()] for e in range(SHOWN)}
-    | {"…": ["…"] * len(steps)},
-    key="v_steps",
-    hide_index=True,
-    column_config={c: NUM for c in ["size ‖·‖", *(f"[{e}]" for e in range(SHOWN))]},
-)
-st.caption(
-    "How to read this: z goes through this head's slice of the output matrix W_O and becomes "
-    "this head's proposal ΔE_h, as long as the token's vector. The "
-    f"{trace.config.n_heads} heads' proposals "
-    + (
-        "plus a bias b_O make the layer's ΔE, which is added to E. That sum is not yet the "
-        "token's new vector: a LayerNorm re-centres and rescales it (to mean 0 and spread 1, "
-        "then a learned gain and bias per number), the block's feed-forward network adds its own "
-        "update, and a second LayerNorm gives the vector the next layer reads (last row)."
-        if up.normed_d is not None
-        else "make the layer's ΔE (this model has no bias b_O), which is added to E. The block's "
-        "feed-forward network then adds its own update, which it computes from a normalized copy "
-        "of E + ΔE; the stream itself is never normalized between blocks (last row)."
-    )
-)
-
+values.new_vector(trace, followed)
 st.subheader(f"4 · Every head's proposal for {who}")
-fig = make_norm_bars(
-    up.head_norms_h,
-    [f"H{h}" for h in range(up.head_norms_h.size)],
-    highlight=head,
-    x_title="heads of layer " + str(layer),
-    y_title="‖ΔE_h‖",
-)
-show.plot(fig, "v_heads")
-st.caption(
-    f"How to read this: the size of each head's proposed change to {who}; the orange bar is the "
-    "head followed above. A tall bar is a head that wants to move this token a lot."
-)
-
+values.proposals(trace, followed)
 st.subheader(f"5 · How much layer {layer} changes every token")
-fig = make_norm_bars(
-    up.delta_norms_t[keep],
-    [tokens[i] for i in keep],
-    token_axis=True,
-    highlight=int(np.searchsorted(keep, token)),
-    y_title="‖ΔE‖",
-)
-show.plot(fig, "v_tokens")
-st.caption(
-    "How to read this: the size of the whole layer's update ΔE for each token (all heads plus the "
-    "bias); the orange bar is the chosen token. Tokens with tall bars are rewritten the most."
-)
-
-with st.expander("For engineers"):
-    st.markdown(
-        f"- Widths: z is `z_lhqe[{layer}, {head}, {token}]`, {up.z_e.size} numbers (d_head); "
-        f"ΔE_h, ΔE and the stream have {up.delta_d.size} (d_model); `v_lhke` holds V.\n"
-        f"- Check: Σ_h ΔE_h + b_O − ΔE has largest difference {up.sum_error:.2e} over the "
-        f"{up.delta_d.size} dimensions (float32 rounding); "
-        f"‖b_O‖ = {np.linalg.norm(up.bias_d):.3f}.\n"
-        "- Numbers: `attention_core.methods.values.value_update` and `update_steps`; the "
-        "downloaded "
-        "table keeps full precision."
-    )
+values.every_token(trace, followed)
+values.engineers(followed)

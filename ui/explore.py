@@ -12,8 +12,10 @@ import streamlit as st
 import explorer
 from attention_core import Trace
 from ui import params
+from ui.state import Frame
 
-SHARED_FIELDS = ("layer", "head", "hide_special")  # the sidebar's settings: every page follows
+# The sidebar's settings, which every page follows: the explorer's fields of the same names.
+SHARED_FIELDS = (Frame.layer.key, Frame.head.key, Frame.hide_special.key)
 OFF = {"causal": False, "scale": True, "temp": 1.0, "transpose": False, "q": -1, "k": -1}
 
 

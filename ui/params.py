@@ -1,4 +1,5 @@
-"""Every setting that lives in the URL: its name, default, parser and owning page.
+"""Every setting that lives in the URL: the ``Url`` entries of ui.state's ``Frame`` (every page's)
+and of each page family's state (``ui/<family>/state.py``), gathered here with their page.
 
 On a session's first run the URL fills ``st.session_state`` (bad values fall back to the
 default with a warning); on every run the current values are written back, so a copied link
@@ -8,7 +9,6 @@ reproduces the view, also after a server restart. Widgets use the parameter name
 from __future__ import annotations
 
 import contextlib
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -16,89 +16,31 @@ from urllib.parse import quote_plus
 
 import streamlit as st
 
-from attention_core import DEFAULT_MODEL_NAME, ModelConfig, parse_heads
 from attention_core.core.tokens import MAX_CHARS as MAX_CHARS  # the pages and route read it here
-from attention_core.core.tokens import valid_unicode
 from server.streamlit_private import widget_values_sent
-from ui.cache import DEFAULT_MODEL, PICKABLE, model_config
-from ui.presets import DEFAULT_PROBES, DEFAULT_SENTENCE, MONEY_BANK, RIVER_BANK, clip_names
-from ui.tour import N_STEPS
+from ui.beyond.state import Beyond
+from ui.listen.state import Listen
+from ui.state import FRAME, Frame, State
+from ui.text.state import AllHeads, BuildHead, Compare, EmbeddingShift, HideWord, Pattern, Values
+from ui.tour.state import Tour
 
 # A sentence's share of a link, percent-encoded (link_too_long says why it is bounded).
 LINK_MAX_BYTES = 6_000
-
-
-def _bool(raw: str) -> bool:
-    if raw in ("1", "true", "True"):
-        return True
-    if raw in ("0", "false", "False"):
-        return False
-    raise ValueError("must be 1 or 0")
-
-
-def _int_in(lo: int, hi: int | Callable[[], int]) -> Callable[[str], int]:
-    """Whole numbers in [lo, hi]; ``hi`` may be read when a value is parsed (from the model)."""
-
-    def parse(raw: str) -> int:
-        try:
-            value = int(raw)
-        except ValueError:
-            raise ValueError("must be a whole number") from None
-        top = hi() if callable(hi) else hi
-        if not lo <= value <= top:
-            raise ValueError(f"must be between {lo} and {top}")
-        return value
-
-    return parse
-
-
-def current_model() -> str:
-    """The model this session shows (the URL's ``model``, or the default)."""
-    name = st.session_state.get("model", DEFAULT_MODEL)
-    return name if name in PICKABLE else DEFAULT_MODEL
-
-
-def _model(read: Callable[[ModelConfig], int]) -> Callable[[], int]:
-    """A bound read from the session's model's config (no bound when it cannot be read: the page
-    then says why the model is missing). The URL's ``model`` is read before the bounds."""
-    return lambda: read(cfg) if (cfg := model_config(current_model())) else sys.maxsize
-
-
-def _model_key(raw: str) -> str:
-    """A model's key; the name links used before there was a choice still opens MiniLM."""
-    if raw == DEFAULT_MODEL_NAME:
-        return DEFAULT_MODEL
-    return _choice(*PICKABLE)(raw)
-
-
-def _float_in(lo: float, hi: float) -> Callable[[str], float]:
-    def parse(raw: str) -> float:
-        try:
-            value = float(raw)
-        except ValueError:
-            raise ValueError("must be a number") from None
-        if not lo <= value <= hi:  # also rejects nan
-            raise ValueError(f"must be between {lo} and {hi}")
-        return value
-
-    return parse
-
-
-def _text(raw: str) -> str:
-    if len(raw) > MAX_CHARS:
-        raise ValueError(f"is longer than {MAX_CHARS:,} characters")
-    if not valid_unicode(raw):
-        raise ValueError("is not valid Unicode")
-    return raw.replace("\x00", "")
-
-
-def _choice(*options: str) -> Callable[[str], str]:
-    def parse(raw: str) -> str:
-        if raw not in options:
-            raise ValueError(f"must be one of {', '.join(options)}")
-        return raw
-
-    return parse
+# Whose entries the URL keeps, in the URL's order: the shared ones first (the model before the
+# bounds that depend on it), then each page's.
+STATES: tuple[type[State], ...] = (
+    Frame,
+    Pattern,
+    Tour,
+    AllHeads,
+    Values,
+    EmbeddingShift,
+    HideWord,
+    Beyond,
+    Listen,
+    BuildHead,
+    Compare,
+)
 
 
 @dataclass(frozen=True)
@@ -110,91 +52,10 @@ class Param:
     page: str | None = None
 
 
-LAST_LAYER = _model(lambda cfg: cfg.n_layers - 1)
-LAST_HEAD = _model(lambda cfg: cfg.n_heads - 1)
-N_HEADS = _model(lambda cfg: cfg.n_heads)
-D_MODEL = _model(lambda cfg: cfg.d_model)
-LAST_TOKEN = _model(lambda cfg: cfg.max_tokens - 1)
-
-
-def _all_or_layer(raw: str) -> str:
-    """ "all", or a layer number as the page's menu writes it ("3", not "03")."""
-    if raw == "all":
-        return raw
-    try:
-        ok = str(_int_in(0, LAST_LAYER)(raw)) == raw
-    except ValueError:
-        ok = False
-    if not ok:
-        raise ValueError(f"must be all or a layer number (0 to {LAST_LAYER()})")
-    return raw
-
-
-def _heads(raw: str) -> str:
-    """Heads as the CLI's --knock takes them, "3.7,0.1" (layer.head from 0), each one the
-    model's; "" for none chosen. Written back sorted, without repeats."""
-    if not raw:
-        return raw
-    heads = parse_heads(raw)
-    top_layer, top_head = LAST_LAYER(), LAST_HEAD()
-    if any(layer > top_layer or head > top_head for layer, head in heads):
-        raise ValueError(f"must be layer.head pairs within 0.0 to {top_layer}.{top_head}")
-    return ",".join(f"{layer}.{head}" for layer, head in heads)
-
-
 PARAMS: dict[str, Param] = {
-    # shared (sidebar)
-    "s": Param(DEFAULT_SENTENCE, _text),
-    "model": Param(DEFAULT_MODEL, _model_key),
-    "layer": Param(2, _int_in(0, LAST_LAYER)),
-    "head": Param(0, _int_in(0, LAST_HEAD)),
-    "hide_special": Param(False, _bool),
-    # pattern page
-    "causal": Param(False, _bool, "pattern"),
-    "scale": Param(True, _bool, "pattern"),
-    "temp": Param(1.0, _float_in(0.05, 5.0), "pattern"),
-    "transpose": Param(False, _bool, "pattern"),
-    "q": Param(0, _int_in(0, LAST_TOKEN), "pattern"),
-    "k": Param(0, _int_in(0, LAST_TOKEN), "pattern"),
-    # learn page
-    "step": Param(1, _int_in(1, N_STEPS), "learn"),  # 1-based, bounded by ui.tour's registry
-    "learn_token": Param(-1, _int_in(-1, LAST_TOKEN), "learn"),  # -1: the last real word
-    # all_heads page
-    "ah_sort": Param(
-        "head", _choice("head", "entropy", "special", "previous", "diagonal", "max"), "all_heads"
-    ),
-    "ah_desc": Param(True, _bool, "all_heads"),
-    "ah_layers": Param("all", _all_or_layer, "all_heads"),
-    "ah_top": Param(12, _int_in(1, N_HEADS), "all_heads"),
-    # values page
-    "v_token": Param(-1, _int_in(-1, LAST_TOKEN), "values"),  # -1: the last real word
-    # embedding_shift page
-    "es_probes": Param(", ".join(DEFAULT_PROBES), _text, "embedding_shift"),  # per preset
-    "es_token": Param(-1, _int_in(-1, LAST_TOKEN), "embedding_shift"),  # -1: closest to the probes
-    # hide_word page ("" and -1: the page's default for the sentence)
-    "hw_word": Param("", _text, "hide_word"),  # the word hidden from every token
-    "hw_token": Param(-1, _int_in(-1, LAST_TOKEN), "hide_word"),  # the token watched
-    "hw_base": Param("", _text, "hide_word"),  # the word hidden for comparison
-    "hw_probes": Param(", ".join(DEFAULT_PROBES), _text, "hide_word"),  # per preset
-    # beyond page ("" and -1: the page's default, the sidebar's head and the last word)
-    "knock": Param("", _heads, "beyond"),  # the heads knocked out
-    "bey_token": Param(-1, _int_in(-1, LAST_TOKEN), "beyond"),  # watched / predicted after
-    # listen page
-    "lis_clip": Param(clip_names()[0], _choice(*clip_names()), "listen"),  # the example clip
-    # build_head page
-    "bh_heads": Param(4, _int_in(1, 12), "build_head"),
-    "bh_dk": Param(16, _int_in(1, D_MODEL), "build_head"),
-    "bh_source": Param("random", _choice("random", "similarity", "pretrained"), "build_head"),
-    "bh_seed": Param(0, _int_in(0, 9999), "build_head"),
-    "bh_scale": Param(True, _bool, "build_head"),
-    "bh_causal": Param(False, _bool, "build_head"),
-    "bh_pos": Param(False, _bool, "build_head"),
-    "bh_temp": Param(1.0, _float_in(0.05, 5.0), "build_head"),
-    "bh_combine": Param("sum", _choice("sum", "concat"), "build_head"),
-    # compare page
-    "cmp_a": Param(RIVER_BANK, _text, "compare"),
-    "cmp_b": Param(MONEY_BANK, _text, "compare"),
-    "cmp_word": Param("bank", _text, "compare"),
+    entry.key: Param(entry.default, entry.parse, state.PAGE)
+    for state in STATES
+    for entry in state.urls()
 }
 
 
@@ -226,9 +87,9 @@ def sent_by_browser() -> dict[str, Any]:
 def init_from_url() -> None:
     """Once per session: copy valid URL parameters into session state, warn about the rest.
     A value the browser's widget sent with this run is newer than the URL: it is kept."""
-    if st.session_state.get("_url_read"):
+    if FRAME.url_read:
         return
-    st.session_state["_url_read"] = True
+    FRAME.url_read = True
     warnings, sent = [], sent_by_browser()
     st.session_state.update(sent)
     order = {name: i for i, name in enumerate(PARAMS)}  # model first: the bounds depend on it
@@ -245,7 +106,7 @@ def init_from_url() -> None:
         except ValueError as err:
             shown = raw if len(raw) <= 40 else raw[:40] + "…"
             warnings.append(f"Ignored URL parameter {name}={shown!r}: it {err}; using the default.")
-    st.session_state["_url_warnings"] = warnings
+    FRAME.url_warnings = tuple(warnings)
 
 
 def defaults(page: str | None = None) -> None:
@@ -277,9 +138,9 @@ def write_url(page: str | None) -> str | None:
         if param.page not in (None, page) or name not in st.session_state:
             continue
         value = st.session_state[name]
-        if name == "s" and (notice := link_too_long(_encode(value))):
+        if name == Frame.s.key and (notice := link_too_long(_encode(value))):
             continue
-        if name == "s" or value != param.default:
+        if name == Frame.s.key or value != param.default:
             values[name] = _encode(value)
     if dict(st.query_params) != values:
         st.query_params.from_dict(values)

@@ -20,6 +20,8 @@ from attention_core.methods.pack import visible_tokens
 from ui import params, registry, sidebar
 from ui.cache import OPENING_HEAD, get_telling_head, get_trace, model_config, model_error
 from ui.presets import curated
+from ui.state import FRAME, Frame
+from ui.text.state import PATTERN, Pattern
 
 # Pages whose attention explorer holds layer, head and [CLS]/[SEP] (and reports them in a
 # fragment rerun): the sidebar names them instead of drawing sliders that would go stale.
@@ -69,9 +71,8 @@ def follow_sentence(page: str) -> None:
     """Before the sidebar draws: a sentence typed on Start here opens on its own view (a preset's
     curated head, else its most telling one), so the sidebar, the URL and the chart name one
     head. Elsewhere a new sentence keeps the visitor's head."""
-    state = st.session_state
-    seen, last = state["s"], state.get("_sentence_seen")
-    state["_sentence_seen"] = seen  # the model's own changes are show_page_model's
+    seen, last = FRAME.s, FRAME.sentence_seen
+    FRAME.sentence_seen = seen  # the model's own changes are show_page_model's
     if page in HOME and last is not None and last != seen:
         open_view()
 
@@ -80,17 +81,15 @@ def picked_model() -> None:
     """The picker's callback: remember the layer and head of the model left, and let
     ``show_page_model`` open the picked one (on the page made for it when this page cannot
     show it)."""
-    views = st.session_state.setdefault("_views", {})
-    shown = st.session_state.get("_shown_model")
+    shown = FRAME.shown_model
     if shown is not None:
-        views[shown] = (st.session_state["layer"], st.session_state["head"])
-    st.session_state["_picked"] = True
+        FRAME.views = {**FRAME.views, shown: (FRAME.layer, FRAME.head)}
+    FRAME.picked = True
 
 
 def last_pick() -> str:
     """The model the visitor picked last (the link's, before any pick), shown or not."""
-    picks = st.session_state.get("_picks") or [st.session_state["model"]]
-    return str(picks[-1])
+    return (FRAME.picks or (FRAME.model,))[-1]
 
 
 def show_page_model(models: tuple[str, ...]) -> None:
@@ -98,70 +97,70 @@ def show_page_model(models: tuple[str, ...]) -> None:
     shows, else the page's own (Listen shows Whisper; a text page after Listen the text model
     picked before). Picking a model the page cannot show opens the page made for it; a model
     shown again gets back the layer and head it had."""
-    state = st.session_state
-    picks = state.setdefault("_picks", [state["model"]])  # the visitor's picks, latest last
-    if state.pop("_picked", False):
-        picks[:] = [*(m for m in picks if m != state["model"]), state["model"]]
-        if state["model"] not in models:
+    picks = FRAME.picks = FRAME.picks or (FRAME.model,)  # the visitor's picks, latest last
+    if FRAME.picked:
+        FRAME.picked = False
+        FRAME.picks = (*(m for m in picks if m != FRAME.model), FRAME.model)
+        if FRAME.model not in models:
             keep_shared_settings()
-            st.switch_page(registry.page(registry.MODEL_HOMES[state["model"]]).path)
+            st.switch_page(registry.page(registry.MODEL_HOMES[FRAME.model]).path)
         open_view()
-        state["_shown_model"] = state["model"]
+        FRAME.shown_model = FRAME.model
         return
     want = next((m for m in reversed(picks) if m in models), models[0])
-    shown = state.get("_shown_model", state["model"])
+    shown = FRAME.shown_model if FRAME.shown_model is not None else FRAME.model
     if want != shown:
-        views = state.setdefault("_views", {})
-        views[shown] = (state["layer"], state["head"])
-        state["model"] = want
-        if want in views:
-            state["layer"], state["head"] = views[want]
+        FRAME.views = {**FRAME.views, shown: (FRAME.layer, FRAME.head)}
+        FRAME.model = want
+        if want in FRAME.views:
+            FRAME.layer, FRAME.head = FRAME.views[want]
         else:
             open_view()
-    state["model"] = state["_shown_model"] = want
+    FRAME.model = FRAME.shown_model = want
 
 
 def open_on_telling_view() -> None:
     """Once per session, when the link names no head: open on the sentence's curated (preset)
     or most telling head, and its query → key cell, instead of a fixed layer and head."""
-    if st.session_state.get("_view_opened"):
+    if FRAME.view_opened:
         return
-    st.session_state["_view_opened"] = True
-    if {"layer", "head"} & (set(st.query_params) | set(params.sent_by_browser())):
+    FRAME.view_opened = True
+    said = set(st.query_params) | set(params.sent_by_browser())
+    if {Frame.layer.key, Frame.head.key} & said:
         return  # the link, or the page's own sliders (a page reconnecting), say which head
-    if st.session_state["model"] == "whisper":
-        st.session_state["layer"], st.session_state["head"] = OPENING_HEAD
+    if FRAME.model == "whisper":
+        FRAME.layer, FRAME.head = OPENING_HEAD
         return
-    view = opening_view(st.session_state["model"], st.session_state["s"])
+    view = opening_view(FRAME.model, FRAME.s)
     if view is None:
         return
-    st.session_state["layer"], st.session_state["head"] = view.layer, view.head
-    if "q" not in st.query_params and "k" not in st.query_params:
-        st.session_state["q"], st.session_state["k"] = view.query, view.key
+    FRAME.layer, FRAME.head = view.layer, view.head
+    if Pattern.q.key not in st.query_params and Pattern.k.key not in st.query_params:
+        PATTERN.q, PATTERN.k = view.query, view.key
 
 
 def open_view() -> None:
     """On a picked model or example: open the sentence's view on that model (a preset's curated
     head, or the most telling one), or keep the layer and head where they still exist. Whisper
     opens on one of its alignment heads (its text is what it heard, not the sidebar's)."""
-    name = st.session_state["model"]
+    name = FRAME.model
     if name == "whisper":
-        st.session_state["layer"], st.session_state["head"] = OPENING_HEAD
+        FRAME.layer, FRAME.head = OPENING_HEAD
         return
-    view = opening_view(name, st.session_state["s"])
+    view = opening_view(name, FRAME.s)
     cfg = model_config(name)
     if view is not None:
-        st.session_state["layer"], st.session_state["head"] = view.layer, view.head
-        st.session_state["q"], st.session_state["k"] = view.query, view.key
+        FRAME.layer, FRAME.head = view.layer, view.head
+        PATTERN.q, PATTERN.k = view.query, view.key
     elif cfg is not None:
-        st.session_state["layer"] = min(st.session_state["layer"], cfg.n_layers - 1)
-        st.session_state["head"] = min(st.session_state["head"], cfg.n_heads - 1)
+        FRAME.layer = min(FRAME.layer, cfg.n_layers - 1)
+        FRAME.head = min(FRAME.head, cfg.n_heads - 1)
 
 
 def use_model(name: str) -> None:
     """A button's callback: show ``name`` from now on, opening the sentence's view on it."""
     picked_model()
-    st.session_state["model"] = name
+    FRAME.model = name
 
 
 def ensure_framed() -> None:
@@ -171,7 +170,7 @@ def ensure_framed() -> None:
     # The flag is server-wide: when several sessions open deep links on a fresh server at once,
     # one of them may switch it off while the others' legacy runs are already under way. Those
     # runs never went through frame(), which reads the URL first thing: rerun them too.
-    if PagesManager.uses_pages_directory or not st.session_state.get("_url_read"):
+    if PagesManager.uses_pages_directory or not FRAME.url_read:
         PagesManager.uses_pages_directory = False
         st.rerun()  # now through navigation.py, so widgets get the same identity on every run
 
@@ -179,21 +178,14 @@ def ensure_framed() -> None:
 def keep_shared_settings() -> None:
     """Call before st.switch_page: a page switch drops every widget's state, so the shared
     settings (sentence, layer, head, ...) are assigned again, which makes them survive it."""
-    for name, param in params.PARAMS.items():
-        if param.page is None:
-            st.session_state[name] = st.session_state[name]
+    for entry in Frame.urls():
+        entry.keep()
 
 
 def shared() -> Shared:
     """The shared settings; every page calls this first (it also makes sure the run is framed)."""
     ensure_framed()
-    return Shared(
-        text=st.session_state["s"],
-        model=st.session_state["model"],
-        layer=st.session_state["layer"],
-        head=st.session_state["head"],
-        hide_special=st.session_state["hide_special"],
-    )
+    return Shared(FRAME.s, FRAME.model, FRAME.layer, FRAME.head, FRAME.hide_special)
 
 
 def require_trace(shared: Shared) -> Trace:

@@ -13,29 +13,36 @@ from attention_core.core.tokens import MAX_CHARS
 from ui import safe
 from ui.cache import LABELS, PICKABLE, model_config
 from ui.presets import PRESETS
+from ui.state import FRAME, Frame
 
 CUSTOM = "(your own sentence)"
-VIEW_OWNED = ("layer", "head", "hide_special")  # what a page's explorer may hold instead
+VIEW_OWNED = (Frame.layer, Frame.head, Frame.hide_special)  # what a page's explorer may hold
 
 
 def _use_preset(open_view: Callable[[], None]) -> None:
     """A picked example opens on the view that shows its point (``open_view``: its curated head
     and cell, or on another model its most telling head)."""
-    choice = st.session_state["preset"]
-    if choice == CUSTOM:
+    choice = FRAME.preset
+    if choice is None or choice == CUSTOM:
         return
-    st.session_state["s"] = choice
+    FRAME.s = choice
     open_view()
 
 
 def _layer_and_head(sb: DeltaGenerator) -> None:
-    cfg = model_config(st.session_state["model"])
+    cfg = model_config(FRAME.model)
     if cfg is None:  # the page says why the model is missing
         return
     n_l, n_h = cfg.n_layers, cfg.n_heads
-    sb.slider("Layer", 0, n_l - 1, key="layer", help=f"Which of the {n_l} blocks (0 = first).")
     sb.slider(
-        "Head", 0, n_h - 1, key="head", help=f"Which of the {n_h} attention heads in that layer."
+        "Layer", 0, n_l - 1, key=Frame.layer.key, help=f"Which of the {n_l} blocks (0 = first)."
+    )
+    sb.slider(
+        "Head",
+        0,
+        n_h - 1,
+        key=Frame.head.key,
+        help=f"Which of the {n_h} attention heads in that layer.",
     )
 
 
@@ -45,7 +52,7 @@ def _model_picker(sb: DeltaGenerator, on_pick: Callable[[], None]) -> None:
     sb.selectbox(
         "Model",
         list(PICKABLE),
-        key="model",
+        key=Frame.model.key,
         format_func=LABELS.__getitem__,  # LABELS has every key of PICKABLE
         on_change=on_pick,
         help="MiniLM reads the whole sentence at once (an encoder); SmolLM2 writes text one token "
@@ -58,19 +65,19 @@ def _model_picker(sb: DeltaGenerator, on_pick: Callable[[], None]) -> None:
 
 def _sentence(sb: DeltaGenerator, open_view: Callable[[], None]) -> None:
     """The example picker and the sentence box."""
-    current = st.session_state["s"]
-    st.session_state["preset"] = current if current in PRESETS else CUSTOM
+    current = FRAME.s
+    FRAME.preset = current if current in PRESETS else CUSTOM
     sb.selectbox(
         "Example sentences",
         [CUSTOM, *PRESETS],
-        key="preset",
+        key=Frame.preset.key,
         on_change=_use_preset,
         args=(open_view,),
     )
     with sb.form("sentence_form", border=False):
         st.text_input(
             "Your sentence",
-            key="s",
+            key=Frame.s.key,
             max_chars=MAX_CHARS,
             help="Press Enter or Run. Up to 512 tokens are used; longer text is cut.",
         )
@@ -88,18 +95,18 @@ def render(
     model. Whisper reads audio, not the sentence: the page holds its input."""
     sb = st.sidebar
     _model_picker(sb, on_pick)
-    if st.session_state["model"] == "whisper":
+    if FRAME.model == "whisper":
         sb.caption("Whisper listens to audio: choose a clip, record or upload on this page.")
         # Still drawn (tucked away): a widget left undrawn on one page can come back empty on
         # the next when the browser navigates before this run has finished.
         _sentence(sb.expander("The sentence of the text pages"), open_view)
     else:
         _sentence(sb, open_view)
-    cfg = model_config(st.session_state["model"])
+    cfg = model_config(FRAME.model)
     specials = cfg is None or cfg.family == "bert"  # a decoder's text has no [CLS]/[SEP]
     if view_in_page:  # the page's explorer holds them, and redraws them without a rerun
-        for name in VIEW_OWNED:  # kept as plain state while their widgets are not drawn
-            st.session_state[name] = st.session_state[name]
+        for entry in VIEW_OWNED:  # kept as plain state while their widgets are not drawn
+            entry.keep()
         sb.caption(
             f"Layer, head{' and [CLS]/[SEP]' if specials else ''}: choose them in the view on "
             "this page (← → change the head, ↑ ↓ the layer after a click on it)."
@@ -107,8 +114,9 @@ def render(
     else:
         _layer_and_head(sb)
         if specials:
-            sb.toggle("Hide [CLS] / [SEP]", key="hide_special", help="Hide the two special tokens.")
+            hide = "Hide the two special tokens."
+            sb.toggle("Hide [CLS] / [SEP]", key=Frame.hide_special.key, help=hide)
         else:
-            st.session_state["hide_special"] = st.session_state["hide_special"]  # kept
-    for warning in st.session_state.get("_url_warnings", []):
+            Frame.hide_special.keep()
+    for warning in FRAME.url_warnings:
         sb.warning(safe.md(warning))  # quotes what the link said: keep it literal

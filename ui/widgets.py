@@ -1,4 +1,8 @@
-"""Widgets more than one page draws the same way."""
+"""Widgets more than one page draws the same way, and the format functions their menus share.
+
+Streamlit keeps a widget's callback or format function for the session: defined here (or in a
+room), never in a page script, it holds this module's globals rather than the page's namespace,
+which then dies with its run (tests/app/test_cache_bounds.py checks every page)."""
 
 from __future__ import annotations
 
@@ -37,3 +41,14 @@ def token_picker(
             label, keep.tolist(), key=key, format_func=lambda i: f"{i}: {tokens[i]}", **kwargs
         )
     )
+
+
+def numbered(names: Sequence[str], first: int = 0, sep: str = ": ") -> Callable[[int], str]:
+    """A format function writing option i as "i: name" (``sep`` between; names counted from
+    ``first``); it keeps only ``names``, a tuple of strings."""
+    kept = tuple(names)
+
+    def label(i: int) -> str:
+        return f"{i}{sep}{kept[i - first]}"
+
+    return label

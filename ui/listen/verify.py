@@ -14,6 +14,7 @@ from references.whisper import TOL_ATTENTION, TOL_ENCODER, check_clip
 from server.budget import Busy, reserved, verify_peak
 from ui.cache import get_whisper, trace_store
 from ui.listen.cache import Heard
+from ui.state import VERIFY, Verify
 from ui.verify import BUTTON, Verdict, differ, engineers, lacking, table
 
 WHISPER_LIBRARY = "CTranslate2 and transformers"
@@ -80,9 +81,9 @@ def button(heard: Heard, key: str, tokens: list[str]) -> None:
         "Run this clip through CTranslate2, the library this model's file was made for, and "
         "transformers, with the same weights, and see how far their numbers are from ours."
     )
-    if st.button(BUTTON, key="verify_run", icon=":material/fact_check:"):
-        st.session_state["_verify_clip"] = key
-    if st.session_state.get("_verify_clip") != key or lacking("whisper"):
+    if st.button(BUTTON, key=Verify.run.key, icon=":material/fact_check:"):
+        VERIFY.clip = key
+    if VERIFY.clip != key or lacking("whisper"):
         return
     try:
         with st.spinner(f"Running this clip through {WHISPER_LIBRARY}…"):

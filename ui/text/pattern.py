@@ -1,6 +1,5 @@
-"""The Attention pattern page's fragment: the explorer and the pattern as numbers. Defined here, not
-in pages/pattern.py, so that the page's namespace (and the trace it names) dies with each run
-(ui/callbacks.py says why)."""
+"""Attention pattern (pages/pattern.py): what the view's switches are, the query and key cell kept
+within the sentence, and the fragment holding the explorer and the pattern as numbers."""
 
 from __future__ import annotations
 
@@ -12,10 +11,11 @@ from attention_core import ModelConfig, Trace, attention_steps
 from attention_core.methods.pack import visible_tokens
 from ui import downloads, explore, params, router
 from ui.cache import get_trace
+from ui.state import FRAME
+from ui.text.state import PATTERN, Pattern
 from viz.pattern_heatmap import STAGE_TITLES
 
 TABLE_MAX = 64  # a bigger table is only built and sent when asked for
-KEY = "pattern_explorer"
 
 
 def what_ifs(cfg: ModelConfig) -> str:
@@ -40,15 +40,24 @@ def what_ifs(cfg: ModelConfig) -> str:
 def active_what_ifs(cfg: ModelConfig) -> list[str]:
     """The what-ifs the session's switches apply now, in plain words (empty: the model's own
     arithmetic)."""
-    state = st.session_state
     found = []
-    if not state["scale"]:
+    if not PATTERN.scale:
         found.append("no division by √d_k")
-    if state["temp"] != 1.0:
-        found.append(f"temperature {state['temp']:g}")
-    if state["causal"] and not cfg.causal:
+    if PATTERN.temp != 1.0:
+        found.append(f"temperature {PATTERN.temp:g}")
+    if PATTERN.causal and not cfg.causal:
         found.append("the causal mask")
     return found
+
+
+def keep_cell_in(trace: Trace) -> None:
+    """The query and key cell within the sentence (a shorter one, or a link's, may point past
+    it): else the fourth and third tokens, or the last."""
+    n = trace.n_tokens
+    if PATTERN.q >= n:
+        PATTERN.q = min(3, n - 1)
+    if PATTERN.k >= n:
+        PATTERN.k = min(2, n - 1)
 
 
 @st.fragment
@@ -58,14 +67,14 @@ def view_and_numbers(shared: router.Shared) -> None:
     layer and head instead of drawing sliders. It takes the sentence, not its trace, and looks
     the trace up in the shared store, so it never pins a trace the store has let go."""
     trace = get_trace(shared.model, shared.text)
-    explore.full(trace, shared.model, shared.text, KEY)
+    explore.full(trace, shared.model, shared.text, Pattern.explorer.key)
     # Built only while open: a closed expander's table would still be computed, sent and laid
     # out on every rerun, and its grid's script loaded (1.2 MB) on the page's first visit.
-    numbers = st.expander("The pattern as numbers", key="pattern_numbers", on_change="rerun")
+    numbers = st.expander("The pattern as numbers", key=Pattern.numbers.key, on_change="rerun")
     if numbers.open:
         with numbers:
-            numbers_section(trace, st.session_state["layer"], st.session_state["head"], shared)
-    params.write_url("pattern")  # a fragment rerun skips the router, which keeps the URL
+            numbers_section(trace, FRAME.layer, FRAME.head, shared)
+    params.write_url(Pattern.PAGE)  # a fragment rerun skips the router, which keeps the URL
 
 
 def numbers_section(trace: Trace, layer: int, head: int, shared: router.Shared) -> None:
@@ -73,11 +82,11 @@ def numbers_section(trace: Trace, layer: int, head: int, shared: router.Shared) 
     steps = attention_steps(
         trace.scores_lhqk[layer, head],
         trace.config.d_head,
-        scale=st.session_state["scale"],
-        temperature=st.session_state["temp"],
-        causal=st.session_state["causal"] or trace.config.causal,  # a decoder's own mask
+        scale=PATTERN.scale,
+        temperature=PATTERN.temp,
+        causal=PATTERN.causal or trace.config.causal,  # a decoder's own mask
     )
-    keep = visible_tokens(trace.tokens.special_t, st.session_state["hide_special"])
+    keep = visible_tokens(trace.tokens.special_t, FRAME.hide_special)
     cells = np.ix_(keep, keep)
     names = [f"{i}:{trace.tokens.tokens[i]}" for i in keep]  # unique, even repeated
     changed = active_what_ifs(trace.config)
@@ -90,7 +99,7 @@ def numbers_section(trace: Trace, layer: int, head: int, shared: router.Shared) 
         )
     )
     if len(keep) <= TABLE_MAX or st.toggle(
-        f"Show the {len(keep)}×{len(keep)} table", key="pattern_big_table"
+        f"Show the {len(keep)}×{len(keep)} table", key=Pattern.big_table.key
     ):
         st.dataframe(pd.DataFrame(steps.pattern[cells], index=names, columns=names))
     cols = st.columns(5)
@@ -105,4 +114,4 @@ def numbers_section(trace: Trace, layer: int, head: int, shared: router.Shared) 
                 key=f"pattern_csv_{stage}",
             )
     with cols[4]:
-        downloads.npz_button(trace, shared.model, shared.text, layer, key="pattern_npz")
+        downloads.npz_button(trace, shared.model, shared.text, layer, key=Pattern.npz.key)

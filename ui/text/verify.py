@@ -28,6 +28,7 @@ from server.budget import Busy, reserved, verify_peak
 from ui import safe
 from ui.cache import get_model, trace_store
 from ui.router import Shared
+from ui.state import VERIFY, Verify
 from ui.verify import BUTTON, Verdict, differ, engineers, lacking, table
 
 LIBRARY = {"minilm": "sentence-transformers and transformers", "smollm2": "transformers"}
@@ -120,9 +121,9 @@ def button(shared: Shared, trace: Trace) -> None:
         "any what-if switch."
     )
     asked = (shared.model, shared.text)
-    if st.button(BUTTON, key="verify_run", icon=":material/fact_check:"):
-        st.session_state["_verify_for"] = asked
-    if st.session_state.get("_verify_for") != asked:
+    if st.button(BUTTON, key=Verify.run.key, icon=":material/fact_check:"):
+        VERIFY.sentence = asked
+    if VERIFY.sentence != asked:
         return
     if lacking(shared.model):
         return

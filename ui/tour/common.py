@@ -14,11 +14,12 @@ from ui.cache import get_trace
 from ui.presets import MONEY_BANK, RIVER_BANK
 from ui.router import Shared
 from ui.show import Area
+from ui.tour.state import Tour
 from ui.widgets import token_picker
 
 BANK_A, BANK_B = RIVER_BANK, MONEY_BANK  # the tour's sentences A and B
 LAYER_HEAD = ("layer", "head")  # the explorer's controls in the tour: the switches stay off
-KEPT = ("learn_token",)  # choices that survive steps without the widget
+KEPT = (Tour.token,)  # choices that survive steps without the widget
 THREE = st.column_config.NumberColumn(format="%.3f")  # numbers for learners: three decimals
 
 
@@ -37,7 +38,7 @@ def token(shared: Shared, trace: Trace) -> int:
     keep, tokens = view(shared, trace)[0], trace.tokens.tokens
     return token_picker(
         "Token to follow",
-        "learn_token",
+        Tour.token.key,
         shared.text,
         keep,
         tokens,
@@ -73,6 +74,5 @@ def engineers() -> DeltaGenerator:
 def keep_choices() -> None:
     """Re-store the tour's widget values, which Streamlit forgets on steps that do not draw
     their widget, so a token or sentence chosen in one step is still there in the next."""
-    for key in KEPT:
-        if key in st.session_state:
-            st.session_state[key] = st.session_state[key]
+    for entry in KEPT:
+        entry.keep()

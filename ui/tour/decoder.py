@@ -22,6 +22,7 @@ from ui.router import Shared
 from ui.text.cache import head_figures
 from ui.text.decoder import MODEL as DECODER
 from ui.tour.common import chart, engineers
+from ui.tour.state import Tour
 from viz import spectrogram
 from viz.pattern_heatmap import make_pattern_heatmap
 
@@ -114,7 +115,7 @@ def cross() -> None:
         st.warning(f"Whisper could not be loaded, so this part is not shown. {error}")
         return
     names = clip_names()
-    name = st.selectbox("Example clip", names, index=names.index(CLIP), key="learn_clip")
+    name = st.selectbox("Example clip", names, index=names.index(CLIP), key=Tour.clip.key)
     audio = decode_once((CLIPS / f"{name}.wav").read_bytes())  # once per server, not per rerun
     clip = heard(digest(audio.samples_n), audio.samples_n, speech_frames(audio.samples_n))
     st.audio(wav_bytes(audio.samples_n), format="audio/wav")

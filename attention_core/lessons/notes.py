@@ -21,6 +21,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from attention_core.core.config import ModelConfig
+from attention_core.core.family import Trace
 from attention_core.core.functional import softmax
 from attention_core.core.words import word_pattern, word_spans
 from attention_core.methods.geometry import cosine, word_vectors
@@ -41,7 +42,7 @@ MONSTER_PROBES = ("Mike Wazowski", "cyclops", "cartoon", "horror")
 LONGER = 2.0  # how much longer the key is made in the length what-if
 
 
-def word_tables(trace: Any) -> tuple[tuple[str, ...], F64]:
+def word_tables(trace: Trace) -> tuple[tuple[str, ...], F64]:
     """The trace's words (as written) and every head's word-level pattern, [l, h, w, w]: a
     word's row is the mean of its pieces' rows, its column the sum of its pieces' columns."""
     spans = word_spans(trace.tokens)
@@ -120,7 +121,7 @@ class Adjectives:
     next_to: PairHead  # strongest_head over the two adjectives right before their nouns
 
 
-def adjectives(trace: Any) -> Adjectives:
+def adjectives(trace: Trace) -> Adjectives:
     """The notes' adjective claim on ``trace`` (a pass over ``FLUFFY``)."""
     words, tables = word_tables(trace)
     best = strongest_head(words, tables, ADJECTIVES)
@@ -158,7 +159,7 @@ class SoftSelect:
         return np.linalg.norm(self.k_ke, axis=-1)
 
 
-def soft_select(trace: Any, layer: int, head: int, query: int) -> SoftSelect:
+def soft_select(trace: Trace, layer: int, head: int, query: int) -> SoftSelect:
     """The soft SELECT of ``query`` in ``layer``/``head``, from the trace's own q, k and v."""
     n = trace.n_tokens
     if not 0 <= query < n:
@@ -197,7 +198,7 @@ class Jane:
     pair: int  # the index in JANE_NOTE of the pair the SELECT follows
 
 
-def jane(trace: Any) -> Jane:
+def jane(trace: Trace) -> Jane:
     """The notes' "Jane visits Africa" table on ``trace`` (a pass over ``JANE``)."""
     words, tables = word_tables(trace)
     best = closest_head(words, tables, JANE_NOTE)
@@ -244,7 +245,7 @@ class MonsterShift:
         return self.with_p - self.without_p
 
 
-def last_word_vector(trace: Any, word: str) -> F64:
+def last_word_vector(trace: Trace, word: str) -> F64:
     """``word``'s last occurrence, the mean of its pieces, at the last hidden state, [d]."""
     hits = [span for text, span in word_spans(trace.tokens) if text.lower() == word]
     if not hits:
@@ -253,7 +254,10 @@ def last_word_vector(trace: Any, word: str) -> F64:
 
 
 def monster_shift(
-    with_trace: Any, without_trace: Any, probes: tuple[str, ...], probes_lpd: NDArray[np.floating]
+    with_trace: Trace,
+    without_trace: Trace,
+    probes: tuple[str, ...],
+    probes_lpd: NDArray[np.floating],
 ) -> MonsterShift:
     """How the passage moves "monster" relative to ``probes`` (their vectors [l, p, d], e.g.
     from ``embed_words``; the last state is used)."""

@@ -9,11 +9,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from attention_core.core.family import Trace
 from attention_core.core.words import word_pattern
 from attention_core.methods.geometry import split_words
 
@@ -58,7 +58,7 @@ def pick_head(tables_lhqk: NDArray[np.floating], rule: str) -> HeadPick:
     return HeadPick(int(layer), int(head), rule, float(score_lh[layer, head]))
 
 
-def note_tables(trace: Any) -> F64:
+def note_tables(trace: Trace) -> F64:
     """Word tables [l, h, 3, 3] of the notes' phrase for every head of a decoder's trace of
     ``NOTE_PHRASE``; ValueError when the trace does not read as the notes' three words."""
     spans = split_words(trace.tokens.tokens)

@@ -19,7 +19,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from attention_core.core.family import NextTokenTrace, Trace, predicts_next
+from attention_core.core.family import (
+    LoadedModel,
+    NextTokenTrace,
+    Trace,
+    pools_sentence,
+    predicts_next,
+)
 from attention_core.core.functional import top_k
 from attention_core.core.whatif import WhatIf
 from attention_core.methods.geometry import cosine
@@ -42,7 +48,7 @@ def parse_heads(text: str) -> Heads:
     return WhatIf(knocked=tuple(pairs)).knocked
 
 
-def knock_out(model: Any, trace: Trace, heads: Iterable[tuple[int, int]]) -> Any:
+def knock_out(model: LoadedModel, trace: Trace, heads: Iterable[tuple[int, int]]) -> Any:
     """The pass over ``trace``'s tokens again, under its switches, with ``heads`` knocked out
     (a trace of the same family as ``trace``)."""
     whatif = replace(trace.whatif, knocked=tuple(heads))
@@ -96,14 +102,14 @@ class VectorChange:
     sentence_cosine: float | None  # the sentence embedding's (None for a decoder)
 
 
-def vector_change(before: Any, after: Any, token: int) -> VectorChange:
+def vector_change(before: Trace, after: Trace, token: int) -> VectorChange:
     """Compare ``token``'s vectors in two passes over the same tokens."""
     if not 0 <= token < before.n_tokens:
         raise ValueError(f"token {token} is outside 0..{before.n_tokens - 1}")
     a_ld = np.asarray(before.hidden_ltd[:, token], np.float64)
     b_ld = np.asarray(after.hidden_ltd[:, token], np.float64)
     sentence = None
-    if before.config.has_sentence_embedding:
+    if pools_sentence(before) and pools_sentence(after):
         sentence = float(cosine(before.sentence_embedding_d, after.sentence_embedding_d))
     return VectorChange(token, cosine(a_ld, b_ld), np.linalg.norm(a_ld - b_ld, axis=-1), sentence)
 
@@ -125,7 +131,7 @@ class Importance:
 
 
 def head_importance(
-    model: Any, trace: Trace, position: int, progress: Progress | None = None
+    model: LoadedModel, trace: Trace, position: int, progress: Progress | None = None
 ) -> Importance:
     """Knock out every head alone (under ``trace``'s switches) and measure its effect at
     ``position``; ``progress(done, total)`` is told after each layer."""
@@ -140,7 +146,9 @@ def _quiet(done: int, total: int) -> None:
     return None
 
 
-def _encoder_importance(model: Any, trace: Trace, position: int, progress: Progress) -> Importance:
+def _encoder_importance(
+    model: LoadedModel, trace: Trace, position: int, progress: Progress
+) -> Importance:
     cfg = trace.config
     final_d = trace.hidden_ltd[-1, position]
     effect = np.zeros((cfg.n_layers, cfg.n_heads))

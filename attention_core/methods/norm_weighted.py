@@ -11,11 +11,10 @@ passes to i. The norms do not depend on the query, so a trace keeps them per key
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 from numpy.typing import NDArray
 
+from attention_core.core.family import Trace
 from attention_core.core.functional import gram_lhee, value_norms_gram
 
 F32 = NDArray[np.float32]
@@ -35,7 +34,7 @@ def norm_weighted_hqk(pattern_hqk: NDArray[np.floating], value_norm_hk: F32) -> 
     return (np.asarray(pattern_hqk, np.float32) * value_norm_hk[:, None, :]).astype(np.float32)
 
 
-def norm_weighted_lhqk(trace: Any) -> F32:
+def norm_weighted_lhqk(trace: Trace) -> F32:
     """Every layer's norm-weighted patterns, [L, H, t, t], for a ``Trace`` or ``LlamaTrace``
     (whose patterns are recomputed a layer at a time)."""
     norms = trace.value_norm_lhk

@@ -15,6 +15,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from attention_core.core.family import Trace
+
 F32 = NDArray[np.float32]
 
 
@@ -38,7 +40,7 @@ def rollout_lqk(pattern_lhqk: Any, layers: int | None = None) -> F32:
     return out
 
 
-def trace_rollout(trace: Any) -> F32:
+def trace_rollout(trace: Trace) -> F32:
     """``rollout_lqk`` of a trace's patterns: a decoder's ``LlamaTrace`` computes it once and
     keeps it (its patterns are recomputed per layer); a BERT ``Trace`` holds its patterns, so
     it is recomputed, a few matrix products, when asked."""

@@ -11,10 +11,11 @@ the head moves. A key with a large weight share but a small moved share is a res
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+
+from attention_core.core.family import Trace
 
 F64 = NDArray[np.float64]
 
@@ -51,14 +52,14 @@ def shares_hk(
     return weight_share, moved_share
 
 
-def head_effect(trace: Any, layer: int, head: int) -> WeightEffect:
+def head_effect(trace: Trace, layer: int, head: int) -> WeightEffect:
     """The key that gets the most weight in one head of ``trace``, and its two shares."""
     weight_hk, moved_hk = shares_hk(trace.pattern_lhqk[layer], trace.value_norm_lhk[layer])
     key = int(np.argmax(weight_hk[head]))
     return WeightEffect(layer, head, key, float(weight_hk[head, key]), float(moved_hk[head, key]))
 
 
-def largest_gap(trace: Any) -> WeightEffect:
+def largest_gap(trace: Trace) -> WeightEffect:
     """The head and key of ``trace`` where the weight share most exceeds the moved share (the
     lowest layer, head and key on a tie): the clearest case of looking without moving."""
     best: WeightEffect | None = None

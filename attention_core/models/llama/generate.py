@@ -20,6 +20,7 @@ from numpy.typing import NDArray
 from attention_core.core.attention import attend
 from attention_core.core.family import N_TOP
 from attention_core.core.functional import softmax, top_k
+from attention_core.core.pieces import show_piece
 from attention_core.models import tokenize
 from attention_core.models.llama.layers import (
     attention_layer,
@@ -31,7 +32,6 @@ from attention_core.models.llama.layers import (
     rope_tables,
 )
 from attention_core.models.llama.model import LlamaModel
-from attention_core.models.llama.tokenizer import show_piece
 
 F32 = NDArray[np.float32]
 

@@ -17,6 +17,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from attention_core.core.config import ModelConfig, ModelLoadError
+from attention_core.core.pieces import first_pieces
 from attention_core.core.tokens import Tokens
 from attention_core.models.registry import WHISPER_INSTALL_HINT
 from attention_core.models.whisper.config import (
@@ -105,10 +106,6 @@ class WhisperModel:
         return [str(self.tokenizer.id_to_token(int(i))) for i in ids]
 
 
-def _special_ids(tokenizer: Any) -> list[int]:
-    return [i for i, t in tokenizer.get_added_tokens_decoder().items() if t.special]
-
-
 def tokenize_whisper(model: WhisperModel, text: str, max_tokens: int | None = None) -> Tokens:
     """``text`` as Whisper's own byte-level BPE writes it (no prompt added: what the decoder
     would write for it, a leading space only when the text has one); keep the first
@@ -117,20 +114,8 @@ def tokenize_whisper(model: WhisperModel, text: str, max_tokens: int | None = No
     ``WhisperTrace.tokens`` has them; ``special_t`` is True only where the text itself spells a
     control token such as <|endoftext|>."""
     limit = model.config.max_tokens if max_tokens is None else max_tokens
-    if not 1 <= limit <= model.config.n_positions:
-        raise ValueError(f"max_tokens must be in [1, {model.config.n_positions}], got {limit}")
-    enc = model.tokenizer.encode(text, add_special_tokens=False)
-    n = min(len(enc.ids), limit)
-    if n == 0:
-        raise ValueError("text is empty: type a sentence")
-    return Tokens(
-        text=text,
-        tokens=tuple(enc.tokens[:n]),
-        input_ids_t=np.asarray(enc.ids[:n], dtype=np.int64),
-        offsets_t2=np.asarray(enc.offsets[:n], dtype=np.int64).reshape(-1, 2),
-        special_t=np.isin(enc.ids[:n], _special_ids(model.tokenizer)),
-        n_cut=len(enc.ids) - n,
-    )
+    cfg, tok = model.config, model.tokenizer
+    return first_pieces(tok, text, limit, cfg.n_positions, add_special_tokens=False)
 
 
 def _f32(f: Ct2File, name: str) -> F32:

@@ -53,13 +53,19 @@ __all__ = [
     "trace_sentence",
 ]
 
-# The families, one line each; the first whose ``claims`` takes a path loads it, BERT last
-# (any folder).
-FAMILIES: dict[str, Family[Any]] = {LLAMA.name: LLAMA, WHISPER.name: WHISPER, BERT.name: BERT}
+# The families, one line each. A path goes to the first family whose ``claims`` takes it, BERT
+# last: it takes any folder (or a name in the local Hugging Face cache) that no other claims.
+FAMILIES: dict[str, Family[Any]] = {
+    BERT.name: BERT,
+    LLAMA.name: LLAMA,
+    WHISPER.name: WHISPER,
+}
+_CATCH_ALL = BERT
 
 
 def register(family: Family[Any]) -> None:
-    """Add a family (a test's own, built from random weights) after the packaged ones."""
+    """Add a family (a test's own, built from random weights): its name is looked up like the
+    packaged ones', and its ``claims`` asked before BERT's catch-all."""
     FAMILIES[family.name] = family
 
 
@@ -77,7 +83,8 @@ def _pick(path: str | Path | None) -> tuple[Family[Any], str]:
     for family in FAMILIES.values():
         if name in family.keys:
             return family, name
-    for family in FAMILIES.values():
+    asked = [f for f in FAMILIES.values() if f is not _CATCH_ALL] + [_CATCH_ALL]
+    for family in asked:
         if family.claims(name):
             return family, name
     raise ModelLoadError(

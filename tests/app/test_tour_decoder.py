@@ -11,7 +11,7 @@ from attention_core import load_whisper, log_mel, trace_sentence, transcribe
 from attention_core.lessons.explain import summarize_heads
 from attention_core.lessons.head_order import sink_t
 from attention_core.methods.alignment import head_alignment
-from attention_core.models.llama.tokenizer import show_piece
+from attention_core.core.pieces import show_piece
 from attention_core.models.whisper.audio import load_audio, speech_frames
 from tests.app.conftest import open_page
 from tests.figdata import array, spec

@@ -22,7 +22,7 @@ pytest.importorskip("ctranslate2")
 pytest.importorskip("transformers")
 
 from attention_core import log_mel, transcribe
-from attention_core.models.llama.tokenizer import show_piece
+from attention_core.core.pieces import show_piece
 from attention_core.models.whisper.audio import load_audio
 from attention_core.models.whisper.forward import encoder_pattern
 from references.text import INSTALL, round_up

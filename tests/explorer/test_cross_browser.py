@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from attention_core import load_whisper, log_mel, transcribe
-from attention_core.models.llama.tokenizer import show_piece
+from attention_core.core.pieces import show_piece
 from attention_core.models.whisper.audio import load_audio, speech_frames
 from explorer.cross_store import CROSS_PATH
 from scripts.live_app import CHROMIUM, streamlit_server, wait_idle

@@ -91,7 +91,7 @@ def model_error(name: str) -> str | None:
 @st.cache_resource(max_entries=1, show_spinner="Loading Whisper tiny.en…")
 def get_whisper() -> WhisperModel:
     """Whisper tiny.en, loaded once per server."""
-    return cast(WhisperModel, load_model("whisper"))
+    return load_model("whisper")
 
 
 def whisper_error() -> str | None:

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from attention_core.models.bert.model import Model
     from attention_core.models.llama.forward import LlamaTrace
     from attention_core.models.llama.model import LlamaModel
+    from attention_core.models.whisper.model import WhisperModel
 
 __all__ = [
     "FAMILIES",
@@ -99,6 +100,8 @@ def load_model(path: None = None) -> Model: ...
 def load_model(path: Literal["minilm"]) -> Model: ...
 @overload
 def load_model(path: Literal["smollm2"]) -> LlamaModel: ...
+@overload
+def load_model(path: Literal["whisper"]) -> WhisperModel: ...
 @overload
 def load_model(path: str | Path) -> Any: ...
 def load_model(path: str | Path | None = None) -> Any:

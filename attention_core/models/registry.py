@@ -31,8 +31,8 @@ MODELS: dict[str, ModelSpec] = {
     ),
 }
 MODEL_KEYS = ("minilm", "smollm2")
-# Whisper reads audio, not text: load_whisper() loads it, never load_model. ALL_MODELS is what a
-# model picker offers (the text models, then Whisper).
+# Whisper reads audio, not text: load_model("whisper") loads it, but the text pages' pickers
+# (MODELS) leave it out. ALL_MODELS is what a model picker offers (the text models, then Whisper).
 WHISPER = ModelSpec("whisper", "Whisper tiny.en (speech → text)", "whisper", WHISPER_INSTALL_HINT)
 ALL_MODELS: dict[str, ModelSpec] = {**MODELS, WHISPER.key: WHISPER}
 

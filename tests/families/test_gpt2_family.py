@@ -8,7 +8,6 @@ two blocks of noisy weights; measured worst 1.1e-5 absolute, 7e-7 of the largest
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -19,7 +18,6 @@ from attention_core.core.config import ModelLoadError
 from attention_core.core.tokens import Tokens
 from attention_core.core.whatif import WhatIf
 from attention_core.models import (
-    FAMILIES,
     family_of,
     load_config,
     load_model,
@@ -39,39 +37,16 @@ PATTERN_ATOL = 1e-5
 HIDDEN_ATOL = HIDDEN_RTOL = 1e-5
 
 
-@pytest.fixture
-def gpt2_ahead_of_bert(registered: None) -> Iterator[None]:
-    """The family moved ahead of BERT's catch-all ``claims`` (what ``register`` would need to
-    do for a family that claims folders); the registry restored after."""
-    saved = dict(FAMILIES)
-    FAMILIES.clear()
-    FAMILIES.update({GPT2.name: GPT2, **saved})
-    yield
-    FAMILIES.clear()
-    FAMILIES.update(saved)
-
-
-@pytest.mark.xfail(
-    strict=True,
-    raises=ModelLoadError,
-    reason="FINDING: register() appends a family after BERT, whose claims() takes any path "
-    "holding a '/' or that exists; models._pick asks the families in order, so a GPT-2 folder "
-    "goes to BERT's loader ('... is not a BERT-family config')",
-)
 def test_load_model_picks_the_registered_family_by_its_claims(registered, gpt2_folder):
-    model = load_model(str(gpt2_folder))
-    assert family_of(model) is GPT2
-
-
-def test_register_puts_the_family_behind_berts_catch_all(registered, gpt2_folder):
-    assert list(FAMILIES)[-1] == GPT2.name
-    assert GPT2.claims(str(gpt2_folder)) and BERT.claims(str(gpt2_folder))  # both say yes
-
-
-def test_ahead_of_bert_every_registry_function_reaches_the_family(gpt2_ahead_of_bert, gpt2_folder):
     path = str(gpt2_folder)
+    assert GPT2.claims(path) and BERT.claims(path)  # BERT's catch-all takes any folder too
     model = load_model(path)
     assert family_of(model) is GPT2 and family_of(model.config) is GPT2
+
+
+def test_every_registry_function_reaches_the_family(registered, gpt2_folder):
+    path = str(gpt2_folder)
+    model = load_model(path)
     assert load_config(path) == model.config
     tokens = tokenize(model, SENTENCE)
     trace = run_model(model, tokens)
@@ -199,6 +174,8 @@ def test_what_it_cannot_read_is_refused(gpt2_model, tmp_path: Path):
         run_gpt2(gpt2_model, _ids_tokens(list(range(33))))
     with pytest.raises(ValueError, match="out of range"):
         run_gpt2(gpt2_model, _ids_tokens([1, 2, 3]), WhatIf(hidden=(5,)))
+    with pytest.raises(ValueError, match="cannot hide all"):
+        run_gpt2(gpt2_model, _ids_tokens([1, 2]), WhatIf(hidden=(0, 1)))
     with pytest.raises(ValueError, match="outside"):
         run_gpt2(gpt2_model, _ids_tokens([1, 2, 3]), WhatIf(knocked=((2, 0),)))
     assert not GPT2.claims(str(tmp_path))  # no config.json

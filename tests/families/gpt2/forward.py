@@ -154,7 +154,7 @@ def run_gpt2(model: GPT2Model, tokens: Tokens, whatif: WhatIf = WhatIf()) -> GPT
         raise ValueError(f"{n} tokens: GPT-2 reads 1 to {cfg.n_positions}")
     whatif = replace(whatif, causal=True)
     whatif.check_heads(cfg.n_layers, cfg.n_heads)
-    whatif.key_mask_k(n)  # hidden positions beyond the tokens: ValueError here
+    whatif.check_tokens(n)  # hidden positions beyond the tokens, or all of them: ValueError
     out = float32_views(_shapes(cfg, n))
     hidden = out["hidden"]
     hidden[0] = params.wte_vd[tokens.input_ids_t] + params.wpe_pd[:n]

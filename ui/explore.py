@@ -29,9 +29,14 @@ def _take(key: str, fields: Sequence[str]) -> Callable[[], None]:
             if name in reported:
                 with contextlib.suppress(ValueError):
                     st.session_state[name] = params.accept(name, reported[name])
-        st.session_state[f"_{key}_told"] = reported
+        told(key, reported)
 
     return take
+
+
+def told(key: str, reported: dict[str, Any]) -> None:
+    """Remember the view the browser reported for the explorer ``key`` (``given`` reads it)."""
+    st.session_state[f"_{key}_told"] = reported
 
 
 def given(key: str, view: dict[str, Any]) -> dict[str, Any]:

@@ -119,7 +119,7 @@ def test_freed_memory_is_trimmed_periodically(monkeypatch):
 # A page script's namespace outlived its run when the session kept a function defined in it (a
 # callback, a fragment, a format_func): every trace and array the page named stayed pinned outside
 # the store's budget (the soak passed 1.3 GB after 20 sentences). Pages now hand Streamlit only
-# functions defined in ui/ (ui/callbacks.py), so their namespaces die with the run.
+# functions defined in ui/ (their rooms), so their namespaces die with the run.
 PAGES = tuple(page.name for page in registry.PAGES)
 
 

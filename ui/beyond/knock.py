@@ -8,17 +8,16 @@ import numpy as np
 import streamlit as st
 
 from attention_core import Trace, default_token
+from attention_core.core.pieces import show_piece
 from attention_core.methods.knockout import Heads, parse_heads
-from attention_core.models.llama.tokenizer import show_piece
 from ui import safe, show
 from ui.beyond.cache import prediction, vector
+from ui.beyond.state import BEYOND, Beyond
 from ui.cache import get_model
 from ui.router import Shared
 from ui.widgets import token_picker
 from viz.embedding_shift import layer_name
 from viz.knockout import make_knockout_cosine
-
-HEADS_KEY = "bey_heads"  # the chosen heads, as "layer.head" labels (the engine's parse_heads)
 
 
 def label(head: str) -> str:
@@ -43,7 +42,7 @@ def position(shared: Shared, trace: Trace) -> int:
     last = trace.n_tokens - 1
     return token_picker(
         "Token to watch" if not is_decoder(trace) else "Predict the token after",
-        "bey_token",
+        Beyond.token.key,
         shared.text,
         shared.visible(trace),
         tokens,
@@ -57,22 +56,27 @@ def position(shared: Shared, trace: Trace) -> int:
 def set_heads(labels: list[str]) -> None:
     """Choose the heads to knock out ("layer.head" labels), and keep them in the URL ("knock",
     written by ui.params before the page runs: this runs as a widget's callback)."""
-    st.session_state[HEADS_KEY] = list(labels)
-    st.session_state["knock"] = ",".join(labels)
+    BEYOND.chosen = list(labels)
+    BEYOND.knock = ",".join(labels)
+
+
+def keep_chosen() -> None:
+    """The menu's callback: the heads chosen, into the URL too."""
+    set_heads(BEYOND.chosen or [])
 
 
 def choose_heads(shared: Shared, trace: Trace) -> Heads:
     """The heads to knock out (any of the model's), kept while they exist in the model shown."""
     cfg = trace.config
     options = [f"{lay}.{h}" for lay in range(cfg.n_layers) for h in range(cfg.n_heads)]
-    state = st.session_state
-    first = state.get("knock") or f"{shared.layer}.{shared.head}"  # a link's, or the sidebar's
-    state[HEADS_KEY] = [h for h in state.get(HEADS_KEY, first.split(",")) if h in options]
+    first = BEYOND.knock or f"{shared.layer}.{shared.head}"  # a link's, or the sidebar's
+    chosen = BEYOND.chosen if BEYOND.chosen is not None else first.split(",")
+    BEYOND.chosen = [h for h in chosen if h in options]
     picked = st.multiselect(
         f"Heads to knock out (any of the {len(options)})",
         options,
-        key=HEADS_KEY,
-        on_change=lambda: set_heads(state[HEADS_KEY]),
+        key=Beyond.chosen.key,
+        on_change=keep_chosen,
         format_func=label,
         placeholder="Choose heads",
     )

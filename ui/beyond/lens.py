@@ -11,6 +11,7 @@ from attention_core import Trace
 from ui import router
 from ui.beyond.cache import lens
 from ui.beyond.knock import is_decoder, piece
+from ui.beyond.state import Beyond
 from ui.cache import LABELS
 from ui.router import Shared
 
@@ -34,7 +35,7 @@ def render(shared: Shared, trace: Trace, at: int) -> None:
         )
         st.button(
             f"Switch to {LABELS[DECODER]}",
-            key="bey_switch",
+            key=Beyond.switch.key,
             on_click=router.use_model,
             args=(DECODER,),
         )

@@ -12,24 +12,23 @@ from server.budget import Busy
 from ui import safe, show
 from ui.beyond.cache import importance, importance_done
 from ui.beyond.knock import is_decoder, set_heads
+from ui.beyond.state import BEYOND, Beyond
 from ui.router import Shared
 
 SWEEP_MAX_TOKENS = 64  # longest run (tokens the sweep reads) it starts; beyond it, a message
-TABLE_KEY = "bey_rank"
-ASKED = "_bey_sweep_asked"  # the sweep asked for: (model, text, token); kept until it is done
 
 
 def _ask(model: str, text: str, at: int) -> None:
     """The button's callback. A flag, not the button's own value, starts the sweep: a rerun
     that interrupts it (the explorer reporting a click) would otherwise forget the press, and
     with the flag the next run starts the sweep again."""
-    st.session_state[ASKED] = (model, text, at)
+    BEYOND.asked = (model, text, at)
 
 
 def open_ranked() -> None:
     """The ranking's row callback: knock out the head of the picked row alone."""
-    rows = st.session_state[TABLE_KEY]["selection"]["rows"]
-    ranked = st.session_state.get("_bey_ranked", [])
+    rows = BEYOND.ranking["selection"]["rows"]
+    ranked = BEYOND.ranked
     if rows and rows[0] < len(ranked):
         set_heads([ranked[rows[0]]])
 
@@ -58,14 +57,18 @@ def render(shared: Shared, trace: Trace, at: int) -> None:
         return
     if done is None:
         key = (shared.model, shared.text, at)
-        if st.session_state.get(ASKED) != key:
+        if BEYOND.asked != key:
             st.caption(
                 f"The sweep runs the model {total} times, once without each head, on {read} "
                 "tokens. On one core that takes about 10 seconds for SmolLM2 at 17 tokens (and "
                 "grows with the length), a few seconds for MiniLM."
             )
             st.button(
-                "Rank every head", key="bey_sweep", icon=":material/sort:", on_click=_ask, args=key
+                "Rank every head",
+                key=Beyond.sweep.key,
+                icon=":material/sort:",
+                on_click=_ask,
+                args=key,
             )
             return
         bar = st.progress(0.0, text=f"Knocking out each of {total} heads…")
@@ -76,11 +79,11 @@ def render(shared: Shared, trace: Trace, at: int) -> None:
         try:
             done = importance(shared.model, shared.text, at, tell)
         except Busy as err:  # asked again by a press, not by the next rerun
-            st.session_state.pop(ASKED, None)
+            BEYOND.asked = None
             bar.empty()
             st.warning(str(err), icon=":material/hourglass_empty:")
             return
-        st.session_state.pop(ASKED, None)
+        BEYOND.asked = None
         bar.empty()
     _ranking(done)
 
@@ -88,7 +91,7 @@ def render(shared: Shared, trace: Trace, at: int) -> None:
 def _ranking(done: Importance) -> None:
     ranked = done.ranked()
     labels = [f"{layer}.{head}" for layer, head, _ in ranked]
-    st.session_state["_bey_ranked"] = labels
+    BEYOND.ranked = tuple(labels)
     st.dataframe(
         {
             "rank": list(range(1, len(ranked) + 1)),
@@ -96,7 +99,7 @@ def _ranking(done: Importance) -> None:
             "head": [head for _, head, _ in ranked],
             "effect": [effect for _, _, effect in ranked],
         },
-        key=TABLE_KEY,
+        key=Beyond.ranking.key,
         on_select=open_ranked,
         selection_mode="single-row",
         hide_index=True,

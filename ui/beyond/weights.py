@@ -11,7 +11,9 @@ from attention_core import Trace
 from attention_core.methods.weight_effect import WeightEffect
 from ui import explore, safe
 from ui.beyond.cache import largest_sink, sink_of
+from ui.beyond.state import Beyond
 from ui.router import Shared
+from ui.state import FRAME
 
 READ_MORE = (
     "Read more: Kobayashi et al. 2020, “Attention is not only a weight: analyzing transformers "
@@ -50,7 +52,7 @@ def said(effect: WeightEffect, trace: Trace, lead: str = "In", mark: str = ",") 
 
 def show_head(layer: int, head: int) -> None:
     """A button's callback: show ``layer``, ``head`` (the sidebar's, shared with every page)."""
-    st.session_state["layer"], st.session_state["head"] = layer, head
+    FRAME.layer, FRAME.head = layer, head
 
 
 def norm_weighted(shared: Shared, trace: Trace) -> None:
@@ -76,7 +78,7 @@ def norm_weighted(shared: Shared, trace: Trace) -> None:
         st.markdown(said(best, trace, "The clearest case on this sentence is", ":"))
         st.button(
             f"Show layer {best.layer}, head {best.head}",
-            key="bey_sink",
+            key=Beyond.sink.key,
             on_click=show_head,
             args=(best.layer, best.head),
             icon=":material/visibility:",

@@ -23,6 +23,7 @@ from attention_core.models.whisper.audio import (
 from ui import safe
 from ui.listen.cache import spoken
 from ui.listen.decode import decode_once, mic_length, upload_limit_mb
+from ui.listen.state import Listen
 from ui.presets import CLIPS, clip_names
 
 SOURCES = ("An example clip", "Your microphone", "Upload a file", "Type a sentence")
@@ -50,10 +51,10 @@ MIC_HELP = (
 def choose() -> Audio | None:
     """The audio the visitor chose, or None (with a message saying what to do) when there is
     none yet or it cannot be used."""
-    source = st.radio("Audio", SOURCES, horizontal=True, key="lis_source")
+    source = st.radio("Audio", SOURCES, horizontal=True, key=Listen.source.key)
     try:
         if source == SOURCES[0]:
-            name = st.selectbox("Example clip", clip_names(), key="lis_clip")
+            name = st.selectbox("Example clip", clip_names(), key=Listen.clip.key)
             return decode_once((CLIPS / f"{name}.wav").read_bytes())
         if source == SOURCES[1]:
             return _microphone()
@@ -67,7 +68,7 @@ def choose() -> Audio | None:
 
 def _microphone() -> Audio | None:
     limit = f"Up to {mic_length()} ({upload_limit_mb()} MB); the first 30 s are heard."
-    recording = st.audio_input("Say a sentence", key="lis_mic", sample_rate=16000, help=limit)
+    recording = st.audio_input("Say a sentence", key=Listen.mic.key, sample_rate=16000, help=limit)
     if recording is None:
         st.info(MIC_HELP)
         return None
@@ -79,7 +80,7 @@ def _upload() -> Audio | None:
     upload = st.file_uploader(
         f"A {ACCEPTED} file (at most {limit} MB; the first 30 s are heard)",
         type=["wav", "flac", "ogg", "opus", "mp3"],  # the picker's filter; content is checked
-        key="lis_file",
+        key=Listen.file.key,
         max_upload_size=limit,
     )
     if upload is None:
@@ -95,7 +96,7 @@ def _typed() -> Audio | None:
             f"`{ESPEAK_INSTALL}` and reload, or pick a clip, record or upload instead."
         )
         return None
-    text = st.text_input("A sentence for espeak-ng to speak", key="lis_text", max_chars=300)
+    text = st.text_input("A sentence for espeak-ng to speak", key=Listen.text.key, max_chars=300)
     if not text.strip():
         st.info("Type a sentence (a few words) and espeak-ng will say it to Whisper.")
         return None

@@ -12,15 +12,16 @@ import streamlit as st
 from numpy.typing import NDArray
 
 import explorer
-from attention_core.models.llama.tokenizer import show_piece
+from attention_core.core.pieces import show_piece
 from attention_core.models.whisper.audio import SAMPLE_RATE, Audio
 from explorer.streamlit_adapter import pool_mel
 from ui import explore, safe
 from ui.listen.cache import Heard, encoder_span
 from ui.listen.source import wav_bytes
+from ui.listen.state import LISTEN, Listen
+from ui.state import FRAME
 from viz import spectrogram
 
-CROSS_KEY = "lis_cross"
 PLAY_S = 1.0  # how much audio a token's moment plays
 FRAME_S = spectrogram.FRAME_S
 NAMED = "named by the model's makers"
@@ -46,7 +47,7 @@ def cross_view(heard: Heard, layer: int, head: int) -> dict[str, int]:
     """The view the cross-attention explorer opens on: the shared layer and head (the URL's,
     Whisper's opening alignment head at first) and the page's token."""
     n_text = len(heard.token_ids) - heard.n_prompt
-    token = min(max(int(st.session_state.get("lis_token", 0)), 0), n_text - 1)
+    token = min(max(int(LISTEN.token), 0), n_text - 1)
     return {"layer": layer, "head": head, "token": token}
 
 
@@ -55,15 +56,15 @@ def _cross_told(heard: Heard) -> Callable[[], None]:
     and the page's token follow it (a value out of range is left out)."""
     n_layers, n_heads, n_tokens = heard.cross_pattern_lhqk.shape[:3]
     limits = {"layer": n_layers, "head": n_heads, "token": n_tokens - heard.n_prompt}
-    keys = {"layer": "layer", "head": "head", "token": "lis_token"}
+    entries = {"layer": (FRAME, "layer"), "head": (FRAME, "head"), "token": (LISTEN, "token")}
 
     def take() -> None:
-        reported = st.session_state[CROSS_KEY].get("view") or {}
+        reported = (LISTEN.cross or {}).get("view") or {}
         for field, top in limits.items():
             value = reported.get(field)
             if isinstance(value, int) and 0 <= value < top:
-                st.session_state[keys[field]] = value
-        st.session_state[f"_{CROSS_KEY}_told"] = reported
+                setattr(*entries[field], value)
+        explore.told(Listen.cross.key, reported)
 
     return take
 
@@ -79,9 +80,9 @@ def cross(heard: Heard, layer: int, head: int) -> None:
         pattern,
         text_tokens(heard),
         lo,
-        explore.given(CROSS_KEY, cross_view(heard, layer, head)),
+        explore.given(Listen.cross.key, cross_view(heard, layer, head)),
         _cross_told(heard),
-        key=CROSS_KEY,
+        key=Listen.cross.key,
         clip=clip,
         named=heard.alignment_heads,
         caption=(
@@ -146,7 +147,10 @@ def token_view(heard: Heard, audio: Audio, layer: int, head: int) -> None:
     """A token's cross-attention row over the spectrogram, and its moment played back."""
     words = text_tokens(heard)
     token = st.selectbox(
-        "A token", range(len(words)), format_func=lambda i: f"{i}: {words[i]}", key="lis_token"
+        "A token",
+        range(len(words)),
+        format_func=lambda i: f"{i}: {words[i]}",
+        key=Listen.token.key,
     )
     lo, hi = heard.alignment.span
     row = heard.cross_pattern_lhqk[layer, head, heard.rows.start + token, lo:hi]
@@ -171,7 +175,9 @@ def decoder_self(heard: Heard, layer: int, head: int) -> None:
 def encoder_self(heard: Heard, key: str, head: int) -> None:
     """The encoder's self-attention over the speech span, for a chosen encoder layer."""
     n_layers = heard.encoder_hidden_ltd.shape[0] - 1
-    layer = int(st.selectbox("Encoder layer", range(n_layers), index=0, key="lis_enc_layer"))
+    layer = int(
+        st.selectbox("Encoder layer", range(n_layers), index=0, key=Listen.encoder_layer.key)
+    )
     span = heard.alignment.span
     pattern = encoder_span(key, heard, layer, span)[head]
     title = f"Encoder self-attention over the speech, layer {layer}, head {head}"

@@ -1,14 +1,19 @@
-"""The Inside a decoder page's sections that take more than a few lines: the notes' word table
-beside the real model's, and the rotary curves beside MiniLM's learned positions. Each reads the
-engine's numbers and puts them on screen; the rules and measures live in the engine."""
+"""Inside a decoder (pages/decoder.py): SmolLM2's own causal mask, the notes' word table beside the
+real model's (the notes page shows it too), the rotary curves beside MiniLM's learned positions,
+the query heads that share a key and value, and the next-token guesses. Each reads the engine's
+numbers and puts them on screen; the rules and measures live in the engine."""
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 import numpy as np
+import pandas as pd
 import streamlit as st
 from numpy.typing import NDArray
 
-from attention_core import LlamaTrace, Trace
+from attention_core import LlamaTrace, ModelConfig, Trace
+from attention_core.core.pieces import show_piece
 from attention_core.core.positions import (
     cosine_sum,
     head_distance,
@@ -22,12 +27,14 @@ from attention_core.methods.decoder_heads import (
     RULES,
     HeadPick,
     first_token_share,
+    group_similarity,
     note_tables,
     pick_head,
 )
-from attention_core.models.llama.tokenizer import show_piece
-from ui import safe, show
-from ui.cache import get_model, get_trace
+from ui import router, safe, show
+from ui.cache import get_model, get_trace, model_error
+from ui.text.state import Decoder
+from viz.pattern_heatmap import make_pattern_heatmap
 from viz.rotary import make_distance_curves
 from viz.word_table import make_word_table
 
@@ -51,7 +58,7 @@ def note_table(model_key: str) -> None:
     rule = st.radio(
         "Which head to show",
         list(RULES),
-        key="dec_rule",
+        key=Decoder.rule.key,
         horizontal=True,
         format_func=lambda r: {
             "closest": "closest to the notes",
@@ -110,6 +117,17 @@ def _explain(trace: Trace | LlamaTrace, tables: NDArray[np.float64], pick: HeadP
 
 
 def positions(trace: Trace | LlamaTrace, layer: int, head: int) -> None:
+    """Rotated, not added: both models' position similarities, and one head's score against
+    distance."""
+    st.caption(
+        "MiniLM adds a learned position vector to each token. SmolLM2 adds nothing: it turns each "
+        "query and key by an angle that grows with the position, so a score depends on how far "
+        "apart two tokens are, not where they stand."
+    )
+    _curves(trace, layer, head)
+
+
+def _curves(trace: Trace | LlamaTrace, layer: int, head: int) -> None:
     """Rotary score against distance for one head, and both models' position similarities."""
     cfg = trace.config
     freqs = rope_frequencies(cfg.d_head, cfg.rope_theta)
@@ -157,3 +175,113 @@ def positions(trace: Trace | LlamaTrace, layer: int, head: int) -> None:
             "distance alone. The same two vectors, rotated, give this whole curve."
         ),
     )
+
+
+def require_models() -> ModelConfig:
+    """SmolLM2's config (MiniLM is needed where the two compare), or a message and a stopped
+    page when either cannot load."""
+    if error := model_error(MODEL) or model_error("minilm"):
+        st.error(f"A model could not be loaded. {error}")
+        st.stop()
+    return get_model(MODEL).config
+
+
+def lead(cfg: ModelConfig) -> str:
+    return (
+        "This page is made for SmolLM2-135M-Instruct, a decoder, so the sidebar shows it here "
+        f"(MiniLM appears where the two compare). Your sentence, the layer (of {cfg.n_layers}) "
+        f"and the head (of {cfg.n_heads}) come from the sidebar. {QUANTIZED}"
+    )
+
+
+def require_trace(shared: router.Shared) -> LlamaTrace:
+    """The decoder's pass over the sidebar's sentence, or a message and a stopped page."""
+    if not shared.text.strip():
+        st.info("Type a sentence in the sidebar (or pick an example) to look inside the decoder.")
+        st.stop()
+    trace = cast(LlamaTrace, get_trace(MODEL, shared.text))  # the store types it as Trace
+    if trace.tokens.n_cut:
+        st.warning(
+            f"The decoder reads the first {trace.n_tokens} tokens; the last "
+            f"{trace.tokens.n_cut} were cut."
+        )
+    return trace
+
+
+def masked(trace: LlamaTrace, layer: int, head: int) -> None:
+    """The head's pattern: every weight above the diagonal is 0."""
+    pattern = trace.pattern_lhqk[layer, head]
+    show.plot(
+        make_pattern_heatmap(
+            pattern, list(trace.tokens.tokens), title=f"layer {layer}, head {head}"
+        ),
+        "dec_pattern",
+    )
+    st.caption(
+        f"Rows are queries, columns keys. Every weight above the diagonal is exactly "
+        f"{np.triu(pattern, 1).max():g}: SmolLM2 was trained with this mask, because it learns to "
+        "guess each next token and must not see it. MiniLM, an encoder, reads both ways; the "
+        "causal switch on the Attention pattern page is a what-if it was never trained for."
+    )
+
+
+def groups(trace: LlamaTrace, layer: int) -> None:
+    """Which query heads read each key/value head, and how much attention they share."""
+    cfg = trace.config
+    group = cfg.n_heads // cfg.n_kv_heads
+    st.dataframe(
+        {
+            "key/value head": list(range(cfg.n_kv_heads)),
+            "query heads reading it": [
+                ", ".join(map(str, range(g * group, (g + 1) * group)))
+                for g in range(cfg.n_kv_heads)
+            ],
+        },
+        key="dec_groups",
+        hide_index=True,
+    )
+    heads = [f"H{h}" for h in range(cfg.n_heads)]
+    sim = group_similarity(trace.pattern_lhqk[layer], cfg.n_kv_heads)
+    st.markdown(
+        f"SmolLM2 has {cfg.n_heads} query heads but only {cfg.n_kv_heads} key/value heads: each "
+        f"group of {group} asks its own questions (queries) of the same keys and takes the same "
+        f"values, so the KV cache is {group}× smaller. In layer {layer} on your sentence, two "
+        f"heads of one group share **{sim.within:.0%}** of their attention on average, two heads "
+        f"of different groups **{sim.across:.0%}**."
+    )
+    st.dataframe(
+        pd.DataFrame(sim.overlap_hh, index=heads, columns=heads),
+        key="dec_overlap",
+        column_config={f"H{h}": show.NUM for h in range(cfg.n_heads)},
+    )
+    st.caption(
+        "Attention in common, Σ min(p, p′) over the keys, averaged over the queries: row and "
+        "column are heads H0…H8 (1 = the same pattern)."
+    )
+
+
+def guesses(trace: LlamaTrace) -> None:
+    """The three likeliest next tokens after every position."""
+    tokens = trace.tokens.tokens
+    rows: dict[str, Any] = {"token": list(tokens), "actually next": [*tokens[1:], "—"]}
+    for r in range(3):
+        rows[f"guess {r + 1}"] = [piece(i) for i in trace.next_top_ids_tk[:, r]]
+        rows[f"p{r + 1}"] = trace.next_top_probs_tk[:, r]
+    st.dataframe(rows, key="dec_next", column_config={f"p{r}": show.NUM for r in (1, 2, 3)})
+    st.caption(
+        "Each row: after reading up to this token (and only up to it), the model's three "
+        "likeliest next tokens and their probabilities; compare with the token that follows."
+    )
+
+
+def engineers(trace: LlamaTrace, layer: int, head: int) -> None:
+    cfg, pattern = trace.config, trace.pattern_lhqk[layer, head]
+    with st.expander("For engineers"):
+        st.code(
+            f"{cfg.name}: {cfg.n_layers} layers, {cfg.n_heads} query heads, {cfg.n_kv_heads} KV "
+            f"heads, d_head {cfg.d_head}, RoPE base {cfg.rope_theta:g}, {cfg.quantization} "
+            f"weights\npattern {pattern.shape}, rows sum to 1 within "
+            f"{np.abs(pattern.sum(1) - 1).max():.1e}\n"
+            f"q (after RoPE) {trace.q_lhqe[layer].shape}, KV per group {trace.k_lgke[layer].shape}",
+            language=None,
+        )

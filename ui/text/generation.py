@@ -1,5 +1,6 @@
-"""The Generate page's session state: one generation per session, kept in st.session_state under
-"gen_*" keys, started from the prompt, stepped, taken back one token, reset.
+"""The Generate page's generation: one per session, kept in its session state (ui.text.state's
+``Generate``), started from the prompt, stepped, taken back one token, reset; and what a step
+shows of it (the guesses, the newest token's attention, the KV cache).
 
 The model is the shared cached one (ui.cache.get_model): read-only. What a session changes, the
 KV cache and its tokens, lives in its own Generation object, never in a cache.
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 import streamlit as st
@@ -21,11 +23,11 @@ from server.budget import Busy, reserved
 from ui import safe, show
 from ui.cache import get_model, trace_store
 from ui.text.decoder import MODEL, QUANTIZED, piece
+from ui.text.state import GENERATE, Generate
 from viz.next_token import make_next_token_bars
 
 __all__ = ["MODEL", "QUANTIZED", "piece"]  # the page reads them from here
 MAX_NEW = 64  # new tokens a generation may write
-RUN, PROMPT, TIMES = "gen_run", "gen_run_prompt", "gen_times"
 
 
 @dataclass(frozen=True)
@@ -49,11 +51,8 @@ def text(run: Generation) -> str:
 
 
 def _timed(kind: str, run: Generation, tokens: int, started: float) -> None:
-    st.session_state[RUN] = run
-    st.session_state[TIMES] = {
-        **st.session_state.get(TIMES, {}),
-        kind: Timing(tokens, time.perf_counter() - started),
-    }
+    GENERATE.run = run
+    GENERATE.times = {**GENERATE.times, kind: Timing(tokens, time.perf_counter() - started)}
 
 
 def start(prompt: str) -> None:
@@ -63,20 +62,20 @@ def start(prompt: str) -> None:
     peak = trace_nbytes(model().config, len(tokenize(model(), prompt)) + MAX_NEW)
     with reserved(trace_store(), peak):
         run = start_generation(model(), prompt, max_new_tokens=MAX_NEW)
-    st.session_state[PROMPT] = prompt
-    st.session_state[TIMES] = {}
+    GENERATE.run_prompt = prompt
+    GENERATE.times = {}
     _timed("prefill", run, run.n_prompt, started)
 
 
 def current(prompt: str) -> Generation:
     """This session's generation of ``prompt``, started afresh when the prompt changed."""
-    if st.session_state.get(RUN) is None or st.session_state.get(PROMPT) != prompt:
+    if GENERATE.run is None or GENERATE.run_prompt != prompt:
         try:
             start(prompt)
         except Busy as err:
             st.warning(str(err), icon=":material/hourglass_empty:")
             st.stop()
-    return st.session_state[RUN]
+    return cast(Generation, GENERATE.run)
 
 
 def n_new(run: Generation) -> int:
@@ -85,7 +84,7 @@ def n_new(run: Generation) -> int:
 
 def write(token_id: int) -> None:
     """Feed one token through the model (one step on the KV cache)."""
-    run: Generation = st.session_state[RUN]
+    run: Generation = GENERATE.run
     if run.finished:
         return
     started = time.perf_counter()
@@ -94,21 +93,21 @@ def write(token_id: int) -> None:
 
 def step_chosen(temperature: float, top_k: int, seed: int) -> None:
     """Feed the token the sampling settings choose (greedy at temperature 0)."""
-    run: Generation = st.session_state[RUN]
+    run: Generation = GENERATE.run
     write(choose(run.last, temperature=temperature, top_k=top_k, seed=seed, step_index=n_new(run)))
 
 
 def back() -> None:
     """Take the newest token back, to choose another candidate in its place."""
-    run: Generation = st.session_state[RUN]
+    run: Generation = GENERATE.run
     if n_new(run) > 0:
-        st.session_state[RUN] = run.rewind(len(run.ids) - 1)
+        GENERATE.run = run.rewind(len(run.ids) - 1)
 
 
 def reset() -> None:
     """Forget the written tokens: the prompt alone again (kept as it is when busy)."""
     try:
-        start(st.session_state[PROMPT])
+        start(cast(str, GENERATE.run_prompt))  # a reset follows a start
     except Busy as err:
         st.toast(str(err))
 
@@ -129,11 +128,15 @@ def show_guesses(run: Generation) -> None:
     pick = st.selectbox(  # a key per length: each step's candidates are a new menu
         "Or write another of these",
         [int(i) for i in last.top_ids_k],
-        key=f"gen_pick_{len(run.ids)}",
+        key=f"{Generate.PICK}{len(run.ids)}",
         format_func=lambda i: f"{piece(i)} ({probs[i]:.1%})",
     )
     st.button(
-        "Write this one", key="gen_write", disabled=run.finished, on_click=write, args=(pick,)
+        "Write this one",
+        key=Generate.write.key,
+        disabled=run.finished,
+        on_click=write,
+        args=(pick,),
     )
 
 
@@ -148,7 +151,7 @@ def show_heads(run: Generation) -> None:
         run.tokens[: last.position + 1],
         cfg.n_kv_heads,
         cfg.n_layers // 2,
-        key="gen_heads",
+        key=Generate.heads.key,
     )
     groups = "; ".join(
         f"heads {g * group}-{g * group + group - 1} share key/value head {g}"
@@ -180,7 +183,7 @@ def show_cache(run: Generation) -> None:
         f"(Room is set aside for {run.n_prompt + run.max_new_tokens} tokens: "
         f"{run.cache_nbytes / 1024:,.0f} KiB.)"
     )
-    times = st.session_state.get(TIMES, {})
+    times = GENERATE.times
     if "prefill" in times:
         st.caption(
             f"Reading the {times['prefill'].tokens}-token prompt took "

@@ -1,11 +1,11 @@
-"""Start here's numbers and its one-head view: what the bank probes really show, how long the
-attention bias is next to ΔE, how many weights the feed-forward network has next to attention,
-and the sentence's head drawn with the sidebar's layer and head (one truth per screen)."""
+"""Start here (pages/home.py): what attention does in a few sentences, with the numbers that back
+them (what the bank probes really show, how long the attention bias is next to ΔE, how many
+weights the feed-forward network has next to attention), the sentence's head drawn with the
+sidebar's layer and head (one truth per screen), and where each page takes the visitor."""
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -13,11 +13,12 @@ import streamlit as st
 from numpy.typing import NDArray
 
 from attention_core import ModelConfig, Trace, cosine, output_bias
-from ui import explore, safe
+from ui import explore, registry, safe
 from ui.cache import get_model, get_trace
 from ui.presets import BANK_PROBES, MONEY_BANK, RIVER_BANK
-from ui.router import OpeningView, Shared
+from ui.router import OpeningView, Shared, open_view
 from ui.text.cache import read_probes
+from ui.text.state import Home
 
 ATTENTION = ("w_qkv", "w_o_")  # a block's attention matrices (W_Q, W_K, W_V; W_O)
 FEED_FORWARD = ("w_in", "w_out", "w_gate", "w_up", "w_down")  # its feed-forward matrices
@@ -139,10 +140,10 @@ def _sidebar_head(trace: Trace, layer: int, head: int, query: int, key: int) -> 
     )
 
 
-def your_sentence(shared: Shared, view: OpeningView | None, open_view: Callable[[], None]) -> None:
+def your_sentence(shared: Shared, view: OpeningView | None) -> None:
     """The sentence on the sidebar's layer and head, with one true sentence about what it shows,
-    and a button to the sentence's own ``view`` (``open_view`` opens it) when the sidebar is
-    elsewhere."""
+    and a button to the sentence's own ``view`` (``ui.router.open_view`` opens it) when the
+    sidebar is elsewhere."""
     if view is None:
         return
     trace = get_trace(shared.model, shared.text)
@@ -157,14 +158,14 @@ def your_sentence(shared: Shared, view: OpeningView | None, open_view: Callable[
         _sidebar_head(trace, layer, head, query, key)
         st.button(
             f"Show the head that tells most on this sentence: layer {view.layer}, head {view.head}",
-            key="home_open_view",
+            key=Home.open_view.key,
             on_click=open_view,
         )
     explore.shared_only(
         trace,
         shared.model,
         shared.text,
-        "home_pattern",
+        Home.pattern.key,
         stages=("pattern",),
         switches={"layer": layer, "head": head, "q": query, "k": key},
         controls=(),
@@ -185,3 +186,58 @@ def your_sentence(shared: Shared, view: OpeningView | None, open_view: Callable[
         )
         + " Open it on the Attention pattern page to take it apart."
     )
+
+
+def intro(shared: Shared, cfg: ModelConfig | None, error: str | None) -> None:
+    """What attention is, and what this app runs it on (a warning when the model is missing)."""
+    about = f"{cfg.name}: {cfg.n_layers} layers × {cfg.n_heads} heads" if cfg else shared.model
+    if error:
+        st.warning(
+            "The model could not be loaded, so the pages that run it show only this message. "
+            f"{error}  \nBuild your own head still works without it, on hashed random vectors."
+        )
+    st.markdown(
+        "A word on its own has one fixed vector, whatever sentence it sits in. **Attention** is "
+        "how a transformer lets each word look at the others and move its vector by what it "
+        f"finds. This app runs a real trained model ({about}) on **your** sentence and shows "
+        "every number on the way, computed live."
+        + ("" if error else " " + bank_sentence(shared.model))
+    )
+
+
+def one_head(shared: Shared, cfg: ModelConfig | None, error: str | None) -> None:
+    """The path of one attention head, in the order the pages show it."""
+    bias, ffn = block_phrases(shared, cfg) if not error else ("", "a feed-forward network")
+    biased = cfg is None or cfg.family == "bert"  # BERT's projections have biases; Llama's none
+    q, k, v = (f"{x} = E·W_{x.upper()}" + (f" + b_{x.upper()}" if biased else "") for x in "qkv")
+    st.markdown(
+        "**The path of one attention head**, in the order the pages show it:  \n"
+        "1. every token gets a vector *E* (its embedding; in later layers, what the layer before "
+        "hands on);  \n"
+        f"2. each vector asks a question, its **query** *{q}*, and offers an answer, its "
+        f"**key** *{k}*;  \n"
+        "3. a query scores every key by a dot product *q·k*, divided by √d_k;  \n"
+        "4. softmax turns one query's scores into weights that sum to 1: the **pattern**;  \n"
+        f"5. the weights blend the tokens' **values** *{v}* into this head's proposed change. "
+        + (
+            f"The layer adds up all its heads' proposals{bias} into one update **ΔE**. *E + ΔE* "
+            "is not yet the next vector: it is re-centred and rescaled (LayerNorm: mean 0 and "
+            f"spread 1, then a learned gain and bias), changed again by {ffn}, and normalized "
+            "once more."
+            if cfg is None or not cfg.causal
+            else "The layer adds up all its heads' proposals into one update **ΔE**; the token's "
+            f"vector becomes *E + ΔE*, then is changed again by {ffn} (each part reads a rescaled "
+            "copy of the vector, RMSNorm). In this decoder a token reads only itself and the "
+            "tokens before it."
+        )
+        + f" {cfg.n_layers if cfg else 'Several'} such blocks in a row make the vector the model "
+        "finally uses."
+    )
+
+
+def where_to_go() -> None:
+    """Every other page, with its line."""
+    st.caption("Type a sentence in the sidebar first, or pick an example; every page uses it.")
+    for page in registry.PAGES[1:]:  # every page but this one
+        st.page_link(page.path, label=page.title, icon=page.icon)
+        st.caption(page.blurb)

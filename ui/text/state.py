@@ -140,7 +140,7 @@ class Decoder(State):
 class Generate(State):
     """Generate, token by token: one generation per session, and the widgets that step it."""
 
-    prompt = Entry("gen_prompt", "The capital of France is")  # the box
+    prompt = Entry("gen_prompt", "")  # the box (it opens on the last run's prompt)
     run: Entry[Any] = Entry("gen_run", None)  # the Generation (attention_core), KV cache and all
     run_prompt: Entry[str | None] = Entry("gen_run_prompt", None)  # the prompt it started from
     times: Entry[dict[str, Any]] = Entry("gen_times", {})  # the latest passes' Timing by kind

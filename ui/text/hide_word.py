@@ -1,0 +1,273 @@
+"""What did that word do? (pages/hide_word.py): the word hidden, the token watched, the word hidden
+instead for comparison and the probe words, each kept per sentence (a link's, else the page's
+default); then what hiding the word changes, layer by layer, in the probes' cosines and in the
+sentence embedding."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import streamlit as st
+
+from attention_core import Trace
+from attention_core.methods.hide_word import WordEffect, default_base, default_choice, words_of
+from ui import params, router, safe, show
+from ui.presets import auto_probes, curated
+from ui.show import NUM
+from ui.text.cache import read_probes, word_effect
+from ui.text.state import HIDE_WORD, HideWord
+from ui.widgets import numbered
+from viz.embedding_shift import layer_name
+from viz.word_effect import make_word_effect
+from viz.word_effect_probes import make_word_effect_probes
+
+LEAD = (
+    "Hide one word from every other token, in every layer, and run the sentence again: whatever "
+    "changes in another token's vector is what that word passed on through attention. The "
+    "notes say “river” makes “bank” a riverside bank; here you can take “river” away "
+    "and measure what “bank” loses."
+)
+
+
+@dataclass(frozen=True)
+class Hidden:
+    """The word hidden and the token watched, with what hiding them changes."""
+
+    word: str
+    token: int
+    base: str | None  # the word hidden instead, for comparison (None: no other word left)
+    probes: list[str]
+    effect: WordEffect
+    other: WordEffect | None  # hiding ``base`` instead
+
+    @property
+    def pairs(self) -> list[tuple[str, WordEffect]]:
+        """(hidden word, its effect): the word's, then the comparison's."""
+        return [(self.word, self.effect)] + (
+            [(self.base, self.other)] if self.base is not None and self.other is not None else []
+        )
+
+
+def _defaults(shared: router.Shared, trace: Trace, start: tuple[str, int]) -> list[str]:
+    """Each choice the page's default unless it holds for this sentence (a link's on the first
+    run): a new sentence gets its own. The words left to compare with."""
+    hw, words, keep = HIDE_WORD, words_of(trace.tokens), shared.visible(trace)
+    previous = hw.sentence
+    if previous != shared.text:  # a new sentence: its own defaults (the URL's on the first run)
+        if previous is not None:
+            hw.word, hw.token, hw.base = "", -1, ""
+        hw.sentence = shared.text
+    hw.probes = auto_probes(hw.probes, previous, shared.text)  # unless edited
+    if hw.word not in words:
+        if hw.word:
+            st.warning(
+                safe.md(f"“{hw.word}” is not a word of this sentence; hiding “{start[0]}” instead.")
+            )
+        hw.word = start[0]
+    if hw.token not in keep:
+        if hw.token != -1:
+            st.warning(
+                f"Token {hw.token} is not one of the tokens shown; watching token "
+                f"{start[1]} instead."
+            )
+        hw.token = start[1] if start[1] in keep else int(keep[0])
+    bases = [w for w, pos in words.items() if w != hw.word and hw.token not in pos]
+    if bases and hw.base not in bases:
+        hw.base = default_base(bases)
+    params.write_url(HideWord.PAGE)  # the defaults just chosen
+    return bases
+
+
+def _menus(trace: Trace, keep: list[int], bases: list[str]) -> str:
+    """The three menus and the probe box; the probes as typed."""
+    left, middle, right = st.columns(3)
+    left.selectbox(
+        "Word to hide",
+        list(words_of(trace.tokens)),
+        key=HideWord.word.key,
+        help="Hidden from every token in every layer; first occurrence.",
+    )
+    middle.selectbox(
+        "Token to watch", keep, key=HideWord.token.key, format_func=numbered(trace.tokens.tokens)
+    )
+    right.selectbox(
+        "Compare with hiding",
+        bases,
+        key=HideWord.base.key,
+        disabled=not bases,
+        help="A second word, hidden instead, to show what a word that does not matter much "
+        "changes.",
+    )
+    return str(
+        st.text_input(
+            "Probe words, comma-separated (at most 12, each up to 40 characters)",
+            key=HideWord.probes.key,
+            max_chars=params.MAX_CHARS,
+            help="Each probe is run through the model alone and compared with the "
+            "watched token at the same layer.",
+        )
+    )
+
+
+def choose(shared: router.Shared, trace: Trace) -> Hidden:
+    """The choices (or a message and a stopped page when the sentence has one word, or the
+    token watched is part of the word hidden), and what hiding the word changes."""
+    preset = curated(shared.text, shared.model)
+    start = default_choice(trace.tokens, (preset.token, preset.key) if preset else None)
+    if start is None:
+        st.info(
+            "This sentence has only one word, so there is no other word to hide it from. Type a "
+            "sentence of at least two words in the sidebar."
+        )
+        st.stop()
+    bases = _defaults(shared, trace, start)
+    raw = _menus(trace, shared.visible(trace).tolist(), bases)
+    word, token, words = HIDE_WORD.word, HIDE_WORD.token, words_of(trace.tokens)
+    if token in words[word]:
+        st.error(
+            f"You are watching {safe.token(trace.tokens.tokens[token])}, which is part of "
+            f"{safe.token(word)}, the word you hid. A hidden word is hidden from every token, "
+            "itself included, so this would only measure the word losing sight of itself. Pick "
+            "another token to watch, or another word to hide."
+        )
+        st.stop()
+    probes, _, problems = read_probes(shared.model, raw)
+    for problem in problems:
+        st.warning(safe.md(problem))
+    effect = word_effect(shared.model, shared.text, words[word], token, tuple(probes))
+    base = HIDE_WORD.base if bases else None
+    other = word_effect(shared.model, shared.text, words[base], token, ()) if base else None
+    return Hidden(word, token, base, probes, effect, other)
+
+
+def who(trace: Trace, h: Hidden) -> str:
+    return safe.token(trace.tokens.tokens[h.token])
+
+
+def summary(trace: Trace, h: Hidden) -> None:
+    """Where hiding the word changes the token most, beside hiding the other word."""
+    hw, most = safe.token(h.word), h.effect.most_changed
+    cos, dist = h.effect.cosine_l[most], h.effect.distance_l[most]
+    said = (
+        f"Hiding {hw} changes {who(trace, h)} most {layer_name(most)}: there its vectors with "
+        f"and without {hw} have cosine {cos:.3f} (an angle of "
+        f"{np.degrees(np.arccos(min(cos, 1))):.0f}°) and lie {dist:.2f} apart, "
+        f"{dist / h.effect.length_l[most]:.0%} of the vector's length."
+    )
+    if h.other is not None and h.base is not None:
+        top = h.other.most_changed
+        said += (
+            f" Hiding {safe.token(h.base)} instead changes it at most to cosine "
+            f"{h.other.cosine_l[top]:.3f}, distance {h.other.distance_l[top]:.2f}."
+        )
+    st.markdown(said)
+
+
+def moved(trace: Trace, h: Hidden) -> None:
+    """How far the token moved at each layer, for each word hidden."""
+    most = h.effect.most_changed
+    cos, dist = h.effect.cosine_l[most], h.effect.distance_l[most]
+    watched = trace.tokens.tokens[h.token]
+    fig = make_word_effect(
+        {w: e.distance_l for w, e in h.pairs},
+        {w: e.cosine_l for w, e in h.pairs},
+        h.effect.length_l,
+        watched=watched,
+    )
+    show.plot(fig, "hw_moved")
+    st.caption(
+        f"How to read this: each bar is the distance between {who(trace, h)}'s vector in the "
+        "ordinary pass and in a second pass with one word hidden, at the same layer (hover for "
+        "the cosine and the angle). In the embedding, before the first layer, no token has read "
+        "any other yet, so nothing has moved there. Cosines stay high even for large effects: a "
+        f"move of {dist:.2f} on a vector about {h.effect.length_l[most]:.0f} long still leaves "
+        f"a cosine of {cos:.3f}. So read the distances, and compare the two words."
+        + ("" if h.other is not None else " (No other word is left to compare with.)")
+    )
+    table: dict[str, Any] = {"layer": [layer_name(i) for i in range(h.effect.cosine_l.size)]}
+    for w, e in h.pairs:
+        table |= {f"cosine, {w} hidden": e.cosine_l, f"distance, {w} hidden": e.distance_l}
+    table[f"length of {watched}"] = h.effect.length_l
+    st.dataframe(
+        table, key="hw_table", hide_index=True, column_config=dict.fromkeys(list(table)[1:], NUM)
+    )
+
+
+def meaning(trace: Trace, h: Hidden, after: int) -> None:
+    """What the word adds to the token's cosines with the probes, after the sidebar's layer."""
+    if not h.probes:
+        st.info("Add at least one probe word to see what the hidden word adds to the meaning.")
+        return
+    hw, e = safe.token(h.word), h.effect
+    with_p, without_p = e.probe_cosine_with_lp[after], e.probe_cosine_without_lp[after]
+    left, right = st.columns([3, 2])
+    fig = make_word_effect_probes(
+        with_p, without_p, h.probes, hidden_word=h.word, state_label=layer_name(after)
+    )
+    show.plot(fig, "hw_probes_chart", left)
+    cols = {"with": with_p, "hidden": without_p, "with − hidden": with_p - without_p}
+    right.dataframe(
+        {"probe": h.probes} | cols,
+        key="hw_probe_table",
+        hide_index=True,
+        column_config=dict.fromkeys(cols, NUM),
+    )
+    right.caption(
+        f"How to read this: the cosine of {who(trace, h)} with each probe word (run through the "
+        f"model alone), both taken {layer_name(after)} (the sidebar's layer); move the sidebar's "
+        "Layer slider to compare another layer's output. A positive "
+        f"difference means {hw} pulls {who(trace, h)} towards that probe."
+    )
+    big = int(np.argmax(np.abs(with_p - without_p)))
+    pull = with_p[big] - without_p[big]
+    left.markdown(
+        f"Largest effect {layer_name(after)}: {hw} changes {who(trace, h)}'s cosine with "
+        f"{safe.token(h.probes[big])} by {pull:+.3f} (pulls it "
+        f"{'towards' if pull > 0 else 'away from'} that probe)."
+    )
+
+
+def sentence(trace: Trace, h: Hidden) -> None:
+    """The sentence embedding with and without the word (an encoder's), or why there is none."""
+    if h.effect.sentence_cosine is None:
+        st.info(
+            f"{trace.config.name} makes no sentence embedding (it is a decoder: it predicts the "
+            "next token), so there is none to compare. In a decoder a hidden word changes only "
+            "the tokens after it: the ones before it never saw it."
+        )
+        return
+    for col, (name, e) in zip(st.columns(2), h.pairs, strict=False):
+        col.metric(
+            f"Sentence embedding: cosine, {safe.token(name)} hidden", f"{e.sentence_cosine:.3f}"
+        )
+        col.caption(
+            f"Distance between the two embeddings: {e.sentence_distance:.3f} (each has "
+            "length 1, so the largest possible is 2)."
+        )
+    st.caption(
+        "How to read this: the cosine between the sentence's embedding (the mean of its tokens' "
+        "final vectors, made length 1, as sentence-transformers computes it) with and without "
+        "the word. Part of the change is only that the hidden word's own vector is left out of "
+        "the mean."
+    )
+
+
+def engineers(h: Hidden) -> None:
+    effect = h.effect
+    with st.expander("For engineers"):
+        st.markdown(
+            f"Hidden token positions {list(effect.hidden)} (the word's pieces, first "
+            f"occurrence); watched position {list(effect.watched)}. The second pass is "
+            f"`trace_sentence(model, text, WhatIf(hidden={effect.hidden}))`: the hidden keys are "
+            "masked in every layer and every head, as transformers does for `attention_mask` 0; "
+            "the hidden tokens keep their positions and still run their own query rows. "
+            "`tests/core/test_hide_word.py` checks the patterns, hidden states and pooled "
+            "embedding against transformers (eager attention) with `attention_mask` 0 at those "
+            "positions, to 1e-5 / 1e-4 / 1e-5. Check on this sentence: in the embedding the "
+            f"distance is {effect.distance_l[0]:.1e} (nothing read yet). "
+            "Numbers come from `attention_core.methods.hide_word.hide_word`; the sentence "
+            "embedding uses "
+            "sentence-transformers' 256-token window and leaves the hidden tokens out of its mean."
+        )

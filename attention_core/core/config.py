@@ -28,9 +28,9 @@ class ModelConfig:
     n_positions: int  # learned position embeddings, the longest input
     vocab_size: int  # WordPiece vocabulary
     layer_norm_eps: float  # LayerNorm epsilon
-    pooling: str  # sentence pooling: "mean" or "cls"
-    normalize: bool  # L2-normalize the pooled sentence embedding
-    max_seq_length: int  # where sentence-transformers truncates before pooling
+    pooling: str = ""  # sentence pooling: "mean" or "cls" ("": no sentence vector)
+    normalize: bool = False  # L2-normalize the pooled sentence embedding
+    max_seq_length: int = 0  # where sentence-transformers truncates before pooling; 0: n_positions
     key: str = "minilm"  # registry key ("minilm", "smollm2") or the folder/file path given
     family: str = "bert"  # the registry's name of the family that runs it (attention_core.models)
     n_kv_heads: int = 0  # key/value heads (GQA: query head h reads h // (n_heads/n_kv_heads));
@@ -52,3 +52,5 @@ class ModelConfig:
             object.__setattr__(self, "n_kv_heads", self.n_heads)
         if self.max_tokens == 0:
             object.__setattr__(self, "max_tokens", self.n_positions)
+        if self.max_seq_length == 0:
+            object.__setattr__(self, "max_seq_length", self.n_positions)

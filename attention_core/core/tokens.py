@@ -46,7 +46,8 @@ class Tokens:
     """One tokenized sentence, [CLS] and [SEP] included."""
 
     text: str  # the input as given
-    tokens: tuple[str, ...]  # WordPiece pieces, e.g. ("[CLS]", "dirty", "##est", "[SEP]")
+    tokens: tuple[str, ...]  # the pieces as shown: a word goes on with "##" (WordPiece, e.g.
+    # ("[CLS]", "dirty", "##est", "[SEP]")) or starts with "▁" (a byte-level space: "▁quantum")
     input_ids_t: NDArray[np.int64]  # vocabulary ids
     offsets_t2: NDArray[np.int64]  # [start, end) character span in text; (0, 0) for specials
     special_t: NDArray[np.bool_]  # True for [CLS] / [SEP]

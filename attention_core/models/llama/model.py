@@ -128,8 +128,6 @@ def _config(key: str, gguf: GgufFile) -> ModelConfig:
             n_positions=int(meta["llama.context_length"]),
             vocab_size=n_vocab,
             layer_norm_eps=float(meta["llama.attention.layer_norm_rms_epsilon"]),
-            pooling="",
-            normalize=False,
             max_seq_length=MAX_TOKENS,
             key=key,
             family="llama",
@@ -140,6 +138,9 @@ def _config(key: str, gguf: GgufFile) -> ModelConfig:
             has_lm_head=True,
             has_sentence_embedding=False,
             max_tokens=MAX_TOKENS,
+            special_tokens=False,  # no [CLS] / [SEP]: the text's own pieces
+            attention_bias=False,
+            post_norm=False,  # pre-norm (RMSNorm before attention and the MLP)
             quantization="/".join(sorted(q_types - {"Q8_0"})) or "/".join(sorted(q_types)),
         )
     except KeyError as err:

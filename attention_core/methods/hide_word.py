@@ -19,11 +19,12 @@ from numpy.typing import NDArray
 
 from attention_core.core.display import state_name
 from attention_core.core.tokens import Tokens
+from attention_core.core.whatif import WhatIf
 from attention_core.methods.geometry import cosine, split_words, word_vectors
 from attention_core.methods.telling import FUNCTION_WORDS
 from attention_core.methods.values import default_token
 from attention_core.models import run_model, trace_sentence
-from attention_core.models.bert.forward import Trace, WhatIf
+from attention_core.models.bert.forward import Trace
 from attention_core.models.bert.model import Model
 
 F64 = NDArray[np.float64]

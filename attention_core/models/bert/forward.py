@@ -25,7 +25,7 @@ from attention_core.core.functional import (
     value_norms_gram,
 )
 from attention_core.core.tokens import Tokens, window_tokens
-from attention_core.core.whatif import WhatIf as WhatIf
+from attention_core.core.whatif import WhatIf
 from attention_core.models.bert.model import Model
 from attention_core.models.bert.tokenizer import tokenize_bert
 from attention_core.models.bert.weights import LayerWeights

@@ -12,7 +12,7 @@ import streamlit as st
 import explorer
 from attention_core import Trace
 from ui import params
-from ui.state import Frame
+from ui.state.shared import Frame
 
 # The sidebar's settings, which every page follows: the explorer's fields of the same names.
 SHARED_FIELDS = (Frame.layer.key, Frame.head.key, Frame.hide_special.key)

@@ -1,5 +1,5 @@
-"""Every setting that lives in the URL: the ``Url`` entries of ui.state's ``Frame`` (every page's)
-and of each page family's state (``ui/<family>/state.py``), gathered here with their page.
+"""Every setting that lives in the URL: the ``Url`` entries of every state in ``ui.state``
+(``Frame``'s for every page, each page family's for its page), gathered here with their page.
 
 On a session's first run the URL fills ``st.session_state`` (bad values fall back to the
 default with a warning); on every run the current values are written back, so a copied link
@@ -18,11 +18,12 @@ import streamlit as st
 
 from attention_core.core.tokens import MAX_CHARS as MAX_CHARS  # the pages and route read it here
 from server.streamlit_private import widget_values_sent
-from ui.beyond.state import Beyond
-from ui.listen.state import Listen
-from ui.state import FRAME, Frame, State
-from ui.text.state import AllHeads, BuildHead, Compare, EmbeddingShift, HideWord, Pattern, Values
-from ui.tour.state import Tour
+from ui.state.beyond import Beyond
+from ui.state.entry import State
+from ui.state.listen import Listen
+from ui.state.shared import FRAME, Frame
+from ui.state.text import AllHeads, BuildHead, Compare, EmbeddingShift, HideWord, Pattern, Values
+from ui.state.tour import Tour
 
 # A sentence's share of a link, percent-encoded (link_too_long says why it is bounded).
 LINK_MAX_BYTES = 6_000

@@ -20,8 +20,8 @@ from attention_core.methods.pack import visible_tokens
 from ui import params, registry, sidebar
 from ui.cache import OPENING_HEAD, get_telling_head, get_trace, model_config, model_error
 from ui.presets import curated
-from ui.state import FRAME, Frame
-from ui.text.state import PATTERN, Pattern
+from ui.state.shared import FRAME, Frame
+from ui.state.text import PATTERN, Pattern
 
 # Pages whose attention explorer holds layer, head and [CLS]/[SEP] (and reports them in a
 # fragment rerun): the sidebar names them instead of drawing sliders that would go stale.

@@ -13,7 +13,7 @@ from attention_core.core.tokens import MAX_CHARS
 from ui import safe
 from ui.cache import LABELS, PICKABLE, model_config
 from ui.presets import PRESETS
-from ui.state import FRAME, Frame
+from ui.state.shared import FRAME, Frame
 
 CUSTOM = "(your own sentence)"
 VIEW_OWNED = (Frame.layer, Frame.head, Frame.hide_special)  # what a page's explorer may hold

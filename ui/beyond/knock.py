@@ -12,9 +12,9 @@ from attention_core.core.pieces import show_piece
 from attention_core.methods.knockout import Heads, parse_heads
 from ui import safe, show
 from ui.beyond.cache import prediction, vector
-from ui.beyond.state import BEYOND, Beyond
 from ui.cache import get_model
 from ui.router import Shared
+from ui.state.beyond import BEYOND, Beyond
 from ui.widgets import token_picker
 from viz.embedding_shift import layer_name
 from viz.knockout import make_knockout_cosine

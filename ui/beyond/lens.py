@@ -11,9 +11,9 @@ from attention_core import Trace
 from ui import router
 from ui.beyond.cache import lens
 from ui.beyond.knock import is_decoder, piece
-from ui.beyond.state import Beyond
 from ui.cache import LABELS
 from ui.router import Shared
+from ui.state.beyond import Beyond
 
 WINDOW = 16  # positions shown at most, around the chosen one
 DECODER = "smollm2"  # the model to switch to for the lens

@@ -12,8 +12,8 @@ from server.budget import Busy
 from ui import safe, show
 from ui.beyond.cache import importance, importance_done
 from ui.beyond.knock import is_decoder, set_heads
-from ui.beyond.state import BEYOND, Beyond
 from ui.router import Shared
+from ui.state.beyond import BEYOND, Beyond
 
 SWEEP_MAX_TOKENS = 64  # longest run (tokens the sweep reads) it starts; beyond it, a message
 

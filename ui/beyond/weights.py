@@ -11,9 +11,9 @@ from attention_core import Trace
 from attention_core.methods.weight_effect import WeightEffect
 from ui import explore, safe
 from ui.beyond.cache import largest_sink, sink_of
-from ui.beyond.state import Beyond
 from ui.router import Shared
-from ui.state import FRAME
+from ui.state.beyond import Beyond
+from ui.state.shared import FRAME
 
 READ_MORE = (
     "Read more: Kobayashi et al. 2020, “Attention is not only a weight: analyzing transformers "

@@ -23,8 +23,8 @@ from attention_core.models.whisper.audio import (
 from ui import safe
 from ui.listen.cache import spoken
 from ui.listen.decode import decode_once, mic_length, upload_limit_mb
-from ui.listen.state import Listen
 from ui.presets import CLIPS, clip_names
+from ui.state.listen import Listen
 
 SOURCES = ("An example clip", "Your microphone", "Upload a file", "Type a sentence")
 NO_SPEECH = (

@@ -14,7 +14,7 @@ from references.whisper import TOL_ATTENTION, TOL_ENCODER, check_clip
 from server.budget import Busy, reserved, verify_peak
 from ui.cache import get_whisper, trace_store
 from ui.listen.cache import Heard
-from ui.state import VERIFY, Verify
+from ui.state.shared import VERIFY, Verify
 from ui.verify import BUTTON, Verdict, differ, engineers, lacking, table
 
 WHISPER_LIBRARY = "CTranslate2 and transformers"

@@ -18,8 +18,8 @@ from explorer.streamlit_adapter import pool_mel
 from ui import explore, safe
 from ui.listen.cache import Heard, encoder_span
 from ui.listen.source import wav_bytes
-from ui.listen.state import LISTEN, Listen
-from ui.state import FRAME
+from ui.state.listen import LISTEN, Listen
+from ui.state.shared import FRAME
 from viz import spectrogram
 
 PLAY_S = 1.0  # how much audio a token's moment plays

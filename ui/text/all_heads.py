@@ -16,9 +16,9 @@ from attention_core import Trace
 from attention_core.lessons.head_order import list_heads, metric_labels, order_heads
 from attention_core.methods.pack import MAX_TILE
 from ui import params, router
-from ui.state import FRAME
+from ui.state.shared import FRAME
+from ui.state.text import ALL_HEADS, AllHeads
 from ui.text.cache import head_figures
-from ui.text.state import ALL_HEADS, AllHeads
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,8 @@ from attention_core.lessons.fallback import MAX_PIECES, split_pieces
 from attention_core.lessons.saturation import N_SEEDS
 from ui import downloads, router, safe, show
 from ui.cache import model_config, model_error
+from ui.state.text import BUILD_HEAD, BuildHead
 from ui.text.cache import block_input, block_saturation, block_view
-from ui.text.state import BUILD_HEAD, BuildHead
 from viz.dk_saturation import make_dk_saturation
 from viz.head_deltas import make_head_deltas
 

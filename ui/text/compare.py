@@ -9,7 +9,7 @@ from attention_core import Trace, cosine, shared_words, word_positions, word_vec
 from ui import downloads, explore, params, router, safe, show
 from ui.cache import get_trace, model_error
 from ui.presets import MONEY_BANK, RIVER_BANK
-from ui.text.state import COMPARE, Compare
+from ui.state.text import COMPARE, Compare
 from viz.embedding_shift import layer_name
 from viz.layer_similarity import make_layer_similarity
 

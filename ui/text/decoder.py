@@ -33,7 +33,7 @@ from attention_core.methods.decoder_heads import (
 )
 from ui import router, safe, show
 from ui.cache import get_model, get_trace, model_error
-from ui.text.state import Decoder
+from ui.state.text import Decoder
 from viz.pattern_heatmap import make_pattern_heatmap
 from viz.rotary import make_distance_curves
 from viz.word_table import make_word_table

@@ -16,8 +16,8 @@ from attention_core import Trace, closest_token, fit_shift_plane
 from attention_core.methods.geometry import Pca, ProbeCosines, probe_cosines
 from ui import downloads, params, router, safe, show
 from ui.presets import auto_probes
+from ui.state.text import EMBEDDING_SHIFT, EmbeddingShift
 from ui.text.cache import read_probes
-from ui.text.state import EMBEDDING_SHIFT, EmbeddingShift
 from ui.widgets import token_picker
 from viz.embedding_shift import layer_name, make_embedding_shift, name_states
 from viz.layer_similarity import make_layer_similarity

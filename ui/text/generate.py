@@ -7,8 +7,8 @@ import streamlit as st
 
 from ui import safe
 from ui.cache import model_error
+from ui.state.text import GENERATE, Generate
 from ui.text import generation
-from ui.text.state import GENERATE, Generate
 
 DEFAULT_PROMPT = "The capital of France is"
 LEAD = (

@@ -1,4 +1,4 @@
-"""The Generate page's generation: one per session, kept in its session state (ui.text.state's
+"""The Generate page's generation: one per session, kept in its session state (ui.state.text's
 ``Generate``), started from the prompt, stepped, taken back one token, reset; and what a step
 shows of it (the guesses, the newest token's attention, the KV cache).
 
@@ -22,8 +22,8 @@ from attention_core.models.llama.model import LlamaModel
 from server.budget import Busy, reserved
 from ui import safe, show
 from ui.cache import get_model, trace_store
+from ui.state.text import GENERATE, Generate
 from ui.text.decoder import MODEL, QUANTIZED, piece
-from ui.text.state import GENERATE, Generate
 from viz.next_token import make_next_token_bars
 
 __all__ = ["MODEL", "QUANTIZED", "piece"]  # the page reads them from here

@@ -16,8 +16,8 @@ from attention_core.methods.hide_word import WordEffect, default_base, default_c
 from ui import params, router, safe, show
 from ui.presets import auto_probes, curated
 from ui.show import NUM
+from ui.state.text import HIDE_WORD, HideWord
 from ui.text.cache import read_probes, word_effect
-from ui.text.state import HIDE_WORD, HideWord
 from ui.widgets import numbered
 from viz.embedding_shift import layer_name
 from viz.word_effect import make_word_effect

@@ -17,8 +17,8 @@ from ui import explore, registry, safe
 from ui.cache import get_model, get_trace
 from ui.presets import BANK_PROBES, MONEY_BANK, RIVER_BANK
 from ui.router import OpeningView, Shared, open_view
+from ui.state.text import Home
 from ui.text.cache import read_probes
-from ui.text.state import Home
 
 ATTENTION = ("w_qkv", "w_o_")  # a block's attention matrices (W_Q, W_K, W_V; W_O)
 FEED_FORWARD = ("w_in", "w_out", "w_gate", "w_up", "w_down")  # its feed-forward matrices

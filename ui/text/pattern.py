@@ -11,8 +11,8 @@ from attention_core import ModelConfig, Trace, attention_steps
 from attention_core.methods.pack import visible_tokens
 from ui import downloads, explore, params, router
 from ui.cache import get_trace
-from ui.state import FRAME
-from ui.text.state import PATTERN, Pattern
+from ui.state.shared import FRAME
+from ui.state.text import PATTERN, Pattern
 from viz.pattern_heatmap import STAGE_TITLES
 
 TABLE_MAX = 64  # a bigger table is only built and sent when asked for

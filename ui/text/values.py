@@ -13,7 +13,7 @@ from attention_core import Trace, default_token, largest_terms, output_bias, upd
 from attention_core.methods.values import ValueUpdate, value_update
 from ui import downloads, router, safe, show
 from ui.cache import get_model
-from ui.text.state import Values
+from ui.state.text import Values
 from ui.widgets import token_picker
 from viz.norm_bars import make_norm_bars
 from viz.value_update import make_value_update

@@ -28,7 +28,7 @@ from server.budget import Busy, reserved, verify_peak
 from ui import safe
 from ui.cache import get_model, trace_store
 from ui.router import Shared
-from ui.state import VERIFY, Verify
+from ui.state.shared import VERIFY, Verify
 from ui.verify import BUTTON, Verdict, differ, engineers, lacking, table
 
 LIBRARY = {"minilm": "sentence-transformers and transformers", "smollm2": "transformers"}

@@ -1,10 +1,13 @@
-"""The guided tour's registry: the order of its steps, one module per step.
+"""The guided tour (pages/learn.py): this registry, the order of its steps, one module per step;
+the page's navigation (``learn``), what the steps share (``common``) and their cached computations
+(``cache``); the tour's session entries are declared in ``ui.state.tour``.
 
 Each step module holds its title (``TITLE``), the page that explores it further (``PAGE``, a
 name from ``ui.registry``; ``HINT`` optionally says what to do there) and
 ``render(shared, trace)``, which writes its text and draws its figures. The modules are imported
-when the tour asks for them, so that the URL parameters (``ui.params``) can read the number of
-steps without importing the step modules, which import ``ui.params``.
+when the tour asks for them, so that the URL's entries (``ui.state.tour``, gathered by
+``ui.params``) can read the number of steps without importing the step modules, which import
+``ui.params``.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from ui.cache import get_trace
 from ui.presets import MONEY_BANK, RIVER_BANK
 from ui.router import Shared
 from ui.show import Area
-from ui.tour.state import Tour
+from ui.state.tour import Tour
 from ui.widgets import token_picker
 
 BANK_A, BANK_B = RIVER_BANK, MONEY_BANK  # the tour's sentences A and B

@@ -19,10 +19,10 @@ from ui.listen.source import wav_bytes
 from ui.listen.views import text_tokens
 from ui.presets import CLIPS, clip_names
 from ui.router import Shared
+from ui.state.tour import Tour
 from ui.text.cache import head_figures
 from ui.text.decoder import MODEL as DECODER
 from ui.tour.common import chart, engineers
-from ui.tour.state import Tour
 from viz import spectrogram
 from viz.pattern_heatmap import make_pattern_heatmap
 

@@ -10,7 +10,7 @@ import streamlit as st
 from attention_core import Trace
 from ui import registry, router, tour
 from ui.cache import LABELS
-from ui.tour.state import TOUR, Tour
+from ui.state.tour import TOUR, Tour
 from ui.widgets import numbered
 
 

@@ -1,9 +1,10 @@
-"""The tour's session entries (pages/learn.py and its steps; ui.state says how an entry is read,
-written and handed to its widget)."""
+"""The tour's session entries (pages/learn.py and its steps; ui.state.entry says how an entry
+is read, written and handed to its widget)."""
 
 from __future__ import annotations
 
-from ui.state import LAST_TOKEN, Entry, State, Url, int_in
+from ui.state.entry import Entry, State, Url, int_in
+from ui.state.shared import LAST_TOKEN
 from ui.tour import N_STEPS
 
 

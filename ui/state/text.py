@@ -1,4 +1,4 @@
-"""The text pages' session entries, one state per page (ui.state says how an entry is read,
+"""The text pages' session entries, one state per page (ui.state.entry says how an entry is read,
 written and handed to its widget). The ``Url`` entries are the page's part of the link; the
 others are its widgets and what it remembers between runs. A key is written here and nowhere
 else; the tests poke the same strings (``at.session_state["ah_top"]``)."""
@@ -8,20 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from ui.presets import DEFAULT_PROBES, MONEY_BANK, RIVER_BANK
-from ui.state import (
-    D_MODEL,
-    LAST_LAYER,
-    LAST_TOKEN,
-    N_HEADS,
-    Entry,
-    State,
-    Url,
-    boolean,
-    choice,
-    float_in,
-    int_in,
-    text,
-)
+from ui.state.entry import Entry, State, Url, boolean, choice, float_in, int_in, text
+from ui.state.shared import D_MODEL, LAST_LAYER, LAST_TOKEN, N_HEADS
 
 
 def all_or_layer(raw: str) -> str:

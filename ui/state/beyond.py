@@ -1,12 +1,13 @@
-"""Beyond the weights' session entries (ui.state says how an entry is read, written and handed to
-its widget)."""
+"""Beyond the weights' session entries (ui.state.entry says how an entry is read, written and
+handed to its widget)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from attention_core import parse_heads
-from ui.state import LAST_HEAD, LAST_LAYER, LAST_TOKEN, Entry, State, Url, int_in
+from ui.state.entry import Entry, State, Url, int_in
+from ui.state.shared import LAST_HEAD, LAST_LAYER, LAST_TOKEN
 
 
 def heads(raw: str) -> str:

@@ -1,12 +1,12 @@
-"""The Listen page's session entries (ui.state says how an entry is read, written and handed to
-its widget)."""
+"""The Listen page's session entries (ui.state.entry says how an entry is read, written and
+handed to its widget)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from ui.presets import clip_names
-from ui.state import Entry, State, Url, choice
+from ui.state.entry import Entry, State, Url, choice
 
 
 class Listen(State):

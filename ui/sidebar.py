@@ -103,7 +103,7 @@ def render(
     else:
         _sentence(sb, open_view)
     cfg = model_config(FRAME.model)
-    specials = cfg is None or cfg.family == "bert"  # a decoder's text has no [CLS]/[SEP]
+    specials = cfg is None or cfg.special_tokens  # a decoder's text has no [CLS]/[SEP]
     if view_in_page:  # the page's explorer holds them, and redraws them without a rerun
         for entry in VIEW_OWNED:  # kept as plain state while their widgets are not drawn
             entry.keep()

@@ -254,7 +254,7 @@ def engineers(s: Shift) -> None:
             "- Hidden states: `hidden_ltd[0]` is the embedding ("
             + (
                 "word + position + segment embeddings, LayerNormed"
-                if s.trace.config.family == "bert"
+                if s.trace.config.post_norm  # BERT LayerNorms its embedding; Llama normalizes last
                 else "the word embedding row; the last state is after the final RMSNorm"
             )
             + f": what layer 0 receives); `hidden_ltd[l]` is the output of layer "

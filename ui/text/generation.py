@@ -16,7 +16,7 @@ import numpy as np
 import streamlit as st
 
 import explorer
-from attention_core import Generation, choose, start_generation, trace_nbytes
+from attention_core import Generation, choose, family_of, start_generation, trace_nbytes
 from attention_core.models import tokenize
 from attention_core.models.llama.model import LlamaModel
 from server.budget import Busy, reserved
@@ -39,10 +39,11 @@ class Timing:
 
 
 def model() -> LlamaModel:
+    """The packaged decoder (``MODEL``), which writes text (its family offers the next token)."""
     loaded = get_model(MODEL)
-    if not isinstance(loaded, LlamaModel):  # MODEL names the packaged decoder
+    if not family_of(loaded).offers.next_token:
         raise TypeError(f"{MODEL!r} did not load as a decoder")
-    return loaded
+    return cast(LlamaModel, loaded)  # start_generation runs SmolLM2's family
 
 
 def text(run: Generation) -> str:

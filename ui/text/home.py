@@ -208,7 +208,7 @@ def intro(shared: Shared, cfg: ModelConfig | None, error: str | None) -> None:
 def one_head(shared: Shared, cfg: ModelConfig | None, error: str | None) -> None:
     """The path of one attention head, in the order the pages show it."""
     bias, ffn = block_phrases(shared, cfg) if not error else ("", "a feed-forward network")
-    biased = cfg is None or cfg.family == "bert"  # BERT's projections have biases; Llama's none
+    biased = cfg is None or cfg.attention_bias  # BERT's projections have biases; Llama's none
     q, k, v = (f"{x} = E·W_{x.upper()}" + (f" + b_{x.upper()}" if biased else "") for x in "qkv")
     st.markdown(
         "**The path of one attention head**, in the order the pages show it:  \n"

@@ -11,10 +11,10 @@ import pandas as pd
 import pytest
 
 from attention_core import WhatIf, default_token, trace_sentence
+from attention_core.core.pieces import show_piece
 from attention_core.methods.knockout import head_importance, prediction_change, vector_change
 from attention_core.methods.logit_lens import logit_lens
 from attention_core.methods.weight_effect import head_effect, largest_gap
-from attention_core.core.pieces import show_piece
 from tests.app.conftest import open_page, url_param
 from tests.figdata import array, spec
 from ui import safe

@@ -20,8 +20,8 @@ import soxr
 import ui.listen.decode
 import ui.listen.source
 from attention_core import load_whisper, log_mel, transcribe
+from attention_core.core.pieces import show_piece
 from attention_core.methods.alignment import head_alignment
-from attention_core.models.llama.tokenizer import show_piece
 from attention_core.models.whisper.audio import MAX_BYTES, MB, load_audio, speak, speech_frames
 from attention_core.models.whisper.forward import encoder_pattern
 from explorer.cross_store import CROSS

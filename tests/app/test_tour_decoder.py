@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from attention_core import load_whisper, log_mel, trace_sentence, transcribe
+from attention_core.core.pieces import show_piece
 from attention_core.lessons.explain import summarize_heads
 from attention_core.lessons.head_order import sink_t
 from attention_core.methods.alignment import head_alignment
-from attention_core.core.pieces import show_piece
 from attention_core.models.whisper.audio import load_audio, speech_frames
 from tests.app.conftest import open_page
 from tests.figdata import array, spec

@@ -14,8 +14,8 @@ from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
 from attention_core import load_model, log_mel, transcribe
-from attention_core.methods.pack import AUDIO_PARTS, PARTS, block_nbytes, cross_block, cross_header
 from attention_core.core.pieces import show_piece
+from attention_core.methods.pack import AUDIO_PARTS, PARTS, block_nbytes, cross_block, cross_header
 from attention_core.models.whisper.audio import load_audio, speech_frames
 from explorer import PATH
 from explorer.page_token import HEADER, mint

@@ -12,7 +12,7 @@ import streamlit as st
 from numpy.typing import NDArray
 
 import explorer
-from attention_core import BlockConfig
+from attention_core import BlockConfig, ModelConfig
 from attention_core.lessons.block import BlockView
 from attention_core.lessons.fallback import MAX_PIECES, split_pieces
 from attention_core.lessons.saturation import N_SEEDS
@@ -66,6 +66,12 @@ def use_model(shared: router.Shared) -> bool:
     return False
 
 
+def _borrowable(cfg: ModelConfig) -> bool:
+    """Whether "pretrained" can borrow the model's heads (the lesson reads an encoder's, each
+    head with its own key and value, positions added to the input)."""
+    return not cfg.causal and cfg.positions == "learned" and cfg.n_kv_heads == cfg.n_heads
+
+
 def _weights(use: bool, borrows: bool, where: st.delta_generator.DeltaGenerator) -> None:
     """Where the weights come from ("pretrained" only where MiniLM's heads can be borrowed)."""
     sources = list(SOURCES) if borrows else ["random", "similarity"]
@@ -91,8 +97,9 @@ def settings(shared: router.Shared, use: bool) -> Block:
     bh.d_k = min(bh.d_k, x_td.shape[1])  # after a model switch
     c2.slider("d_k (width of each head's q, k, v)", 1, x_td.shape[1], key=BuildHead.d_k.key)
     model_cfg = model_config(shared.model)
-    # The pretrained heads are BERT's (learned positions, one K and V per head): MiniLM only.
-    borrows = use and model_cfg is not None and model_cfg.family == "bert"
+    # The pretrained heads are an encoder's with learned positions and one K and V per head
+    # (BERT's: MiniLM only).
+    borrows = use and model_cfg is not None and _borrowable(model_cfg)
     _weights(use, borrows, c3)
     c4.number_input(
         "Seed", 0, 9999, step=1, key=BuildHead.seed.key, disabled=bh.source == "pretrained"

@@ -34,6 +34,7 @@ ALLOWED = {
     "server": {"server", "explorer", "attention_core"},
 }
 ENGINE_FORBIDDEN = {"streamlit", "plotly"}
+NO_UI = ("attention_core", "references")  # packages that never import ENGINE_FORBIDDEN
 
 
 @dataclass(frozen=True)
@@ -187,7 +188,7 @@ def wrong_way(modules: list[Module]) -> list[str]:
         allowed = ALLOWED.get(layer)
         for target, _ in _imports(m, names):
             top = target.split(".")[0]
-            engine_ui = layer == "attention_core" and top in ENGINE_FORBIDDEN
+            engine_ui = layer in NO_UI and top in ENGINE_FORBIDDEN
             if engine_ui or (allowed is not None and top in ALLOWED and top not in allowed):
                 found.append(f"{m.name} imports {target}")
     return found

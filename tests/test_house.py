@@ -40,6 +40,7 @@ BROKEN = {
     },
     "layers": {
         "attention_core/a.py": "import streamlit\nfrom ui import cache\n",
+        "references/r.py": "import plotly\n",
         "ui/cache.py": "x = 1\n",
     },
     "floors": {
@@ -69,6 +70,7 @@ def test_each_check_finds_what_breaks_it(tmp_path, kind):
         assert found["imports against the layers"] == [
             "attention_core.a imports streamlit",
             "attention_core.a imports ui.cache",
+            "references.r imports plotly",
         ]
 
 

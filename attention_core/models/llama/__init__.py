@@ -41,7 +41,7 @@ class LlamaFamily:
     def tokenize(self, model: LlamaModel, text: str, max_tokens: int | None) -> Tokens:
         from attention_core.models.llama.tokenizer import tokenize_llama
 
-        return tokenize_llama(model, text, max_tokens)
+        return tokenize_llama(model.tokenizer, model.config, text, max_tokens)
 
     def run(self, model: LlamaModel, tokens: Tokens, whatif: WhatIf) -> LlamaTrace:
         from attention_core.models.llama.forward import run_llama

@@ -43,6 +43,7 @@ from attention_core.models.llama.layers import (
     rope_tables,
 )
 from attention_core.models.llama.model import LlamaModel
+from attention_core.models.llama.rerun import next_probs_from
 
 F32 = NDArray[np.float32]
 LRU_BYTES = 24_000_000  # the layer cache's budget: 1 layer at 512 tokens, 2 at 360, 12 at 128
@@ -161,9 +162,7 @@ class LlamaTrace:
     def next_probs_from(self, layer: int, resid_btd: F32, position: int) -> F32:
         """Next-token distributions at ``position`` of variants whose stream after ``layer``'s
         attention is ``resid_btd`` (``models.llama.rerun``)."""
-        from attention_core.models.llama.rerun import next_probs_from
-
-        return next_probs_from(self, layer, resid_btd, position)
+        return next_probs_from(self.model, self.whatif, layer, resid_btd, position)
 
     def token_text(self, token_id: int) -> str:
         return str(self.model.tokenizer.decode([token_id]))

@@ -5,12 +5,11 @@ to the chosen position: a causal model's later tokens cannot change it)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 from numpy.typing import NDArray
 
 from attention_core.core.functional import softmax
+from attention_core.core.whatif import WhatIf
 from attention_core.models.llama.layers import (
     attention_layer,
     delta_of,
@@ -21,18 +20,17 @@ from attention_core.models.llama.layers import (
 )
 from attention_core.models.llama.model import LlamaModel
 
-if TYPE_CHECKING:
-    from attention_core.models.llama.forward import LlamaTrace
-
 F32 = NDArray[np.float32]
 
 
-def next_probs_from(trace: LlamaTrace, layer: int, resid_btd: F32, position: int) -> F32:
+def next_probs_from(
+    model: LlamaModel, whatif: WhatIf, layer: int, resid_btd: F32, position: int
+) -> F32:
     """Next-token distributions [b, vocab] at ``position`` of the variants ``resid_btd`` (the
-    stream after ``layer``'s attention), under the trace's switches."""
-    model, cfg = trace.model, trace.config
+    stream after ``layer``'s attention), under the pass's switches ``whatif``."""
+    cfg = model.config
     x_btd = _finish_layer(model, layer, resid_btd)
-    final_bd = _run_on(model, trace, x_btd, layer + 1)[:, position]
+    final_bd = _run_on(model, whatif, x_btd, layer + 1)[:, position]
     return softmax(logits(model, rms_norm(final_bd, model.params.final_norm_d, cfg.layer_norm_eps)))
 
 
@@ -43,11 +41,11 @@ def _finish_layer(model: LlamaModel, layer: int, resid_btd: F32) -> F32:
     return (flat + mlp(model.params.layers[layer], model.config, flat)).reshape(b, t, d)
 
 
-def _run_on(model: LlamaModel, trace: LlamaTrace, x_btd: F32, start: int) -> F32:
+def _run_on(model: LlamaModel, whatif: WhatIf, x_btd: F32, start: int) -> F32:
     """Layers ``start``.. over every variant (attention one variant at a time, the MLP of all
-    together), under the trace's switches; the residual stream after the last layer."""
+    together), under the switches ``whatif``; the residual stream after the last layer."""
     cfg, t = model.config, x_btd.shape[1]
-    whatif = trace.whatif.up_to(t)
+    whatif = whatif.up_to(t)
     cos_te, sin_te = rope_tables(cfg, np.arange(t))
     for layer in range(start, cfg.n_layers):
         lay = model.params.layers[layer]

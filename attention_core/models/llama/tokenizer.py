@@ -8,13 +8,11 @@ Pieces are shown as the text they stand for: "Ġ" (a byte-level space) becomes "
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from attention_core.core.config import ModelConfig
 from attention_core.core.pieces import byte_alphabet, first_pieces, show_piece
 from attention_core.core.tokens import Tokens
-
-if TYPE_CHECKING:
-    from attention_core.models.llama.model import LlamaModel
 
 _CONTROL = 3  # llama.cpp's token type for control tokens such as <|im_end|>
 
@@ -43,8 +41,10 @@ def build_tokenizer(metadata: dict[str, Any]) -> Any:
     return tok
 
 
-def tokenize_llama(model: LlamaModel, text: str, max_tokens: int | None = None) -> Tokens:
+def tokenize_llama(
+    tokenizer: Any, config: ModelConfig, text: str, max_tokens: int | None = None
+) -> Tokens:
     """Tokenize ``text`` as the model does (no BOS); keep the first ``max_tokens`` (default:
     the config's ``max_tokens``), ``n_cut`` counting the pieces dropped."""
-    limit = model.config.max_tokens if max_tokens is None else max_tokens
-    return first_pieces(model.tokenizer, text, limit, model.config.n_positions, show_piece)
+    limit = config.max_tokens if max_tokens is None else max_tokens
+    return first_pieces(tokenizer, text, limit, config.n_positions, show_piece)

@@ -3,7 +3,8 @@
 ``explorer/dist/streamlit.js``), registered once per process, and the mounts the pages call.
 The numbers travel over the HTTP route at ``explorer.PATH`` (served by ``server/api.py`` from the
 trace store), one layer block at a time, fetched by the browser with the page's token
-(``explorer.page_token``: the routes serve the app's own pages only).
+(``explorer.page_token``: the routes serve the app's own pages only); a transcribed clip's
+cross-attention too (part "cross", from the clip the page stored).
 """
 
 from __future__ import annotations
@@ -18,11 +19,16 @@ import streamlit as st
 from numpy.typing import NDArray
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from attention_core import Trace
-from attention_core.methods.pack import MAX_TILE, float32_bytes, header
+from attention_core import ModelConfig, Trace
+from attention_core.methods.pack import (
+    MAX_TILE,
+    HeardClip,
+    cross_header,
+    float32_bytes,
+    header,
+)
 from explorer import CSS, PATH, VIEW_FIELDS, check_stages
 from explorer.bundle import module
-from explorer.cross_store import CROSS, CROSS_PATH, CrossStore, pattern_id
 from explorer.page_token import mint
 
 
@@ -196,70 +202,52 @@ def pool_mel(mel_ft: NDArray[np.float32], lo: int, hi: int) -> NDArray[np.float3
     return pairs.astype(np.float32).mean(axis=-1, dtype=np.float32)
 
 
-def _b64(values: NDArray[np.float32]) -> str:
-    return base64.b64encode(float32_bytes(values)).decode("ascii")
-
-
-def _cross_heads(
-    pattern_lhqf: NDArray[np.float32], view: dict[str, int], clip: str, store: CrossStore | None
-) -> dict[str, Any]:
-    """The heads sent with the view: only the opening one when ``store`` holds the pattern (the
-    browser fetches the others from ``CROSS_PATH`` by ``store``'s key), else all of them."""
-    key = pattern_id(clip, pattern_lhqf)
-    if store is not None and store.put(key, pattern_lhqf):
-        layer, head = int(view["layer"]), int(view["head"])
-        inline = [[layer, head, _b64(pattern_lhqf[layer, head])]]
-        api = CROSS_PATH.lstrip("/")
-        return {"inline": inline, "store": key, "api": api, "token": page_token()}
-    n_layers, n_heads = pattern_lhqf.shape[:2]
-    every = [(la, h) for la in range(n_layers) for h in range(n_heads)]
-    return {"inline": [[la, h, _b64(pattern_lhqf[la, h])] for la, h in every], "store": ""}
-
-
 def cross_data(
-    pattern_lhqf: NDArray[np.float32],
-    tokens: Sequence[str],
-    first: int,
+    heard: HeardClip,
+    config: ModelConfig,
+    frames: tuple[int, int],
     view: dict[str, int],
     clip: str,
     named: Sequence[tuple[int, int]] = (),
     caption: str = "",
     mel_mf: NDArray[np.float32] | None = None,
-    store: CrossStore | None = CROSS,
+    model: str = "whisper",
 ) -> dict[str, Any]:
-    """What ``mount_cross`` hands the browser (JSON-ready): the opening head's cross-attention
-    [token, frame] over the speech span as float32 base64 (every head when ``store`` is None or
-    cannot hold the pattern), the tokens, the span's first frame in the clip (20 ms frames),
-    the view {layer, head, token}, and ``mel_mf`` [bins, frames of the span] when given."""
-    n_layers, n_heads, n_tokens, n_frames = pattern_lhqf.shape
-    if n_tokens != len(tokens) or n_tokens == 0 or n_frames == 0:
-        raise ValueError(f"pattern shape {pattern_lhqf.shape} does not match {len(tokens)} tokens")
-    if mel_mf is not None and (mel_mf.ndim != 2 or mel_mf.shape[1] != n_frames):
-        raise ValueError(f"mel shape {mel_mf.shape} does not match {n_frames} frames")
+    """What ``mount_cross`` hands the browser (JSON-ready): where its layer blocks come from (the
+    block route at ``PATH``, part "cross", for the clip the page stored as ``clip`` over the 20 ms
+    ``frames`` [first, end)), the header (``pack.cross_header``: the text tokens, the layers and
+    heads, the frames and the first one's place in the clip), the view {layer, head, token}, and
+    ``mel_mf`` [bins, frames of the span] as float32 base64 when given. No attention goes with
+    it: the browser asks for the layer it draws."""
+    said = cross_header(heard, config, frames)
     the_view = {name: int(view[name]) for name in ("layer", "head", "token")}
-    if not (0 <= the_view["layer"] < n_layers and 0 <= the_view["head"] < n_heads):
-        raise ValueError(f"view {the_view} is not one of {n_layers} layers × {n_heads} heads")
-    data = {
+    bounds = {"layer": said["n_layers"], "head": said["n_heads"], "token": said["n_tokens"]}
+    if not all(0 <= the_view[name] < top for name, top in bounds.items()):
+        raise ValueError(f"view {the_view} is not inside {bounds}")
+    if mel_mf is not None and (mel_mf.ndim != 2 or mel_mf.shape[1] != said["n_frames"]):
+        raise ValueError(f"mel shape {mel_mf.shape} does not match {said['n_frames']} frames")
+    data: dict[str, Any] = {
         "mode": "cross",
-        "tokens": list(tokens),
-        "n_layers": n_layers,
-        "n_heads": n_heads,
-        "n_frames": n_frames,
-        "first": int(first),
-        "view": the_view,
+        "api": PATH.lstrip("/"),  # relative: works behind a proxy's path prefix too
+        "token": page_token(),
+        "model": model,
         "clip": clip,
+        "frames": [int(frames[0]), int(frames[1])],
+        "header": said,
+        "view": the_view,
         "named": [[int(layer), int(head)] for layer, head in named],
         "caption": caption,
-    } | _cross_heads(pattern_lhqf, the_view, clip, store)
+    }
     if mel_mf is not None:
-        data |= {"mel": _b64(mel_mf), "n_bins": int(mel_mf.shape[0])}
+        mel = base64.b64encode(float32_bytes(mel_mf)).decode("ascii")
+        data |= {"mel": mel, "n_bins": int(mel_mf.shape[0])}
     return data
 
 
 def mount_cross(
-    pattern_lhqf: NDArray[np.float32],
-    tokens: Sequence[str],
-    first: int,
+    heard: HeardClip,
+    config: ModelConfig,
+    frames: tuple[int, int],
     view: dict[str, int],
     on_change: Callable[[], None],
     key: str,
@@ -268,15 +256,14 @@ def mount_cross(
     caption: str = "",
     mel_mf: NDArray[np.float32] | None = None,
 ) -> Any:
-    """Cross-attention, tokens × time, drawn in the browser for any layer and head.
-    ``pattern_lhqf`` is already cut to the speech span, whose first frame in the clip is
-    ``first``; ``clip`` names the clip (the browser keeps the visitor's view while it stays).
-    Only the opening head goes with the view; the process holds the pattern
-    (``explorer.cross_store.CROSS``, 64 MB, least recently used out) and the browser fetches
-    another head once, when the visitor first switches to it. ``mel_mf`` (optional, [bins,
-    frames of the span], e.g. ``pool_mel``) draws the sound above, on the same time axis.
-    After the visitor switches the head or clicks a cell, the browser reports {layer, head,
-    token} (``st.session_state[key]["view"]``), debounced, and ``on_change`` runs before the
-    rerun."""
-    data = cross_data(pattern_lhqf, tokens, first, view, clip, named, caption, mel_mf)
+    """A transcribed clip's cross-attention, tokens × time over ``frames`` (the speech span),
+    drawn in the browser for any layer and head by the explorer. The page stores the clip where
+    the block route reads it (``server.api.Traces.get_clip``) under ``clip``; the browser fetches
+    one layer (every head) at a time from there, as the text models' blocks, and a clip no longer
+    held is said in the view. ``config`` is the model's (``cross_header``); ``mel_mf``
+    (optional, [bins, frames of the span], e.g. ``pool_mel``) draws the sound above, on the same
+    time axis. After the visitor switches the head or clicks a cell, the browser reports {layer,
+    head, token} (``st.session_state[key]["view"]``), debounced, and ``on_change`` runs before
+    the rerun."""
+    data = cross_data(heard, config, frames, view, clip, named, caption, mel_mf)
     return _renderer()(data=data, key=key, on_view_change=on_change)

@@ -91,6 +91,37 @@ function createSource(id, load, cache = CACHE) {
     }
   };
 }
+function askOnce(source, asked, layer, part, then) {
+  const key = `${layer}:${part}`;
+  if (asked.has(key)) return;
+  asked.add(key);
+  const done = () => {
+    asked.delete(key);
+    then();
+  };
+  source.block(layer, part).then(done, done);
+}
+var PART_FLOATS = {
+  scores: (h) => h.n_heads * h.n_tokens * h.n_tokens,
+  norms: (h) => h.n_heads * h.n_tokens,
+  rollout: (h) => h.n_tokens * h.n_tokens,
+  cross: (h) => h.n_heads * h.n_tokens * h.n_frames
+};
+function layerFloats(header, parts) {
+  return parts.reduce((sum, part) => sum + PART_FLOATS[part](header), 0);
+}
+var PREFETCH_BYTES = 8 * 2 ** 20;
+function prefetchLayers(source, header, first, parts) {
+  if (4 * header.n_layers * layerFloats(header, parts) > PREFETCH_BYTES) return;
+  const all = (layer) => Promise.all(parts.map((part) => source.block(layer, part)));
+  const rest = async () => {
+    for (let layer = 0; layer < header.n_layers; layer++) {
+      if (layer !== first) await all(layer);
+    }
+  };
+  all(first).then(rest).catch(() => {
+  });
+}
 var lastRequest = 0;
 function messageSource(model, id) {
   const pending = /* @__PURE__ */ new Map();
@@ -411,6 +442,10 @@ function tipText(stage, tokens, query, key, value, layer) {
   if (stage === "rollout") return rolloutText(tokens, layer, query, key, value);
   return `${STAGE_TITLES[stage]} · query “${tokens[query]}” (${query}) → key “${tokens[key]}” (${key}): ${fmt(value, 3)}`;
 }
+function loadStatus(layer, waiting, error) {
+  if (error) return `Could not load layer ${layer}: ${error.replace(/\.$/, "")}.`;
+  return waiting ? `loading layer ${layer}…` : "";
+}
 
 // explorer/js/cell.js
 function line([label, text2, cls]) {
@@ -543,6 +578,10 @@ function labelNote(rows, cols) {
   }
   const side = (fit, name) => `${fit.hidden} of ${fit.shown + fit.hidden} ${name}`;
   return `Labels hidden: ${side(rows, "rows")}, ${side(cols, "columns")}; ${hover}`;
+}
+function slotAt(x, count, size) {
+  const i = Math.floor(x / size * count);
+  return i >= 0 && i < count ? i : -1;
 }
 
 // explorer/js/draw.js
@@ -796,11 +835,12 @@ function buildView(holder, header, { stages, controls, widget }) {
 }
 function syncControls(root, view) {
   for (const el of root.querySelectorAll("[data-name]")) {
+    if (!(el.dataset.name in view)) continue;
     const v = view[el.dataset.name];
     if (el.type === "checkbox") el.checked = !!v;
     else el.value = String(v);
   }
-  root.querySelector(".ax-temp").textContent = Number(view.temp).toFixed(2);
+  if ("temp" in view) root.querySelector(".ax-temp").textContent = Number(view.temp).toFixed(2);
 }
 function wireControls(root, state, onExport) {
   root.addEventListener("change", (e) => {
@@ -1017,61 +1057,64 @@ function layoutPanels(ctx) {
   return size;
 }
 var CORNERS = /* @__PURE__ */ new WeakMap();
-function mapCorner(map, size) {
+function mapCorner(map, width, height) {
+  const key = `${width}x${height}`;
   const kept = CORNERS.get(map);
-  if (kept && kept.size === size) return kept;
-  const at = { size, left: map.offsetLeft + map.clientLeft, top: map.offsetTop + map.clientTop };
+  if (kept && kept.key === key) return kept;
+  const at = { key, left: map.offsetLeft + map.clientLeft, top: map.offsetTop + map.clientTop };
   if (at.left > 0) CORNERS.set(map, at);
   return at;
 }
+function placePick(fig, r, c, shape) {
+  const { nRows, nCols, width, height } = shape;
+  const mark = fig.querySelector(".ax-pick");
+  const h = height / nRows;
+  const w = width / nCols;
+  const at = mapCorner(fig.querySelector(".ax-map"), width, height);
+  const box = { left: at.left + c * w, width: Math.max(w, 3) };
+  Object.assign(mark.style, {
+    left: `${box.left}px`,
+    top: `${at.top + r * h}px`,
+    width: `${box.width}px`,
+    height: `${Math.max(h, 3)}px`
+  });
+  mark.hidden = false;
+  return box;
+}
 function markPick(ctx, fig, size) {
   const view = ctx.state.get();
-  const map = fig.querySelector(".ax-map");
-  const mark = fig.querySelector(".ax-pick");
   const [row, col] = view.transpose ? [view.k, view.q] : [view.q, view.k];
   const { rows, cols } = ctx.painted.shown;
   const r = rows.indexOf(row);
   const c = cols.indexOf(col);
-  mark.hidden = !!ctx.inline || r < 0 || c < 0;
-  if (mark.hidden) return;
-  const h = size / rows.length;
-  const w = size / cols.length;
-  const at = mapCorner(map, size);
-  Object.assign(mark.style, {
-    left: `${at.left + c * w}px`,
-    top: `${at.top + r * h}px`,
-    width: `${Math.max(w, 3)}px`,
-    height: `${Math.max(h, 3)}px`
-  });
+  if (ctx.inline || r < 0 || c < 0) fig.querySelector(".ax-pick").hidden = true;
+  else placePick(fig, r, c, { nRows: rows.length, nCols: cols.length, width: size, height: size });
+}
+function paintPanel(fig, p) {
+  const map = fig.querySelector(".ax-map");
+  if (map.style.width !== `${p.width}px`) map.style.width = `${p.width}px`;
+  if (map.style.height !== `${p.height}px`) map.style.height = `${p.height}px`;
+  if (p.same) paintSame(map, p.same);
+  else paint(map, p.values, p.stride, p.rows, p.cols, p.transpose, p.range, p.scale, p.blank);
+  fig.querySelector(".ax-bar .ax-hi").textContent = fmt(p.range[1], 2);
+  fig.querySelector(".ax-bar .ax-lo").textContent = fmt(p.range[0], 2);
+  const rows = fig.querySelector(".ax-rows");
+  const fit = labelAxis(rows, p.rows, p.names, p.height, true);
+  rows.style.height = `${p.height}px`;
+  fig.querySelector(".ax-bar").style.height = `${p.height}px`;
+  return fit;
 }
 function drawPanel(ctx, fig, stage, range, size, same) {
   const { rows, cols } = ctx.painted.shown;
-  const map = fig.querySelector(".ax-map");
-  const side = `${size}px`;
-  if (map.style.width !== side) map.style.width = map.style.height = side;
+  const { blank } = ctx.painted;
   const transpose = ctx.state.get().transpose;
-  if (same) paintSame(map, same);
-  else {
-    const { blank } = ctx.painted;
-    paint(
-      map,
-      ctx.computed.values[stage],
-      ctx.n,
-      rows,
-      cols,
-      transpose,
-      range,
-      scaleOf(stage),
-      blank
-    );
-  }
+  const values = ctx.computed.values[stage];
+  const rowFit = paintPanel(fig, {
+    ...{ values, stride: ctx.n, rows, cols, transpose, range, scale: scaleOf(stage), blank },
+    ...{ same, names: ctx.tokens, width: size, height: size }
+  });
   fig.querySelector(".ax-stage").textContent = STAGE_TITLES[stage];
-  fig.querySelector(".ax-hi").textContent = fmt(range[1], 2);
-  fig.querySelector(".ax-lo").textContent = fmt(range[0], 2);
-  const rowFit = labelAxis(fig.querySelector(".ax-rows"), rows, ctx.tokens, size, true);
   const colFit = labelAxis(fig.querySelector(".ax-cols"), cols, ctx.tokens, size, false);
-  fig.querySelector(".ax-rows").style.height = `${size}px`;
-  fig.querySelector(".ax-bar").style.height = `${size}px`;
   fig.querySelector(".ax-cols").style.width = `${size}px`;
   markPick(ctx, fig, size);
   return { rows: rowFit, cols: colFit };
@@ -1124,15 +1167,17 @@ function isTyping(event) {
   const role = el.getAttribute("role") || "";
   return /^(INPUT|TEXTAREA|SELECT|BUTTON)$/.test(el.tagName) || el.isContentEditable || /slider|textbox|combobox|listbox|option|spinbutton|button|menu|tab/.test(role);
 }
-function cellAt(ctx, event) {
-  const map = event.currentTarget;
+function cellUnder(map, event, nRows, nCols) {
   const rect = map.getBoundingClientRect();
+  const c = slotAt(event.clientX - rect.left - map.clientLeft, nCols, map.clientWidth);
+  const r = slotAt(event.clientY - rect.top - map.clientTop, nRows, map.clientHeight);
+  return r < 0 || c < 0 ? null : { r, c };
+}
+function cellAt(ctx, event) {
   const { rows, cols } = ctx.painted.shown;
-  const x = event.clientX - rect.left - map.clientLeft;
-  const y = event.clientY - rect.top - map.clientTop;
-  const c = Math.floor(x / map.clientWidth * cols.length);
-  const r = Math.floor(y / map.clientHeight * rows.length);
-  if (r < 0 || c < 0 || r >= rows.length || c >= cols.length) return null;
+  const at = cellUnder(event.currentTarget, event, rows.length, cols.length);
+  if (!at) return null;
+  const { r, c } = at;
   const [query, key] = ctx.state.get().transpose ? [cols[c], rows[r]] : [rows[r], cols[c]];
   return { r, c, query, key };
 }
@@ -1261,17 +1306,6 @@ function wireKeys(ctx, allowed, pageWide) {
 }
 
 // explorer/js/view.js
-function ask(ctx, layer, part, then) {
-  const key = `${layer}:${part}`;
-  const { asked } = ctx.live;
-  if (asked.has(key)) return;
-  asked.add(key);
-  const done = () => {
-    asked.delete(key);
-    then();
-  };
-  ctx.source.block(layer, part).then(done, done);
-}
 function layerBlocks(ctx, view) {
   const blocks = {};
   const missing = [];
@@ -1280,10 +1314,15 @@ function layerBlocks(ctx, view) {
     if (block && !block.error) blocks[part] = block;
     else missing.push([part, block]);
   }
-  const status = ctx.root.querySelector(".ax-status");
   const failed = missing.find(([, block]) => block);
-  status.textContent = failed ? `Could not load layer ${view.layer}: ${failed[1].error}.` : missing.length ? `loading layer ${view.layer}…` : "";
-  for (const [part, block] of missing) if (!block) ask(ctx, view.layer, part, ctx.redraw);
+  ctx.root.querySelector(".ax-status").textContent = loadStatus(
+    view.layer,
+    missing.length > 0,
+    failed?.[1].error
+  );
+  for (const [part, block] of missing) {
+    if (!block) askOnce(ctx.source, ctx.live.asked, view.layer, part, ctx.redraw);
+  }
   return missing.length ? null : blocks;
 }
 function draw(ctx) {
@@ -1327,25 +1366,6 @@ function exportView(ctx, kind) {
   const doc = ctx.root.ownerDocument;
   save(exportSpec(ctx), kind, fileName(ctx.model, ctx.state.get(), kind), doc);
 }
-var PREFETCH_BYTES = 8 * 2 ** 20;
-var PART_FLOATS = {
-  scores: (h, n) => h * n * n,
-  norms: (h, n) => h * n,
-  rollout: (_, n) => n * n
-};
-function prefetch(source, header, first, parts) {
-  const n = header.n_tokens;
-  const perLayer = parts.reduce((sum, part) => sum + PART_FLOATS[part](header.n_heads, n), 0);
-  if (4 * header.n_layers * perLayer > PREFETCH_BYTES) return;
-  const all = (layer) => Promise.all(parts.map((part) => source.block(layer, part)));
-  const rest = async () => {
-    for (let layer = 0; layer < header.n_layers; layer++) {
-      if (layer !== first) await all(layer);
-    }
-  };
-  all(first).then(rest).catch(() => {
-  });
-}
 function context(options, built, state) {
   const { header, source, inline, model, title, controls } = options;
   const ctx = { header, state, source, inline, model, title, ...built };
@@ -1375,7 +1395,9 @@ function renderView(parent, options) {
   });
   resize.observe(ctx.root);
   draw(ctx);
-  if (!options.inline) prefetch(options.source, header, state.get().layer, partsFor(ctx.stages));
+  if (!options.inline) {
+    prefetchLayers(options.source, header, state.get().layer, partsFor(ctx.stages));
+  }
   return () => {
     ctx.live.alive = false;
     unsubscribe();

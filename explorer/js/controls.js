@@ -1,5 +1,6 @@
 // The explorer's markup and its control bar: layer and head pickers, the switches, the
-// temperature, the export buttons. Controls change the view only through the state's set().
+// temperature, the export buttons (the cross-attention view, cross.js, builds on it too).
+// Controls change the view only through the state's set().
 
 import { paintColourBar, scaleOf } from "./draw.js";
 import { STAGES } from "./words.js";
@@ -108,14 +109,16 @@ export function buildView(holder, header, { stages, controls, widget }) {
   return { root, panels, stages: drawn };
 }
 
-// Put the view's values into the controls.
+// Put the view's values into the controls (those of fields the view has: a cross-attention
+// view has no switches).
 export function syncControls(root, view) {
   for (const el of root.querySelectorAll("[data-name]")) {
+    if (!(el.dataset.name in view)) continue;
     const v = view[el.dataset.name];
     if (el.type === "checkbox") el.checked = !!v;
     else el.value = String(v);
   }
-  root.querySelector(".ax-temp").textContent = Number(view.temp).toFixed(2);
+  if ("temp" in view) root.querySelector(".ax-temp").textContent = Number(view.temp).toFixed(2);
 }
 
 // Controls to state: selects and boxes, the temperature as it slides, the ± buttons; the

@@ -1,7 +1,8 @@
 // Drawing: colour scales, one heatmap on a canvas (one pixel per cell, scaled up by CSS), its
-// colour bar, and token labels as real text sized (and, past what fits, thinned) by labels.js.
+// colour bar, and token labels as real text sized (and, past what fits, thinned) by labels.js,
+// or ticks along a time axis.
 
-import { labelFit } from "./labels.js";
+import { labelFit, slotLeft } from "./labels.js";
 
 // Colour-blind-safe scales, as the Plotly charts use: Cividis for weights (0 and up), a
 // blue-grey-red diverging scale for signed scores.
@@ -66,11 +67,25 @@ function largest(values, n, rows, cols) {
 
 // The value range a stage is coloured over: the pattern and the rollout 0..1 (shares); the
 // norm-weighted pattern 0..its largest shown value (it is not a share: a weight × a length);
-// signed stages ±max|finite| over the shown rows × cols (token ids).
+// cross-attention 0..its largest (a head's weights over 1500 frames peak near 0.1-0.2, which
+// 0..1 would draw almost black); signed stages ±max|finite| over the shown rows × cols (ids:
+// tokens, or frames for cross-attention's columns); 1 stands for a largest value of 0.
 export function colourRange(stage, values, n, rows, cols) {
   if (stage === "pattern" || stage === "rollout") return [0, 1];
   const big = largest(values, n, rows, cols) || 1;
   return SIGNED.has(stage) ? [-big, big] : [0, big];
+}
+
+// The range of values coloured from their lowest to their highest (a strip of any numbers,
+// such as the sound's log-mel); a flat one is centred in a range 2 wide.
+export function fullRange(values) {
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (const v of values) {
+    if (v < lo) lo = v;
+    if (v > hi) hi = v;
+  }
+  return lo < hi ? [lo, hi] : [lo - 1, lo + 1];
 }
 
 // The colour of one value: [r, g, b].
@@ -186,6 +201,18 @@ export function labelAxis(holder, index, tokens, size, vertical) {
     holder.appendChild(span);
   }
   return fit;
+}
+
+// Ticks along a column axis `size` px long holding `count` cells (timeTicks' seconds), each at
+// its cell's left edge, as text elements.
+export function tickAxis(holder, ticks, count, size) {
+  holder.replaceChildren();
+  for (const tick of ticks) {
+    const span = document.createElement("span");
+    span.textContent = tick.text;
+    span.style.left = `${slotLeft(tick.at, count, size)}px`;
+    holder.appendChild(span);
+  }
 }
 
 export function themeRgb(el, name, fallback) {

@@ -1,7 +1,12 @@
 // How the token labels fit along a heatmap's sides, and how large the panels are drawn so that
 // they do: first a smaller font (never under LABEL_FONT.least px), then larger panels, one to a
 // row; only when even that cannot hold every label, every step-th one, and the view says how
-// many it hid. Pure functions (no DOM): tests/js/labels.test.js runs them.
+// many it hid. Where each of an axis's cells sits (slotLeft, slotAt: the pointer, the marks
+// and a strip drawn over the same columns share them), and the time axis of cross-attention,
+// whose columns are 20 ms frames: ticks at round seconds instead of a label per column.
+// Pure functions (no DOM): tests/js/labels.test.js runs them.
+
+import { FRAME_S, secondsText } from "./words.js";
 
 export const LABEL_FONT = { most: 11, least: 10 }; // px; 10 is the smallest we call readable
 const LABEL_GAP = 1; // px between two neighbouring labels, so their boxes never touch
@@ -58,4 +63,31 @@ export function labelNote(rows, cols) {
   }
   const side = (fit, name) => `${fit.hidden} of ${fit.shown + fit.hidden} ${name}`;
   return `Labels hidden: ${side(rows, "rows")}, ${side(cols, "columns")}; ${hover}`;
+}
+
+// Cell i of `count` along an axis `size` px long covers [slotLeft(i), slotLeft(i + 1)); slotAt
+// is its inverse for a pointer `x` px along it (-1 outside).
+export function slotLeft(i, count, size) {
+  return (i / count) * size;
+}
+
+export function slotAt(x, count, size) {
+  const i = Math.floor((x / size) * count);
+  return i >= 0 && i < count ? i : -1;
+}
+
+const TICK_FRAMES = [5, 10, 25, 50, 100, 250, 500]; // 0.1 s … 10 s between time ticks
+
+// Time ticks along `nFrames` frames from clip frame `first`, drawn `width` px wide: at round
+// seconds (every 0.1, 0.2, 0.5, 1, 2, 5 or 10 s, the finest that leaves ≥ 56 px between two).
+// Each tick: {at: its position in frames from the span's start, text}.
+export function timeTicks(first, nFrames, width) {
+  const px = width / Math.max(1, nFrames);
+  const every = TICK_FRAMES.find((f) => f * px >= 56) || TICK_FRAMES[TICK_FRAMES.length - 1];
+  const digits = every < 50 ? 1 : 0;
+  const ticks = [];
+  for (let f = Math.ceil(first / every) * every; f <= first + nFrames; f += every) {
+    ticks.push({ at: f - first, text: secondsText(f * FRAME_S, digits) });
+  }
+  return ticks;
 }

@@ -2,7 +2,9 @@
 // outline of the picked cell, laid out (labels.js) so that every token label is readable when
 // it can be; the hint above them, and the note saying how many labels were left out if any.
 // What it painted is its own (ctx.painted, from paintedState()): the one part of the view's
-// context this module writes.
+// context this module writes. One panel's heatmap with its colour bar and row labels
+// (paintPanel) and its picked cell's outline (placePick) are drawn the same way for the
+// cross-attention view (cross.js), whose columns are frames of the audio.
 
 import { colourRange, labelAxis, paint, paintSame, scaleOf, themeRgb } from "./draw.js";
 import { labelNote, panelLayout } from "./labels.js";
@@ -38,70 +40,83 @@ function layoutPanels(ctx) {
   return size;
 }
 
-const CORNERS = new WeakMap(); // map -> {size, left, top}: where it sits in its plot
+const CORNERS = new WeakMap(); // map -> {key, left, top}: where it sits in its plot
 
 // The heatmap's inner top-left corner in its plot, read from the layout once per size (the
 // plot's columns are fixed in explorer.css): reading it after this draw's writes would make
 // the browser lay the page out in the middle of a switch. Not kept while the view is hidden.
-function mapCorner(map, size) {
+function mapCorner(map, width, height) {
+  const key = `${width}x${height}`;
   const kept = CORNERS.get(map);
-  if (kept && kept.size === size) return kept;
-  const at = { size, left: map.offsetLeft + map.clientLeft, top: map.offsetTop + map.clientTop };
+  if (kept && kept.key === key) return kept;
+  const at = { key, left: map.offsetLeft + map.clientLeft, top: map.offsetTop + map.clientTop };
   if (at.left > 0) CORNERS.set(map, at);
   return at;
+}
+
+// Outline cell (r, c) of a panel's heatmap, nRows × nCols cells drawn width × height px (at
+// least 3 px each way, so a thin cell still shows). Returns the outline's {left, width} in the
+// plot (a strip over the same columns marks the same x: crossstrip.js).
+export function placePick(fig, r, c, shape) {
+  const { nRows, nCols, width, height } = shape;
+  const mark = fig.querySelector(".ax-pick");
+  const h = height / nRows;
+  const w = width / nCols;
+  const at = mapCorner(fig.querySelector(".ax-map"), width, height);
+  const box = { left: at.left + c * w, width: Math.max(w, 3) };
+  Object.assign(mark.style, {
+    left: `${box.left}px`,
+    top: `${at.top + r * h}px`,
+    width: `${box.width}px`,
+    height: `${Math.max(h, 3)}px`,
+  });
+  mark.hidden = false;
+  return box;
 }
 
 // Outline the picked cell (the one the arithmetic below spells out) in a panel.
 function markPick(ctx, fig, size) {
   const view = ctx.state.get();
-  const map = fig.querySelector(".ax-map");
-  const mark = fig.querySelector(".ax-pick");
   const [row, col] = view.transpose ? [view.k, view.q] : [view.q, view.k];
   const { rows, cols } = ctx.painted.shown;
   const r = rows.indexOf(row);
   const c = cols.indexOf(col);
-  mark.hidden = !!ctx.inline || r < 0 || c < 0;
-  if (mark.hidden) return;
-  const h = size / rows.length;
-  const w = size / cols.length;
-  const at = mapCorner(map, size);
-  Object.assign(mark.style, {
-    left: `${at.left + c * w}px`,
-    top: `${at.top + r * h}px`,
-    width: `${Math.max(w, 3)}px`,
-    height: `${Math.max(h, 3)}px`,
-  });
+  if (ctx.inline || r < 0 || c < 0) fig.querySelector(".ax-pick").hidden = true;
+  else placePick(fig, r, c, { nRows: rows.length, nCols: cols.length, width: size, height: size });
+}
+
+// Paint one panel's heatmap, `p.width` × `p.height` px: `p.values` (`p.stride` a row) over the
+// ids `p.rows` × `p.cols` (transposed: the values' columns down the rows) in `p.range` on
+// `p.scale`, hidden cells `p.blank`, or the pixels of the canvas `p.same`; the colour bar's ends
+// and the row labels (`p.names` by id). Returns the row labels' fit (labelAxis). The explorer's
+// stages are painted with it, and the cross-attention view (cross.js).
+export function paintPanel(fig, p) {
+  const map = fig.querySelector(".ax-map");
+  if (map.style.width !== `${p.width}px`) map.style.width = `${p.width}px`;
+  if (map.style.height !== `${p.height}px`) map.style.height = `${p.height}px`;
+  if (p.same) paintSame(map, p.same);
+  else paint(map, p.values, p.stride, p.rows, p.cols, p.transpose, p.range, p.scale, p.blank);
+  fig.querySelector(".ax-bar .ax-hi").textContent = fmt(p.range[1], 2);
+  fig.querySelector(".ax-bar .ax-lo").textContent = fmt(p.range[0], 2);
+  const rows = fig.querySelector(".ax-rows");
+  const fit = labelAxis(rows, p.rows, p.names, p.height, true);
+  rows.style.height = `${p.height}px`;
+  fig.querySelector(".ax-bar").style.height = `${p.height}px`;
+  return fit;
 }
 
 // `same`: the canvas already painted with this stage's very values and range, or null.
 function drawPanel(ctx, fig, stage, range, size, same) {
   const { rows, cols } = ctx.painted.shown;
-  const map = fig.querySelector(".ax-map");
-  const side = `${size}px`;
-  if (map.style.width !== side) map.style.width = map.style.height = side;
+  const { blank } = ctx.painted;
   const transpose = ctx.state.get().transpose;
-  if (same) paintSame(map, same);
-  else {
-    const { blank } = ctx.painted;
-    paint(
-      map,
-      ctx.computed.values[stage],
-      ctx.n,
-      rows,
-      cols,
-      transpose,
-      range,
-      scaleOf(stage),
-      blank,
-    );
-  }
+  const values = ctx.computed.values[stage];
+  const rowFit = paintPanel(fig, {
+    ...{ values, stride: ctx.n, rows, cols, transpose, range, scale: scaleOf(stage), blank },
+    ...{ same, names: ctx.tokens, width: size, height: size },
+  });
   fig.querySelector(".ax-stage").textContent = STAGE_TITLES[stage];
-  fig.querySelector(".ax-hi").textContent = fmt(range[1], 2);
-  fig.querySelector(".ax-lo").textContent = fmt(range[0], 2);
-  const rowFit = labelAxis(fig.querySelector(".ax-rows"), rows, ctx.tokens, size, true);
   const colFit = labelAxis(fig.querySelector(".ax-cols"), cols, ctx.tokens, size, false);
-  fig.querySelector(".ax-rows").style.height = `${size}px`;
-  fig.querySelector(".ax-bar").style.height = `${size}px`;
   fig.querySelector(".ax-cols").style.width = `${size}px`;
   markPick(ctx, fig, size);
   return { rows: rowFit, cols: colFit };

@@ -2,8 +2,10 @@
 // its arithmetic, drag or wheel to zoom, double-click to see all, ← → for the head and ↑ ↓ for
 // the layer. `ctx` is the view's context (view.js): its state, what panels.js painted
 // (ctx.painted.shown), the computed stages (ctx.computed.values), redraw(). Reads only: the zoom
-// changes through the state's own zoomTo() and unzoom().
+// changes through the state's own zoomTo() and unzoom(). The cross-attention view (cross.js)
+// takes the cell under the pointer, the tooltip's place and the keys from here too.
 
+import { slotAt } from "./labels.js";
 import { tipText } from "./words.js";
 
 export function isTyping(event) {
@@ -17,17 +19,21 @@ export function isTyping(event) {
   );
 }
 
+// The cell of a heatmap `map` (nRows × nCols cells) under the pointer: {r, c}, or null outside.
+export function cellUnder(map, event, nRows, nCols) {
+  const rect = map.getBoundingClientRect();
+  // The image fills the content box, inside the canvas's 1 px border.
+  const c = slotAt(event.clientX - rect.left - map.clientLeft, nCols, map.clientWidth);
+  const r = slotAt(event.clientY - rect.top - map.clientTop, nRows, map.clientHeight);
+  return r < 0 || c < 0 ? null : { r, c };
+}
+
 // The cell under the pointer: shown row/column r, c and the query and key it stands for.
 function cellAt(ctx, event) {
-  const map = event.currentTarget;
-  const rect = map.getBoundingClientRect();
   const { rows, cols } = ctx.painted.shown;
-  // The image fills the content box, inside the canvas's 1 px border.
-  const x = event.clientX - rect.left - map.clientLeft;
-  const y = event.clientY - rect.top - map.clientTop;
-  const c = Math.floor((x / map.clientWidth) * cols.length);
-  const r = Math.floor((y / map.clientHeight) * rows.length);
-  if (r < 0 || c < 0 || r >= rows.length || c >= cols.length) return null;
+  const at = cellUnder(event.currentTarget, event, rows.length, cols.length);
+  if (!at) return null;
+  const { r, c } = at;
   const [query, key] = ctx.state.get().transpose ? [cols[c], rows[r]] : [rows[r], cols[c]];
   return { r, c, query, key };
 }

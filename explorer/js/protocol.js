@@ -30,9 +30,15 @@ export function float32From(data) {
   return new Float32Array(buffer.slice(byteOffset, byteOffset + byteLength));
 }
 
-// The body of an HTTP request for one layer block (ui/api.py answers with its bytes).
+// The body of an HTTP request for one layer block (server/api.py answers with its bytes).
 export function blockRequest(model, text, layer, part) {
   return JSON.stringify({ model, text, layer, part });
+}
+
+// The body of an HTTP request for one layer block of a stored clip (part "cross": a transcribed
+// clip's cross-attention over `frames`, [first, end) in 20 ms frames), to the same route.
+export function clipRequest(model, clip, layer, part, frames) {
+  return JSON.stringify({ model, clip, layer, part, frames });
 }
 
 // The widget's message asking for one layer block (explorer/notebook.py answers it).

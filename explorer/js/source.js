@@ -3,9 +3,11 @@
 // for the page's lifetime, so a view switching back, or another view of the same sentence,
 // never asks twice. Bounded: past `budget` bytes the least recently used blocks go.
 // Two ways to ask: HTTP from the app's routes (server/api.py, with the page's token; a refusal
-// is JSON {error}), messages to the notebook's widget.
+// is JSON {error}), for a sentence's blocks or a stored clip's (Whisper's cross-attention), and
+// messages to the notebook's widget. A view asks for the layer it draws (askOnce) and, once
+// drawn, for the others when they are small (prefetchLayers).
 
-import { blockMessage, blockReplyKey, blockRequest, float32From } from "./protocol.js";
+import { blockMessage, blockReplyKey, blockRequest, clipRequest, float32From } from "./protocol.js";
 
 export const BLOCK_BUDGET = 256 * 2 ** 20;
 
@@ -125,6 +127,57 @@ export function httpSource({ api, model, text, token }) {
   return createSource(`${model}\u0000${text}`, (layer, part) =>
     fetchFloats(api, token, blockRequest(model, text, layer, part)),
   );
+}
+
+// A stored clip's source: POST {model, clip, layer, part, frames} to the same route; the body
+// is the layer's block (part "cross": [heads, text tokens, frames], pack.cross_block).
+export function clipSource({ api, model, clip, frames, token }) {
+  return createSource(`${model}\u0000${clip}\u0000${frames.join("-")}`, (layer, part) =>
+    fetchFloats(api, token, clipRequest(model, clip, layer, part, frames)),
+  );
+}
+
+// Ask `source` for one block unless the view's `asked` (a Set) says it is on its way; `then`
+// runs once when it arrives or fails.
+export function askOnce(source, asked, layer, part, then) {
+  const key = `${layer}:${part}`;
+  if (asked.has(key)) return;
+  asked.add(key);
+  const done = () => {
+    asked.delete(key);
+    then();
+  };
+  source.block(layer, part).then(done, done);
+}
+
+// The floats of one layer's block of each part, for a view's header.
+const PART_FLOATS = {
+  scores: (h) => h.n_heads * h.n_tokens * h.n_tokens,
+  norms: (h) => h.n_heads * h.n_tokens,
+  rollout: (h) => h.n_tokens * h.n_tokens,
+  cross: (h) => h.n_heads * h.n_tokens * h.n_frames,
+};
+
+export function layerFloats(header, parts) {
+  return parts.reduce((sum, part) => sum + PART_FLOATS[part](header), 0);
+}
+
+// Once a view's first layer is drawn, ask for the other layers' blocks too (`parts` of each)
+// when all of them come to this many bytes or fewer (scores: 170 tokens on MiniLM, 88 on
+// SmolLM2; cross-attention: 50 tokens over 30 s of audio), so a layer switch never waits.
+export const PREFETCH_BYTES = 8 * 2 ** 20;
+
+export function prefetchLayers(source, header, first, parts) {
+  if (4 * header.n_layers * layerFloats(header, parts) > PREFETCH_BYTES) return;
+  const all = (layer) => Promise.all(parts.map((part) => source.block(layer, part)));
+  const rest = async () => {
+    for (let layer = 0; layer < header.n_layers; layer++) {
+      if (layer !== first) await all(layer);
+    }
+  };
+  all(first)
+    .then(rest)
+    .catch(() => {});
 }
 
 // The widget's source: a custom message per block; the widget's kernel side answers with the

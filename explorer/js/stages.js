@@ -1,8 +1,9 @@
 // The four stages of one head's pattern, recomputed in the browser from the engine's raw
 // float32 scores: scores -> scaled (÷√d_k, ÷T) -> masked (causal) -> softmax, and the cell
 // arithmetic of one entry; beyond them the norm-weighted pattern (softmax × each key's value
-// norm) and the layer's attention rollout, drawn as the engine sent it. Pure functions (no
-// DOM): tests/js/stages.test.js runs them in node.
+// norm) and the layer's attention rollout, drawn as the engine sent it; and a head of a
+// clip's cross-attention (tokens × time) with a row's peak. Pure functions (no DOM):
+// tests/js/stages.test.js runs them in node.
 // The engine works in float32; where float32 rounding is large enough to show (the scaled
 // logits and their distance to the row's maximum) this file rounds the same way with
 // Math.fround, so its numbers equal attention_core.attention_steps to ~1e-7.
@@ -18,6 +19,26 @@ export function divisor(dk, scale, temperature) {
 // One head's n×n scores out of a layer block [h, q, k].
 export function headScores(block, head, n) {
   return block.subarray(head * n * n, (head + 1) * n * n);
+}
+
+// One head's cross-attention [token, frame] out of a layer block [h, token, frame] (part
+// "cross"): the decoder writing each text token, over the 20 ms frames of the audio. Throws
+// when the block does not hold the header's heads × tokens × frames.
+export function crossHead(block, header, head) {
+  const size = header.n_tokens * header.n_frames;
+  if (block.length !== header.n_heads * size) {
+    throw new Error(
+      `cross-attention: ${block.length} floats for a layer, want ${header.n_heads * size}`,
+    );
+  }
+  return block.subarray(head * size, (head + 1) * size);
+}
+
+// A row's largest value: {col, value} of row `row` of `values` (`n` a row); the first wins a tie.
+export function rowPeak(values, n, row) {
+  let col = 0;
+  for (let c = 1; c < n; c++) if (values[row * n + c] > values[row * n + col]) col = c;
+  return { col, value: values[row * n + col] };
 }
 
 // Is the key hidden from the query under the causal mask (a later token)?

@@ -7,7 +7,7 @@
 // back after hearing of a view (ui/explore.py), so Streamlit does not run this again for it.
 
 import { NO_PIN, renderGrid } from "./grid.js";
-import { httpSource } from "./source.js";
+import { clipSource, httpSource } from "./source.js";
 import { keptState } from "./state.js";
 import { renderStep } from "./step.js";
 import { renderCross } from "./cross.js";
@@ -97,27 +97,35 @@ function mountStep({ data, parentElement, key }) {
   return renderStep(parentElement, data, state);
 }
 
-// Cross-attention, tokens × time (cross.js): the view {layer, head, token} is told to the server
-// after drawing, debounced, as the explorer tells its view; data.clip names the clip.
+// Cross-attention, tokens × time (cross.js), its layers fetched from the same route as the
+// text models' (a stored clip's part "cross"). The state adds the picked frame (-1: the
+// token's own peak) to the server's {layer, head, token}: handed a new token, the view drops its
+// frame. {layer, head, token} is told to the server after drawing, debounced, as the explorer
+// tells its view.
 function mountCross({ data, parentElement, setStateValue, key }) {
+  const { header } = data;
   const limits = {
-    layer: data.n_layers - 1,
-    head: data.n_heads - 1,
-    token: data.tokens.length - 1,
+    layer: header.n_layers - 1,
+    head: header.n_heads - 1,
+    token: header.n_tokens - 1,
   };
-  const state = keptState(key, data.clip, data.view, limits);
+  const given = { ...data.view, frame: -1 };
+  const state = keptState(key, `${data.model}\u0000${data.clip}`, given, limits);
   let timer = 0;
   let told = JSON.stringify(data.view);
-  const onDrawn = (view) => {
+  const onDrawn = ({ layer, head, token }) => {
     clearTimeout(timer);
     timer = setTimeout(() => {
-      const wire = JSON.stringify(view);
+      const wire = JSON.stringify({ layer, head, token });
       if (wire === told) return;
       told = wire;
-      setStateValue("view", { ...view });
+      setStateValue("view", { layer, head, token });
     }, TELL_AFTER_MS);
   };
-  const cleanup = renderCross(parentElement, data, state, onDrawn);
+  const mel = data.mel ? decodeFloat32(data.mel) : null;
+  const options = { header, state, source: clipSource(data), onDrawn, mel, nBins: data.n_bins };
+  Object.assign(options, { named: data.named, caption: data.caption });
+  const cleanup = renderCross(parentElement, options);
   return () => {
     clearTimeout(timer);
     cleanup();

@@ -18,21 +18,9 @@ import { fileName, save } from "./export.js";
 import { viewTitle } from "./model.js";
 import { drawPanels, paintedState } from "./panels.js";
 import { wireKeys, wirePointer } from "./pointer.js";
+import { askOnce, prefetchLayers } from "./source.js";
 import { partsFor, stageValues } from "./stages.js";
-import { STAGE_TITLES } from "./words.js";
-
-// Ask the source for a block once per view, and run `then` when it arrives (or fails).
-function ask(ctx, layer, part, then) {
-  const key = `${layer}:${part}`;
-  const { asked } = ctx.live;
-  if (asked.has(key)) return;
-  asked.add(key);
-  const done = () => {
-    asked.delete(key);
-    then();
-  };
-  ctx.source.block(layer, part).then(done, done);
-}
+import { loadStatus, STAGE_TITLES } from "./words.js";
 
 // The blocks of the view's layer its stages need ({scores, norms, rollout}): carried inline,
 // arrived, or null (the missing ones asked for; status shown).
@@ -44,14 +32,15 @@ function layerBlocks(ctx, view) {
     if (block && !block.error) blocks[part] = block;
     else missing.push([part, block]);
   }
-  const status = ctx.root.querySelector(".ax-status");
   const failed = missing.find(([, block]) => block);
-  status.textContent = failed
-    ? `Could not load layer ${view.layer}: ${failed[1].error}.`
-    : missing.length
-      ? `loading layer ${view.layer}…`
-      : "";
-  for (const [part, block] of missing) if (!block) ask(ctx, view.layer, part, ctx.redraw);
+  ctx.root.querySelector(".ax-status").textContent = loadStatus(
+    view.layer,
+    missing.length > 0,
+    failed?.[1].error,
+  );
+  for (const [part, block] of missing) {
+    if (!block) askOnce(ctx.source, ctx.live.asked, view.layer, part, ctx.redraw);
+  }
   return missing.length ? null : blocks;
 }
 
@@ -100,31 +89,6 @@ function exportView(ctx, kind) {
   save(exportSpec(ctx), kind, fileName(ctx.model, ctx.state.get(), kind), doc);
 }
 
-// Once the first view is drawn, ask for the other layers' blocks too (the parts its stages
-// need) when the whole sentence's are this many bytes or fewer (scores: 170 tokens on MiniLM,
-// 88 on SmolLM2), so a layer switch never waits.
-const PREFETCH_BYTES = 8 * 2 ** 20;
-const PART_FLOATS = {
-  scores: (h, n) => h * n * n,
-  norms: (h, n) => h * n,
-  rollout: (_, n) => n * n,
-};
-
-function prefetch(source, header, first, parts) {
-  const n = header.n_tokens;
-  const perLayer = parts.reduce((sum, part) => sum + PART_FLOATS[part](header.n_heads, n), 0);
-  if (4 * header.n_layers * perLayer > PREFETCH_BYTES) return;
-  const all = (layer) => Promise.all(parts.map((part) => source.block(layer, part)));
-  const rest = async () => {
-    for (let layer = 0; layer < header.n_layers; layer++) {
-      if (layer !== first) await all(layer);
-    }
-  };
-  all(first)
-    .then(rest)
-    .catch(() => {});
-}
-
 // The view's context: what is fixed for it, and the parts that change, each written by one
 // module only: `live` (here: alive until the cleanup, the blocks asked for, the width as laid
 // out), `computed` (here: the layer's blocks and the stages computed from them) and `painted`
@@ -162,7 +126,9 @@ export function renderView(parent, options) {
   });
   resize.observe(ctx.root);
   draw(ctx);
-  if (!options.inline) prefetch(options.source, header, state.get().layer, partsFor(ctx.stages));
+  if (!options.inline) {
+    prefetchLayers(options.source, header, state.get().layer, partsFor(ctx.stages));
+  }
   return () => {
     ctx.live.alive = false;
     unsubscribe();

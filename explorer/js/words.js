@@ -1,5 +1,7 @@
 // The explorer's sentences: numbers as it prints them, the captions under each stage, the hint
-// above the panels and the lines of the cell arithmetic. Pure functions (no DOM).
+// above the panels, the status of a layer's blocks and the lines of the cell arithmetic; for
+// cross-attention (tokens × time) the seconds of a 20 ms frame, the title, the tooltips and the
+// readout of a picked cell. Pure functions (no DOM).
 
 export const STAGES = ["scores", "scaled", "masked", "pattern"]; // the default; also "weighted"
 // (the pattern × each key's value norm) and "rollout" (the layer's attention rollout)
@@ -200,4 +202,64 @@ export function tipText(stage, tokens, query, key, value, layer) {
     `${STAGE_TITLES[stage]} · query “${tokens[query]}” (${query}) → ` +
     `key “${tokens[key]}” (${key}): ${fmt(value, 3)}`
   );
+}
+
+// The status line above a view: why its layer is missing (the route's sentence), that it is on
+// its way, or nothing once it is drawn.
+export function loadStatus(layer, waiting, error) {
+  if (error) return `Could not load layer ${layer}: ${error.replace(/\.$/, "")}.`;
+  return waiting ? `loading layer ${layer}…` : "";
+}
+
+// Cross-attention's keys are 20 ms frames of the audio; a view counts them from the span's
+// first frame in the clip (`first`).
+export const FRAME_S = 0.02;
+
+// When frame `f` of the span starts, in seconds (the clip's frame first + f), to 10 µs.
+export function frameSeconds(first, f) {
+  return Math.round((first + f) * FRAME_S * 1e5) / 1e5;
+}
+
+// "1.24 s"
+export function secondsText(s, digits = 2) {
+  return `${s.toFixed(digits)} s`;
+}
+
+// "Layer 3, head 0 (an alignment head)": `named` holds the "layer,head" pairs the model's
+// makers list as aligning.
+export function crossTitle(view, named) {
+  const mark = named.has(`${view.layer},${view.head}`) ? " (an alignment head)" : "";
+  return `Layer ${view.layer}, head ${view.head}${mark}`;
+}
+
+// The tooltip of a cell: “▁river” (token 1) at 1.24 s: 0.123
+export function crossTip(tokens, first, token, frame, value) {
+  const at = secondsText(frameSeconds(first, frame));
+  return `“${tokens[token]}” (token ${token}) at ${at}: ${fmt(value, 3)}`;
+}
+
+// The strip's tooltip: “The sound at 1.24 s–1.26 s (frame 62 of the clip)”
+export function stripTip(first, frame) {
+  const from = secondsText(frameSeconds(first, frame));
+  const to = secondsText(frameSeconds(first, frame + 1));
+  return `The sound at ${from}–${to} (frame ${first + frame} of the clip)`;
+}
+
+// The readout of the view's cell (view.frame of the span, or the token's own peak when it is
+// -1; `peak`: {col, value}, stages.rowPeak's) as lines of plain text, and the cell itself:
+// {layer, head, token, frame (of the clip), seconds, value}. `rows`: the head's [token, frame].
+export function crossReadout(tokens, first, view, rows, nFrames, peak) {
+  const { layer, head, token } = view;
+  const f = view.frame >= 0 ? view.frame : peak.col;
+  const value = rows[token * nFrames + f];
+  const start = frameSeconds(first, f);
+  const cell = { layer, head, token, frame: first + f, seconds: start, value };
+  const lines = [
+    `Layer ${layer}, head ${head}: token ${token} “${tokens[token]}” gives the moment ` +
+      `${secondsText(start)}–${secondsText(frameSeconds(first, f + 1))} ` +
+      `(frame ${first + f} of the clip) a weight of ${value.toFixed(6)}.`,
+    `Its largest weight over the speech: ${peak.value.toFixed(3)} at ` +
+      `${secondsText(frameSeconds(first, peak.col))}.`,
+  ];
+  return { cell, lines };
 }

@@ -5,7 +5,6 @@ self-attention are the engine's numbers; the microphone, uploads and typed text;
 
 from __future__ import annotations
 
-import base64
 import io
 import json
 import shutil
@@ -24,11 +23,13 @@ from attention_core.core.pieces import show_piece
 from attention_core.methods.alignment import head_alignment
 from attention_core.models.whisper.audio import MAX_BYTES, MB, load_audio, speak, speech_frames
 from attention_core.models.whisper.forward import encoder_pattern
-from explorer.cross_store import CROSS
+from explorer import PATH
+from server import api
 from tests.app.conftest import explorer_report, open_page, url_param
 from tests.figdata import array, spec
 from ui import safe
 from ui.listen import views as listen_views
+from ui.routes import TRACES
 
 CLIPS = Path(__file__).resolve().parents[2] / "examples" / "clips"
 SOURCES = ui.listen.source.SOURCES
@@ -58,24 +59,25 @@ def _ok(at):
 
 def _cross(at):
     """The cross-attention explorer's data: its view and the pattern [layer, head, token, frame]
-    it draws in the browser, decoded."""
+    it draws in the browser, each layer as the block route serves it (part "cross", every head
+    at once) from the clip the page stored in this process."""
     [element] = [c for c in at.get("bidi_component") if c.proto.id.endswith("-lis_cross")]
     assert element.proto.component_name == "attention_explorer"
     data = json.loads(element.proto.json)
-    assert data["mode"] == "cross"
-    shape = (data["n_layers"], data["n_heads"], len(data["tokens"]), data["n_frames"])
+    assert (data["mode"], data["model"], data["api"]) == ("cross", "whisper", PATH.lstrip("/"))
+    assert "inline" not in data  # no attention goes with the page: the browser asks for it
+    head = data["header"]
+    shape = (head["n_layers"], head["n_heads"], head["n_tokens"], head["n_frames"])
+    assert data["frames"][1] - data["frames"][0] == head["n_frames"]
+    assert data["frames"][0] == head["first"] and len(head["tokens"]) == head["n_tokens"]
     pattern = np.full(shape, np.nan, np.float32)
-    for layer, head, b64 in data["inline"]:  # the opening head goes with the page
-        pattern[layer, head] = np.frombuffer(base64.b64decode(b64), "<f4").reshape(shape[2:])
-    assert [h[:2] for h in data["inline"]] == [[data["view"]["layer"], data["view"]["head"]]]
-    for layer in range(shape[0]):  # the others as the route serves them, from this process
-        for head in range(shape[1]):
-            block = CROSS.head(data["store"], layer, head)
-            assert block is not None
-            got = np.frombuffer(block, "<f4").reshape(shape[2:])
-            if [layer, head] == data["inline"][0][:2]:
-                np.testing.assert_array_equal(got, pattern[layer, head])
-            pattern[layer, head] = got
+    for layer in range(shape[0]):
+        body = {"model": "whisper", "clip": data["clip"], "layer": layer, "part": "cross"}
+        block = api.clip_block(TRACES, json.dumps(body | {"frames": data["frames"]}).encode())
+        assert block is not None  # held: the route reads the clip the page stored
+        pattern[layer] = np.frombuffer(block, "<f4").reshape(shape[1:])
+    gone = {"model": "whisper", "clip": "0" * 64 + ":0-10", "layer": 0, "part": "cross"}
+    assert api.clip_block(TRACES, json.dumps(gone | {"frames": [0, 10]}).encode()) is None
     return data, pattern
 
 
@@ -108,7 +110,8 @@ def test_every_number_on_the_default_clip_is_the_engines(whisper):
     assert at.selectbox(key="model").value == "whisper"  # the sidebar shows the page's model
     data, cross = _cross(at)  # every layer and head, over the speech span, as the engine's
     np.testing.assert_array_equal(cross, trace.cross_pattern_lhqk[:, :, n - 1 : -1, lo:hi])
-    assert data["first"] == lo and data["tokens"] == words[n:]
+    assert data["header"]["first"] == lo and data["header"]["tokens"] == words[n:]
+    assert data["frames"] == [lo, hi]
     assert data["view"] == {"layer": layer, "head": head, "token": 0}
     assert {tuple(p) for p in data["named"]} == set(trace.alignment_heads)
     table = at.dataframe[0].value
@@ -146,7 +149,7 @@ def test_another_clip_head_and_token(whisper):
     n = len(trace.prompt_ids)
     data, cross = _cross(at)
     np.testing.assert_array_equal(cross[2, 5], trace.cross_pattern_lhqk[2, 5, n - 1 : -1, lo:hi])
-    assert data["view"] == {"layer": 2, "head": 5, "token": 3} and data["first"] == lo
+    assert data["view"] == {"layer": 2, "head": 5, "token": 3} and data["frames"][0] == lo
     row = array(_chart(at, "lis_spectrogram")["data"][1]["y"])
     np.testing.assert_allclose(row, trace.cross_pattern_lhqk[2, 5, n - 1 + 3, lo:hi])
     start = al.peak_lhq[2, 5, 3] * 0.02

@@ -1,10 +1,10 @@
 """Cross-attention, tokens × time, on the Listen page in Debian's Chromium against `streamlit run
-app.py`: the explorer opens on the page's head (the only one sent with the page), switches
-head with the keyboard and layer with its select (each new head fetched over the app's route,
-redrawn in the browser, the time printed), the sound strip lies over the matrix's exact x range,
-and a clicked cell's readout and hovered tooltip are the engine's ``cross_pattern_lhqk`` (1e-6
-relative); the page hears the click: its token picker and the app's shared layer and head (in
-the URL) follow."""
+app.py`: the explorer opens on the page's head, its layer fetched over the text models' block
+route (part "cross", every head of the layer in one block, each layer asked once), switches head
+with the keyboard and layer with its select (redrawn in the browser, the time printed), the sound
+strip lies over the matrix's exact x range, and a clicked cell's readout and hovered tooltip are
+the engine's ``cross_pattern_lhqk`` (1e-6 relative); the page hears the click: its token picker
+and the app's shared layer and head (in the URL) follow."""
 
 from __future__ import annotations
 
@@ -15,14 +15,15 @@ from urllib.parse import parse_qs, urlsplit
 
 import numpy as np
 import pytest
+from threadpoolctl import threadpool_limits
 
 from attention_core import load_whisper, log_mel, transcribe
 from attention_core.core.pieces import show_piece
 from attention_core.models.whisper.audio import load_audio, speech_frames
-from explorer.cross_store import CROSS_PATH
+from explorer import PATH
 from scripts.live_app import CHROMIUM, streamlit_server, wait_idle
-from ui.listen import CLIPS, clip_names
 from ui.params import PARAMS
+from ui.presets import CLIPS, clip_names
 
 pytestmark = [
     pytest.mark.browser,
@@ -94,12 +95,13 @@ def _strip_lines_up(page, frame: int, n_frames: int, lo: int) -> None:
 def test_cross_attention_switches_in_the_browser_and_reads_the_engines_cells(app_url, page):
     name = clip_names()[0]  # the page opens on the first example clip
     audio = load_audio(CLIPS / f"{name}.wav")
-    trace = transcribe(load_whisper(), log_mel(audio.samples_n))
+    with threadpool_limits(limits=1, user_api="blas"):  # as the app runs it (live_app's env):
+        trace = transcribe(load_whisper(), log_mel(audio.samples_n))  # the same sums' order
     lo, hi = speech_frames(audio.samples_n)
     n = len(trace.prompt_ids)
     words = [show_piece(t) for t in trace.tokens][n:]
-    asked: list[str] = []  # the heads fetched over the route (only the opening one is inline)
-    page.on("request", lambda r: CROSS_PATH in r.url and asked.append(r.post_data or ""))
+    asked: list[str] = []  # the layers fetched over the block route (nothing goes inline)
+    page.on("request", lambda r: r.url.endswith(PATH) and asked.append(r.post_data or ""))
     page.goto(f"{app_url}/listen")
     page.locator(".ax-cross[data-drawn]").wait_for(timeout=WAIT_MS)
     wait_idle(page, WAIT_MS)
@@ -115,14 +117,16 @@ def test_cross_attention_switches_in_the_browser_and_reads_the_engines_cells(app
     ms = float(page.locator(".ax-cross").get_attribute("data-draw-ms") or "nan")
     fetch = float(page.locator(".ax-cross").get_attribute("data-fetch-ms") or "nan")
     print(
-        f"\ncross-attention redraw: {ms:.1f} ms, the head fetched in {fetch:.1f} ms "
+        f"\ncross-attention redraw: {ms:.1f} ms, the opening layer fetched in {fetch:.1f} ms "
         f"({len(words)} tokens × {hi - lo} frames)"
     )
 
     fetched = [json.loads(body) for body in asked]
-    heads = [(a["layer"], a["head"]) for a in fetched]  # on demand, and one step ahead
-    assert {(3, 1), (2, 1)} <= set(heads) and (3, 0) not in heads
-    assert len(heads) == len(set(heads))  # each once
+    assert {(a["model"], a["part"], tuple(a["frames"])) for a in fetched} == {
+        ("whisper", "cross", (lo, hi))
+    }
+    layers = [a["layer"] for a in fetched]  # a layer on demand (a short clip's: all ahead)
+    assert layers[0] == 3 and 2 in layers and len(layers) == len(set(layers))  # each once
 
     token, frame = len(words) // 2, (hi - lo) // 2
     _strip_lines_up(page, frame, hi - lo, lo)

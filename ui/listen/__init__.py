@@ -3,6 +3,6 @@
 check against the reference libraries (``verify``). Whisper itself is loaded by ``ui.cache``; the
 page's session entries are declared in ``ui.state.listen``."""
 
-from ui.presets import CLIPS, clip_names  # tests/explorer/test_cross_browser.py reads them here
+from ui.presets import clip_names
 
-__all__ = ["CLIPS", "clip_names"]
+__all__ = ["clip_names"]

@@ -4,11 +4,13 @@ the hash of its 16 kHz samples (a few clips), on Whisper as ``ui.cache`` loads i
 A kept clip is a ``Heard``, not the engine's WhisperTrace (which holds the model, 75 MB of
 weights), kept in the trace store: counted in the memory budget (server.budget) at its size.
 The encoder's self-attention is computed for the one layer shown and cut to the speech span
-before it is kept."""
+before it is kept. The block route reads a kept clip's cross-attention by the name the page gave
+the browser (``clip_id``, ``held``)."""
 
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import cast
@@ -41,6 +43,7 @@ class Heard:
     encoder_hidden_ltd: F32  # [5, 1500, d]: what enters each encoder layer (and the last)
     alignment_heads: tuple[tuple[int, int], ...]
     alignment: Alignment  # every head scored on the rows that wrote the text, over the speech
+    key: str  # the SHA-256 of its samples (``digest``): with the span, where the store keeps it
 
     @property
     def rows(self) -> slice:
@@ -54,6 +57,27 @@ def digest(samples_n: F32) -> str:
     return hashlib.sha256(np.ascontiguousarray(samples_n, dtype=np.float32).tobytes()).hexdigest()
 
 
+def clip_id(clip: Heard) -> str:
+    """The name a page gives the browser for ``clip`` (its key and speech span): the browser
+    asks the block route for the clip's cross-attention by it, and ``held`` finds the clip."""
+    lo, hi = clip.alignment.span
+    return f"{clip.key}:{lo}-{hi}"
+
+
+_CLIP_ID = re.compile(r"([0-9a-f]{64}):(\d{1,4})-(\d{1,4})")
+
+
+def held(model: str, clip: str) -> Heard | None:
+    """The clip stored under ``clip`` (``clip_id``'s name) for ``model``, or None when this
+    process does not hold it (evicted, stored by another replica, or not such a name). Nothing
+    is computed: the clip's audio never reaches the block route. Read by ``ui.routes``."""
+    found = _CLIP_ID.fullmatch(clip)
+    if found is None:
+        return None
+    span = (int(found[2]), int(found[3]))
+    return cast("Heard | None", trace_store().peek((model, found[1], span)))
+
+
 def heard(key: str, _samples_n: F32, span: tuple[int, int]) -> Heard:
     """The clip whose samples hash to ``key`` transcribed; every head scored over ``span``.
     Kept in the trace store beside the sentences' traces (shared, counted in the one memory
@@ -61,7 +85,7 @@ def heard(key: str, _samples_n: F32, span: tuple[int, int]) -> Heard:
     ``HEARD_PEAK`` held for it while Whisper listens."""
 
     def compute() -> Heard:
-        return _listen(_samples_n, span)
+        return _listen(key, _samples_n, span)
 
     with st.spinner("Whisper is listening…"):  # shown only if it takes a moment (Streamlit)
         found = trace_store().get(
@@ -74,7 +98,7 @@ def _peak() -> int:
     return HEARD_PEAK
 
 
-def _listen(samples_n: F32, span: tuple[int, int]) -> Heard:
+def _listen(key: str, samples_n: F32, span: tuple[int, int]) -> Heard:
     model = get_whisper()
     trace = transcribe(model, log_mel(samples_n))
     n_prompt = len(trace.prompt_ids)
@@ -89,6 +113,7 @@ def _listen(samples_n: F32, span: tuple[int, int]) -> Heard:
         trace.encoder_hidden_ltd,
         trace.alignment_heads,
         head_alignment(trace.cross_pattern_lhqk, trace.writing_rows, span),
+        key,
     )
 
 

@@ -16,7 +16,8 @@ from attention_core.core.pieces import show_piece
 from attention_core.models.whisper.audio import SAMPLE_RATE, Audio
 from explorer.streamlit_adapter import pool_mel
 from ui import explore, safe
-from ui.listen.cache import Heard, encoder_span
+from ui.cache import get_whisper
+from ui.listen.cache import Heard, clip_id, encoder_span
 from ui.listen.source import wav_bytes
 from ui.state.listen import LISTEN, Listen
 from ui.state.shared import FRAME
@@ -72,18 +73,18 @@ def _cross_told(heard: Heard) -> Callable[[], None]:
 def cross(heard: Heard, layer: int, head: int) -> None:
     """Cross-attention tokens × time over the speech span under the sound itself (the log-mel
     pooled to the same 20 ms frames), every layer and head drawn in the browser (the explorer),
-    opening on the shared layer and head; a click there moves them (and the token below)."""
+    its layers fetched from the block route (part "cross") out of the clip kept in the trace
+    store; opening on the shared layer and head; a click there moves them (and the token
+    below)."""
     lo, hi = heard.alignment.span
-    pattern = heard.cross_pattern_lhqk[:, :, heard.rows, lo:hi]
-    clip = f"{lo}-{hi}:" + ",".join(map(str, heard.token_ids))
     explorer.mount_cross(
-        pattern,
-        text_tokens(heard),
-        lo,
+        heard,
+        get_whisper().config,
+        (lo, hi),
         explore.given(Listen.cross.key, cross_view(heard, layer, head)),
         _cross_told(heard),
         key=Listen.cross.key,
-        clip=clip,
+        clip=clip_id(heard),
         named=heard.alignment_heads,
         caption=(
             "Each row is the decoder writing that token (it reads the words before it and "

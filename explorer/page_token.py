@@ -1,5 +1,5 @@
 """The page token: what a page mounting the explorer hands the browser so that the app's HTTP
-routes (server/api.py, server/cross_blocks.py) serve the app's own pages only.
+routes (server/api.py, server/exports.py) serve the app's own pages only.
 
 A token names the Streamlit session that mounted the page and the day it was issued, signed
 with HMAC-SHA256. The key is ``STREAMLIT_SERVER_COOKIE_SECRET`` when set (serve.sh exports one to

@@ -23,6 +23,7 @@ from attention_core import ModelConfig, Trace
 from attention_core.methods.pack import (
     MAX_TILE,
     HeardClip,
+    cross_block,
     cross_header,
     float32_bytes,
     header,
@@ -202,6 +203,13 @@ def pool_mel(mel_ft: NDArray[np.float32], lo: int, hi: int) -> NDArray[np.float3
     return pairs.astype(np.float32).mean(axis=-1, dtype=np.float32)
 
 
+# The largest opening layer sent with a cross-attention view, in float32 bytes (a 5 s clip of 15
+# tokens: 90 KB). Fetched instead, its answer waited ~0.3 s for the browser's main thread behind
+# the page's other charts; past this (a 30 s clip of 94 tokens: 3.4 MB) it is fetched, so the
+# page's message stays small.
+OPENING_BYTES = 2**20
+
+
 def cross_data(
     heard: HeardClip,
     config: ModelConfig,
@@ -217,8 +225,10 @@ def cross_data(
     block route at ``PATH``, part "cross", for the clip the page stored as ``clip`` over the 20 ms
     ``frames`` [first, end)), the header (``pack.cross_header``: the text tokens, the layers and
     heads, the frames and the first one's place in the clip), the view {layer, head, token}, and
-    ``mel_mf`` [bins, frames of the span] as float32 base64 when given. No attention goes with
-    it: the browser asks for the layer it draws."""
+    ``mel_mf`` [bins, frames of the span] as float32 base64 when given. The view's layer block
+    (``pack.cross_block``, every head) goes with it as float32 base64 ("opening") when it is
+    ``OPENING_BYTES`` or fewer, so the view draws at once; the browser asks the route for the
+    rest, as for a longer clip's opening layer."""
     said = cross_header(heard, config, frames)
     the_view = {name: int(view[name]) for name in ("layer", "head", "token")}
     bounds = {"layer": said["n_layers"], "head": said["n_heads"], "token": said["n_tokens"]}
@@ -238,6 +248,9 @@ def cross_data(
         "named": [[int(layer), int(head)] for layer, head in named],
         "caption": caption,
     }
+    opening = cross_block(heard, the_view["layer"], frames).data
+    if len(opening) <= OPENING_BYTES:
+        data["opening"] = base64.b64encode(opening).decode("ascii")
     if mel_mf is not None:
         mel = base64.b64encode(float32_bytes(mel_mf)).decode("ascii")
         data |= {"mel": mel, "n_bins": int(mel_mf.shape[0])}
@@ -259,8 +272,9 @@ def mount_cross(
     """A transcribed clip's cross-attention, tokens × time over ``frames`` (the speech span),
     drawn in the browser for any layer and head by the explorer. The page stores the clip where
     the block route reads it (``server.api.Traces.get_clip``) under ``clip``; the browser fetches
-    one layer (every head) at a time from there, as the text models' blocks, and a clip no longer
-    held is said in the view. ``config`` is the model's (``cross_header``); ``mel_mf``
+    one layer (every head) at a time from there, as the text models' blocks (the opening layer
+    comes with the page when small: ``OPENING_BYTES``), and a clip no longer held is said in the
+    view. ``config`` is the model's (``cross_header``); ``mel_mf``
     (optional, [bins, frames of the span], e.g. ``pool_mel``) draws the sound above, on the same
     time axis. After the visitor switches the head or clicks a cell, the browser reports {layer,
     head, token} (``st.session_state[key]["view"]``), debounced, and ``on_change`` runs before

@@ -1093,6 +1093,11 @@ var BlockCache = class {
     this.entries.set(key, entry);
     return entry.promise;
   }
+  // Hold `array` as the arrived block for `key` (a block carried with the page).
+  put(key, array) {
+    this.entries.set(key, { array, error: null, promise: Promise.resolve(array) });
+    this.evict();
+  }
   bytes() {
     let total = 0;
     for (const entry of this.entries.values()) total += entry.array?.byteLength || 0;
@@ -1125,6 +1130,10 @@ function createSource(id, load, cache = CACHE) {
     },
     block(layer, part) {
       return cache.load(key(layer, part), () => load(layer, part));
+    },
+    // Take a block that came with the view (its opening layer) as if it had been fetched.
+    seed(layer, part, array) {
+      cache.put(key(layer, part), array);
     }
   };
 }
@@ -2200,8 +2209,10 @@ function mountCross({ data, parentElement, setStateValue, key }) {
       setStateValue("view", { layer, head, token });
     }, TELL_AFTER_MS);
   };
+  const source = clipSource(data);
+  if (data.opening) source.seed(data.view.layer, "cross", decodeFloat32(data.opening));
   const mel = data.mel ? decodeFloat32(data.mel) : null;
-  const options = { header, state, source: clipSource(data), onDrawn, mel, nBins: data.n_bins };
+  const options = { header, state, source, onDrawn, mel, nBins: data.n_bins };
   Object.assign(options, { named: data.named, caption: data.caption });
   const cleanup = renderCross(parentElement, options);
   return () => {

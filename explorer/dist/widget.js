@@ -56,6 +56,11 @@ var BlockCache = class {
     this.entries.set(key, entry);
     return entry.promise;
   }
+  // Hold `array` as the arrived block for `key` (a block carried with the page).
+  put(key, array) {
+    this.entries.set(key, { array, error: null, promise: Promise.resolve(array) });
+    this.evict();
+  }
   bytes() {
     let total = 0;
     for (const entry of this.entries.values()) total += entry.array?.byteLength || 0;
@@ -88,6 +93,10 @@ function createSource(id, load, cache = CACHE) {
     },
     block(layer, part) {
       return cache.load(key(layer, part), () => load(layer, part));
+    },
+    // Take a block that came with the view (its opening layer) as if it had been fetched.
+    seed(layer, part, array) {
+      cache.put(key(layer, part), array);
     }
   };
 }

@@ -98,7 +98,8 @@ function mountStep({ data, parentElement, key }) {
 }
 
 // Cross-attention, tokens × time (cross.js), its layers fetched from the same route as the
-// text models' (a stored clip's part "cross"). The state adds the picked frame (-1: the
+// text models' (a stored clip's part "cross"); the opening layer, when small, came with the
+// data and goes into the page's block cache as if fetched. The state adds the picked frame (-1: the
 // token's own peak) to the server's {layer, head, token}: handed a new token, the view drops its
 // frame. {layer, head, token} is told to the server after drawing, debounced, as the explorer
 // tells its view.
@@ -122,8 +123,10 @@ function mountCross({ data, parentElement, setStateValue, key }) {
       setStateValue("view", { layer, head, token });
     }, TELL_AFTER_MS);
   };
+  const source = clipSource(data);
+  if (data.opening) source.seed(data.view.layer, "cross", decodeFloat32(data.opening));
   const mel = data.mel ? decodeFloat32(data.mel) : null;
-  const options = { header, state, source: clipSource(data), onDrawn, mel, nBins: data.n_bins };
+  const options = { header, state, source, onDrawn, mel, nBins: data.n_bins };
   Object.assign(options, { named: data.named, caption: data.caption });
   const cleanup = renderCross(parentElement, options);
   return () => {

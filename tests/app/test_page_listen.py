@@ -5,6 +5,7 @@ self-attention are the engine's numbers; the microphone, uploads and typed text;
 
 from __future__ import annotations
 
+import base64
 import io
 import json
 import shutil
@@ -60,12 +61,13 @@ def _ok(at):
 def _cross(at):
     """The cross-attention explorer's data: its view and the pattern [layer, head, token, frame]
     it draws in the browser, each layer as the block route serves it (part "cross", every head
-    at once) from the clip the page stored in this process."""
+    at once) from the clip the page stored in this process; the opening layer, sent with the
+    page, is the route's too."""
     [element] = [c for c in at.get("bidi_component") if c.proto.id.endswith("-lis_cross")]
     assert element.proto.component_name == "attention_explorer"
     data = json.loads(element.proto.json)
     assert (data["mode"], data["model"], data["api"]) == ("cross", "whisper", PATH.lstrip("/"))
-    assert "inline" not in data  # no attention goes with the page: the browser asks for it
+    assert "inline" not in data  # no head alone: whole layers, as the route sends them
     head = data["header"]
     shape = (head["n_layers"], head["n_heads"], head["n_tokens"], head["n_frames"])
     assert data["frames"][1] - data["frames"][0] == head["n_frames"]
@@ -76,6 +78,10 @@ def _cross(at):
         block = api.clip_block(TRACES, json.dumps(body | {"frames": data["frames"]}).encode())
         assert block is not None  # held: the route reads the clip the page stored
         pattern[layer] = np.frombuffer(block, "<f4").reshape(shape[1:])
+    opening = base64.b64decode(data["opening"])  # a short clip's opening layer, with the page
+    np.testing.assert_array_equal(
+        np.frombuffer(opening, "<f4").reshape(shape[1:]), pattern[data["view"]["layer"]]
+    )
     gone = {"model": "whisper", "clip": "0" * 64 + ":0-10", "layer": 0, "part": "cross"}
     assert api.clip_block(TRACES, json.dumps(gone | {"frames": [0, 10]}).encode()) is None
     return data, pattern

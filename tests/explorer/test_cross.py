@@ -1,12 +1,14 @@
 """Cross-attention on the common path: the mount data (``explorer.streamlit_adapter.cross_data``)
-is ``pack.cross_header`` and where the blocks come from, no attention inline; the sound pooled to
+is ``pack.cross_header``, where the blocks come from and the opening layer's block when small;
+the sound pooled to
 20 ms frames and sent exactly; a view or sound outside the clip refused; the app's block route
 (``ui.routes.ROUTES``) serving a clip the page stored in the trace store by the name the page
 gave it (``ui.listen.cache.clip_id``, ``held``), 404 once it is gone. And in Chromium, the
 assembled module alone, its requests answered by the same block route (``server.api``): one
 layer block holds every head (a head switch asks nothing, a layer switch asks its layer once), a
-small clip's other layers fetched ahead, the sound's columns over the matrix's, a clip the server
-no longer holds said in the view and asked again on a switch once it is back."""
+small clip's opening layer drawn from the page's data and its other layers fetched ahead, the
+sound's columns over the matrix's, a clip the server no longer holds said in the view and asked
+again on a switch once it is back."""
 
 from __future__ import annotations
 
@@ -76,8 +78,12 @@ def test_the_mount_data_is_the_header_and_where_to_fetch_no_attention_inline():
     assert (data["mode"], data["model"], data["api"]) == ("cross", "whisper", PATH.lstrip("/"))
     assert (data["clip"], data["frames"], data["view"]) == ("id:40-290", [40, 290], VIEW)
     assert (data["named"], data["caption"]) == ([[3, 0]], "c")
-    assert not {"inline", "mel", "store"} & set(data)  # the browser asks for what it draws
+    assert not {"inline", "mel", "store"} & set(data)  # no head alone, no store of its own
+    opening = base64.b64decode(data["opening"])  # the view's layer, small: as the route sends it
+    assert opening == cross_block(clip, 3, (40, 290)).data
     json.dumps(data)  # JSON-ready
+    long = _clip(100, 1500)  # its layer is 3.6 MB: asked for over the route, as the others
+    assert "opening" not in cross_data(long, CONFIG, (0, 1500), VIEW, "long:0-1500")
 
 
 def test_the_sound_is_the_log_mel_pooled_to_20_ms_and_sent_exactly():
@@ -281,22 +287,22 @@ def test_a_layer_holds_every_head_and_a_layer_switch_asks_for_its_layer_once(bro
 
 @pytest.mark.browser
 @NO_CHROMIUM
-def test_a_small_clips_other_layers_are_fetched_ahead_once(browser):
+def test_a_small_clips_opening_layer_comes_with_it_and_the_others_are_fetched_ahead(browser):
     clip = _clip(5, 250)
     data = cross_data(clip, CONFIG, (0, 250), VIEW, "small:0-250")
     page, errors, asked = _open(browser, data, {"small:0-250": clip})
     _drawn(page, 1)
     for _ in range(100):  # the other layers are asked for once the first is drawn
-        if len(asked) >= 4:
+        if len(asked) >= 3:
             break
         page.wait_for_timeout(50)
-    assert sorted(_layers(asked)) == [0, 1, 2, 3] and _layers(asked)[0] == 3
-    for n, layer in enumerate(["0", "1", "2"], start=2):
+    assert sorted(_layers(asked)) == [0, 1, 2]  # the opening layer came with the page
+    for n, layer in enumerate(["0", "1", "2", "3"], start=2):
         page.locator(".ax-cross select[data-name=layer]").select_option(layer)
         _drawn(page, n)
-    assert len(asked) == 4 and errors == []  # each layer asked once
+    assert len(asked) == 3 and errors == []  # each other layer asked once
     readout = _cell(page)  # no frame picked: the token's own peak
-    row = _written(clip, (0, 250))[2, 0, 2]
+    row = _written(clip, (0, 250))[3, 0, 2]
     assert readout["frame"] == int(np.argmax(row)) and readout["value"] == float(row.max())
     page.close()
 

@@ -219,3 +219,17 @@ test("a view asks for a block once while it comes, and prefetches small clips' l
     ["cross"],
   );
 });
+
+test("the opening layer sent with the page is taken as fetched: nothing asked for it", async () => {
+  const asked = [];
+  const source = createSource(`seed${Math.random()}`, (layer, part) => {
+    asked.push([layer, part]);
+    return Promise.resolve(new Float32Array(4));
+  });
+  source.seed(3, "cross", BLOCK);
+  assert.equal(source.peek(3, "cross"), BLOCK);
+  assert.equal(await source.block(3, "cross"), BLOCK);
+  assert.deepEqual(asked, []);
+  await source.block(2, "cross");
+  assert.deepEqual(asked, [[2, "cross"]]);
+});

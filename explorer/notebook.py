@@ -21,15 +21,16 @@ from typing import TYPE_CHECKING, Any
 import anywidget
 import traitlets
 
-from attention_core import MODEL_KEYS, Model, Trace, load_model, trace_sentence
+from attention_core import MODEL_KEYS, load_model, trace_sentence
+from attention_core.core.family import LoadedModel
+from attention_core.core.family import Trace as TextTrace
 from attention_core.core.tokens import MAX_CHARS, check_text
 from attention_core.methods.pack import PARTS, header, layer_block
 from explorer import CSS, DEFAULT_STAGES, VIEW_FIELDS, check_stages
 from explorer.bundle import module
 
 if TYPE_CHECKING:
-    from attention_core.models.llama.forward import LlamaTrace
-    from attention_core.models.llama.model import LlamaModel
+    pass
 
 TEMP_RANGE = (0.05, 5.0)  # the temperatures the app's slider and URL accept
 Source = tuple[str, str]  # (model key, text): what a trace is of
@@ -37,7 +38,7 @@ Source = tuple[str, str]  # (model key, text): what a trace is of
 
 # Worst case: one entry per packaged model (MODEL_KEYS: minilm 90 MB, smollm2 540 MB as float32).
 @lru_cache(maxsize=len(MODEL_KEYS))
-def load(name: str) -> Model | LlamaModel:
+def load(name: str) -> LoadedModel:
     """The packaged model ``name`` ("minilm" or "smollm2"), loaded once per process (its
     arrays are read-only, so every widget may share it)."""
     return load_model(name)
@@ -53,7 +54,7 @@ def check_source(model: object, text: object) -> Source:
     return str(model), valid
 
 
-def compute_trace(model: str, text: str) -> Trace | LlamaTrace:
+def compute_trace(model: str, text: str) -> TextTrace:
     """The forward pass the app shows for ``text`` (``attention_core.trace_sentence`` with no
     what-if: the browser applies the switches itself). A text longer than the model reads is
     cut at its ``max_tokens``, with a warning, as the app cuts it."""
@@ -138,7 +139,7 @@ class Explorer(anywidget.AnyWidget):
         self.on_msg(self._on_msg)
 
     @property
-    def trace(self) -> Trace | LlamaTrace:
+    def trace(self) -> TextTrace:
         """The engine's forward pass shown (a ``Trace``, or a ``LlamaTrace`` for SmolLM2): every
         intermediate as NumPy arrays, e.g. ``w.trace.pattern_lhqk[w.layer, w.head]``."""
         return self._trace
@@ -217,7 +218,7 @@ class Explorer(anywidget.AnyWidget):
             raise
         self._show(source, trace)
 
-    def _show(self, source: Source, trace: Trace | LlamaTrace) -> None:
+    def _show(self, source: Source, trace: TextTrace) -> None:
         """Put ``trace`` in the view: its header, the layer and head clipped to its model, no
         chosen cell, the causal mask the model's own if it has one."""
         old, new = self.header, header(trace)  # type: ignore[arg-type]

@@ -12,7 +12,8 @@ import pandas as pd
 import streamlit as st
 from numpy.typing import NDArray
 
-from attention_core import LlamaTrace, ModelConfig, Trace
+from attention_core import LlamaTrace, ModelConfig
+from attention_core.core.family import Trace as TextTrace
 from attention_core.core.pieces import show_piece
 from attention_core.core.positions import (
     cosine_sum,
@@ -86,7 +87,7 @@ def note_table(model_key: str) -> None:
     _explain(trace, tables, pick)
 
 
-def _explain(trace: Trace | LlamaTrace, tables: NDArray[np.float64], pick: HeadPick) -> None:
+def _explain(trace: TextTrace, tables: NDArray[np.float64], pick: HeadPick) -> None:
     """The rule, the pooling, and where the real head differs from the notes, in numbers."""
     tokens = trace.tokens.tokens
     plumbing = len(tokens) - 1
@@ -116,7 +117,7 @@ def _explain(trace: Trace | LlamaTrace, tables: NDArray[np.float64], pick: HeadP
     )
 
 
-def positions(trace: Trace | LlamaTrace, layer: int, head: int) -> None:
+def positions(trace: TextTrace, layer: int, head: int) -> None:
     """Rotated, not added: both models' position similarities, and one head's score against
     distance."""
     st.caption(
@@ -127,7 +128,7 @@ def positions(trace: Trace | LlamaTrace, layer: int, head: int) -> None:
     _curves(trace, layer, head)
 
 
-def _curves(trace: Trace | LlamaTrace, layer: int, head: int) -> None:
+def _curves(trace: TextTrace, layer: int, head: int) -> None:
     """Rotary score against distance for one head, and both models' position similarities."""
     cfg = trace.config
     freqs = rope_frequencies(cfg.d_head, cfg.rope_theta)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import warnings
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anywidget
 import traitlets
@@ -28,9 +28,6 @@ from attention_core.core.tokens import MAX_CHARS, check_text
 from attention_core.methods.pack import PARTS, header, layer_block
 from explorer import CSS, DEFAULT_STAGES, VIEW_FIELDS, check_stages
 from explorer.bundle import module
-
-if TYPE_CHECKING:
-    pass
 
 TEMP_RANGE = (0.05, 5.0)  # the temperatures the app's slider and URL accept
 Source = tuple[str, str]  # (model key, text): what a trace is of

@@ -11,6 +11,7 @@ flags, never the family's name.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol, TypeGuard, TypeVar
 
 from attention_core.core.config import ModelConfig
@@ -36,6 +37,7 @@ class Stack(Protocol):
     def shape(self) -> tuple[int, ...]: ...
 
     def __getitem__(self, key: Any) -> Any: ...
+    def __len__(self) -> int: ...
 
 
 class Trace(Protocol):
@@ -50,6 +52,8 @@ class Trace(Protocol):
     def whatif(self) -> WhatIf: ...
     @property
     def n_tokens(self) -> int: ...
+    @property
+    def word_td(self) -> Any: ...  # the token embeddings the first layer's stream starts from
     @property
     def hidden_ltd(self) -> Any: ...  # [l+1, t, d]
     @property
@@ -127,11 +131,24 @@ def pools_sentence(trace: Trace) -> TypeGuard[SentenceTrace]:
     return trace.config.has_sentence_embedding
 
 
-class LoadedModel(Protocol):
-    """A loaded model of any family: its config is the common one."""
+class HasConfig(Protocol):
+    """A model or a trace: either says which config (and so which family) it is of."""
 
     @property
     def config(self) -> ModelConfig: ...
+
+
+class LoadedModel(HasConfig, Protocol):
+    """A loaded model of any family: its config is the common one; its weights (``params``, laid
+    out by its family) and tokenizer (a ``tokenizers.Tokenizer``) are read by its family's code
+    and by the reference checks."""
+
+    @property
+    def params(self) -> Any: ...
+    @property
+    def tokenizer(self) -> Any: ...
+    @property
+    def path(self) -> Path: ...
 
 
 M = TypeVar("M", bound=LoadedModel, contravariant=True)

@@ -19,10 +19,10 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from attention_core.core.family import Trace
 from attention_core.core.functional import attention_steps
 from attention_core.lessons.saturation import unit_rows
 from attention_core.methods.pack import visible_tokens
-from attention_core.models.bert.forward import Trace
 from attention_core.models.bert.model import Model
 
 F32 = NDArray[np.float32]

@@ -18,14 +18,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from attention_core.core.display import state_name
+from attention_core.core.family import LoadedModel, Trace, pools_sentence
 from attention_core.core.tokens import Tokens
 from attention_core.core.whatif import WhatIf
 from attention_core.methods.geometry import cosine, split_words, word_vectors
 from attention_core.methods.telling import FUNCTION_WORDS
 from attention_core.methods.values import default_token
 from attention_core.models import run_model, trace_sentence
-from attention_core.models.bert.forward import Trace
-from attention_core.models.bert.model import Model
 
 F64 = NDArray[np.float64]
 
@@ -115,7 +114,7 @@ def _probe_cosines(vectors_ld: F64, probes_lpd: NDArray[np.floating] | None, n_s
 
 
 def hide_word(
-    model: Model,
+    model: LoadedModel,
     text_or_tokens: str | Tokens,
     word_positions: Sequence[int],
     token: int | Sequence[int],
@@ -171,12 +170,12 @@ def compare_passes(
 
 
 def _sentence_cosine(with_word: Trace, without_word: Trace) -> float | None:
-    if not with_word.config.has_sentence_embedding:
+    if not (pools_sentence(with_word) and pools_sentence(without_word)):
         return None
     return float(cosine(with_word.sentence_embedding_d, without_word.sentence_embedding_d))
 
 
-def _runner(model: Model, text_or_tokens: str | Tokens) -> Callable[[WhatIf], Trace]:
+def _runner(model: LoadedModel, text_or_tokens: str | Tokens) -> Callable[[WhatIf], Trace]:
     """One pass under given switches: a text goes through trace_sentence (its sentence embedding
     follows sentence-transformers' window), ready tokens straight through run_model."""
     if isinstance(text_or_tokens, Tokens):

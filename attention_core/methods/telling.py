@@ -31,9 +31,9 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from attention_core.core.family import Stack, Trace
 from attention_core.core.tokens import Tokens
 from attention_core.methods.geometry import split_words
-from attention_core.models.bert.forward import Trace
 
 NEIGHBOUR_SHARE = 0.5  # a head giving at least this to one neighbour of every piece is positional
 MIN_PIECES_TO_JUDGE = 2  # with one piece there is no neighbour to speak of
@@ -80,9 +80,7 @@ def content_t(tokens: Tokens) -> NDArray[np.bool_]:
     return out & ~tokens.special_t
 
 
-def neighbour_heads_lh(
-    pattern_lhqk: NDArray[np.floating], inner: NDArray[np.int64]
-) -> NDArray[np.bool_]:
+def neighbour_heads_lh(pattern_lhqk: Stack, inner: NDArray[np.int64]) -> NDArray[np.bool_]:
     """[l, h] True for heads that give at least NEIGHBOUR_SHARE of every ``inner`` piece's
     attention to the piece before it, or of every inner piece's to the piece after it."""
     n_layers = len(pattern_lhqk)
@@ -98,7 +96,7 @@ def neighbour_heads_lh(
 
 
 def _best(
-    pattern_lhqk: NDArray[np.floating], allowed_qk: NDArray[np.bool_], skip_lh: NDArray[np.bool_]
+    pattern_lhqk: Stack, allowed_qk: NDArray[np.bool_], skip_lh: NDArray[np.bool_]
 ) -> tuple[int, int, int, int] | None:
     """(layer, head, query, key) of the largest allowed weight, or None if nothing is allowed."""
     best: tuple[float, tuple[int, int, int, int]] | None = None

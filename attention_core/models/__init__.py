@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from attention_core.core.config import ModelConfig, ModelLoadError
-from attention_core.core.family import Family, LoadedModel
+from attention_core.core.family import Family, HasConfig, LoadedModel
 from attention_core.core.tokens import Tokens, check_text
 from attention_core.core.whatif import WhatIf
 from attention_core.models.bert import BERT
@@ -70,7 +70,7 @@ def register(family: Family[Any]) -> None:
     FAMILIES[family.name] = family
 
 
-def family_of(subject: LoadedModel | ModelConfig) -> Family[Any]:
+def family_of(subject: HasConfig | ModelConfig) -> Family[Any]:
     """The family that runs ``subject`` (a model, a trace or a config)."""
     config = subject if isinstance(subject, ModelConfig) else subject.config
     if config.family not in FAMILIES:

@@ -66,6 +66,7 @@ class GPT2Model:
     config: ModelConfig
     params: GPT2Params = field(repr=False)
     tokenizer: Any = field(repr=False)  # tokenizers.Tokenizer
+    path: Path  # the folder it was read from
 
 
 def read_gpt2_json(folder: Path) -> dict[str, Any] | None:
@@ -134,7 +135,7 @@ def load_gpt2(path: str) -> GPT2Model:
         params = _lay_out(weights, config)
     except KeyError as err:
         raise ModelLoadError(f"{folder} lacks the weight {err.args[0]!r}") from err
-    return GPT2Model(config, params, tokenizer)
+    return GPT2Model(config, params, tokenizer, folder)
 
 
 def _norm(weights: dict[str, F32], name: str) -> Norm:

@@ -125,7 +125,7 @@ class Explorer(anywidget.AnyWidget):
         shown = list(check_stages(stages))
         self._trace = compute_trace(model, text)  # checks them first
         self._source: Source = (model, text)
-        first = header(self._trace)  # type: ignore[arg-type]  # pack reads what both share
+        first = header(self._trace)
         super().__init__(model_name=model, text=text, header=first, stages=shown)
         view = {"layer": layer, "head": head, "q": q, "k": k, **switches}
         view["causal"] = first["causal"] if causal is None else causal
@@ -157,7 +157,7 @@ class Explorer(anywidget.AnyWidget):
         if part not in PARTS:
             return content | {"error": f"part must be one of {', '.join(PARTS)}"}, []
         try:
-            block = layer_block(self._trace, layer, part)  # type: ignore[arg-type]
+            block = layer_block(self._trace, layer, part)
         except ValueError as err:
             return content | {"error": str(err)}, []
         return content, [block.data]
@@ -218,7 +218,7 @@ class Explorer(anywidget.AnyWidget):
     def _show(self, source: Source, trace: TextTrace) -> None:
         """Put ``trace`` in the view: its header, the layer and head clipped to its model, no
         chosen cell, the causal mask the model's own if it has one."""
-        old, new = self.header, header(trace)  # type: ignore[arg-type]
+        old, new = self.header, header(trace)
         self._trace, self._source = trace, source
         with self.hold_sync():
             self.header = new

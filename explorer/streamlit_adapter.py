@@ -19,7 +19,8 @@ import streamlit as st
 from numpy.typing import NDArray
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from attention_core import ModelConfig, Trace
+from attention_core import ModelConfig
+from attention_core.core.family import Trace
 from attention_core.methods.pack import (
     MAX_TILE,
     HeardClip,

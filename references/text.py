@@ -23,6 +23,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from attention_core.core.display import state_name
+from attention_core.core.family import Stack
 
 F32 = NDArray[np.float32]
 
@@ -188,7 +189,7 @@ class Difference:
         return self.relative <= self.tolerance
 
 
-def compare_patterns(ours: F32, theirs: F32, tokens: tuple[str, ...], tol: float) -> Difference:
+def compare_patterns(ours: Stack, theirs: F32, tokens: tuple[str, ...], tol: float) -> Difference:
     """Attention weights, every layer and head: weights lie in [0, 1], so absolute = relative."""
     diff = np.abs(np.asarray(ours, np.float64) - theirs)
     layer, head, q, k = (int(i) for i in np.unravel_index(int(diff.argmax()), diff.shape))

@@ -32,7 +32,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from attention_core import Trace
+from attention_core.core.family import Trace
 from attention_core.core.tokens import MAX_CHARS, check_text
 from attention_core.methods.pack import (
     AUDIO_PARTS,

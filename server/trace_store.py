@@ -13,11 +13,10 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import fields, is_dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import numpy as np
 
-from attention_core import Trace
 from server.budget import MemoryLedger
 from server.budget import nbytes as nbytes
 from server.lanes import BackLane
@@ -91,7 +90,7 @@ class TraceStore(MemoryLedger):
         self.slots = max(1, slots or os.cpu_count() or 1)
         self.running = 0  # forward passes computing now (never above slots)
         self.peak_running = 0
-        self._lru: OrderedDict[Hashable, tuple[Trace, int]] = OrderedDict()
+        self._lru: OrderedDict[Hashable, tuple[DataclassInstance, int]] = OrderedDict()
         self._lock = threading.Lock()
         self._slot_free = threading.Condition(self._lock)
         # key -> [its lock, requests holding or waiting for it]; removed when the count is 0
@@ -105,7 +104,7 @@ class TraceStore(MemoryLedger):
     def __len__(self) -> int:
         return len(self._lru)
 
-    def _lookup(self, key: Hashable) -> Trace | None:
+    def _lookup(self, key: Hashable) -> DataclassInstance | None:
         with self._lock:
             if key not in self._lru:
                 return None
@@ -218,11 +217,11 @@ class TraceStore(MemoryLedger):
     def _compute_in_slot(
         self,
         key: Hashable,
-        compute: Callable[[], Trace],
+        compute: Callable[[], T],
         session: Hashable | None,
         wanted: Callable[[], bool] | None,
         expected: Callable[[], int] | None,
-    ) -> Trace:
+    ) -> T:
         """Wait for a slot, make room for the trace, compute it; the slot and the room are
         given back whatever is raised. Everything after the slot is taken sits inside the try:
         ``expected()`` tokenizes the visitor's text and may raise (a lone surrogate once wedged
@@ -243,11 +242,11 @@ class TraceStore(MemoryLedger):
     def get(
         self,
         key: Hashable,
-        compute: Callable[[], Trace],
+        compute: Callable[[], T],
         session: Hashable | None = None,
         wanted: Callable[[], bool] | None = None,
         expected: Callable[[], int] | None = None,
-    ) -> Trace:
+    ) -> T:
         if session is not None:
             with self._slot_free:
                 self._latest[session] = key
@@ -255,7 +254,7 @@ class TraceStore(MemoryLedger):
         try:
             found = self._lookup(key)
             if found is not None:
-                return found
+                return cast(T, found)  # a key always names what one compute makes
             with self._lock:
                 entry = self._computing.setdefault(key, [threading.Lock(), 0])
                 entry[1] += 1
@@ -263,7 +262,7 @@ class TraceStore(MemoryLedger):
                 with entry[0]:  # a second session asking for the same key waits for the first
                     found = self._lookup(key)
                     if found is not None:
-                        return found
+                        return cast(T, found)
                     trace = self._compute_in_slot(key, compute, session, wanted, expected)
                     self._store(key, trace)
                     release_free_memory()

@@ -17,7 +17,6 @@ from attention_core import (
     Model,
     ModelConfig,
     ModelLoadError,
-    Trace,
     WhatIf,
     WhisperModel,
     load_config,
@@ -25,9 +24,12 @@ from attention_core import (
     trace_nbytes,
     trace_sentence,
 )
+from attention_core.core.family import LoadedModel
+from attention_core.core.family import Trace as TextTrace
 from attention_core.methods.telling import TellingHead, telling_head
 from attention_core.models import MODELS as PACKAGED
 from attention_core.models import tokenize
+from attention_core.models.bert.forward import Trace as BertTrace
 from attention_core.models.registry import ALL_MODELS
 from server.streamlit_private import Run, current_run
 from server.trace_store import Superseded
@@ -45,15 +47,13 @@ OPENING_HEAD = (3, 0)  # an alignment head of tiny.en: Spearman ≥ 0.99 on ever
 
 # One entry per model: worst case 90 MB (MiniLM's float32 weights) + 540 MB (SmolLM2's).
 @st.cache_resource(max_entries=len(MODELS), show_spinner="Loading the model…")
-def get_model(name: str) -> Model:
-    """The loaded model; raises ModelLoadError (not cached) when it is missing or broken."""
+def get_model(name: str) -> LoadedModel:
+    """The loaded model, of whichever family (read-only arrays: the engine's loaders see to it);
+    raises ModelLoadError (not cached) when it is missing or broken."""
     if name not in MODELS:
         raise ModelLoadError(f"Unknown model {name!r}; choose one of {', '.join(MODELS)}.")
-    # Typed as the encoder's Model: the engine's page-facing calls are annotated for it, and a
-    # LlamaModel answers the same ones (config, tokenize, trace_sentence); a Model | LlamaModel
-    # union here is the typing the engine's signatures should grow into (read-only arrays: the
-    # engine's loaders see to it).
-    return cast(Model, load_model(MODELS[name]))
+    loaded: LoadedModel = load_model(MODELS[name])
+    return loaded
 
 
 # One entry per server-side model: worst case len(MODELS) × ~1 kB (a config's fields).
@@ -114,7 +114,7 @@ def whisper_config() -> ModelConfig | None:
 
 def get_trace(
     model_name: str, text: str, whatif: WhatIf = WhatIf(), page: Run | None = None
-) -> Trace:
+) -> TextTrace:
     """The forward pass of ``text``, shared and kept within the store's budget; dropped while it
     waits once its session (a script run's, or the explorer route's ``page``) wants another."""
     model = get_model(model_name)  # in the session's thread: the pass may run on the back lane
@@ -140,3 +140,16 @@ def get_telling_head(model_name: str, text: str) -> TellingHead | None:
     """The sentence's most telling head (attention_core.methods.telling's rule), once per
     sentence."""
     return telling_head(get_trace(model_name, text))
+
+
+def as_encoder(model: LoadedModel) -> Model:
+    """``model`` as BERT's own type, for the lessons that read BERT's weights (its learned
+    positions, its post-norm block, its heads to borrow): the tour runs on MiniLM only
+    (``ui.registry``: Learn's models), Build your own head borrows only where the config says an
+    encoder's heads can be. Not a family test: the page already chose the model."""
+    return cast(Model, model)
+
+
+def as_encoder_trace(trace: TextTrace) -> BertTrace:
+    """A trace as BERT's own type, where ``as_encoder``'s lessons read its fields."""
+    return cast(BertTrace, trace)

@@ -27,7 +27,7 @@ import numpy as np
 import streamlit as st
 from numpy.typing import NDArray
 
-from attention_core import Trace
+from attention_core.core.family import Trace
 from attention_core.methods.export import Entry, Part, export_nbytes, plan, write_npz
 from server.budget import Busy, reserved
 from server.exports import EXPORT_PATH, EXPORTS

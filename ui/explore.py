@@ -10,7 +10,7 @@ from typing import Any
 import streamlit as st
 
 import explorer
-from attention_core import Trace
+from attention_core.core.family import Trace
 from ui import params
 from ui.state.shared import Frame
 

@@ -15,7 +15,7 @@ import numpy as np
 import streamlit as st
 from numpy.typing import NDArray
 
-from attention_core import Trace
+from attention_core.core.family import Trace
 from attention_core.methods.pack import visible_tokens
 from ui import params, registry, sidebar
 from ui.cache import OPENING_HEAD, get_telling_head, get_trace, model_config, model_error

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from starlette.routing import Route
 
-from attention_core import Trace
+from attention_core.core.family import Trace
 from attention_core.methods.pack import Part
 from explorer import PATH
 from server import api, exports

@@ -14,9 +14,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from attention_core.core.family import LoadedModel
 from attention_core.core.tokens import Tokens
 from attention_core.models import run_model, tokenize
-from attention_core.models.bert.model import Model
 
 COST_SIZES: tuple[int, ...] = (16, 32, 64, 128, 256, 512)  # token counts measured
 _FILLER = "attention"  # used when the text has no word pieces of its own
@@ -36,7 +36,7 @@ def attention_bytes(n_tokens: int, n_layers: int, n_heads: int, itemsize: int = 
     return 2 * n_layers * n_heads * n_tokens * n_tokens * itemsize
 
 
-def tokens_of_length(model: Model, text: str, n_tokens: int) -> Tokens:
+def tokens_of_length(model: LoadedModel, text: str, n_tokens: int) -> Tokens:
     """``text`` repeated until it has at least ``n_tokens`` tokens, cut to exactly that many."""
     if not 3 <= n_tokens <= model.config.n_positions:
         raise ValueError(f"n_tokens must be in [3, {model.config.n_positions}], got {n_tokens}")
@@ -48,7 +48,7 @@ def tokens_of_length(model: Model, text: str, n_tokens: int) -> Tokens:
 
 
 def measure_cost(
-    model: Model, text: str, sizes: tuple[int, ...] = COST_SIZES
+    model: LoadedModel, text: str, sizes: tuple[int, ...] = COST_SIZES
 ) -> tuple[CostPoint, ...]:
     """Time one forward pass per size over ``text`` repeated to that many tokens, and count the
     bytes its scores and pattern take. One timed pass per size, after one untimed pass at the

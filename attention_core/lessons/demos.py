@@ -18,12 +18,14 @@ from numpy.typing import NDArray
 
 from attention_core.core.attention import multi_head_attention, project
 from attention_core.core.config import ModelConfig
+from attention_core.core.family import Trace
 from attention_core.core.functional import attention_steps, gelu, softmax
 from attention_core.core.tokens import Tokens
 from attention_core.core.whatif import WhatIf
 from attention_core.lessons.saturation import random_scores
 from attention_core.methods.geometry import cosine
-from attention_core.models.bert.forward import Trace, embed
+from attention_core.models.bert.forward import Trace as BertTrace
+from attention_core.models.bert.forward import embed
 from attention_core.models.bert.model import Model
 from attention_core.models.bert.weights import LayerWeights
 
@@ -104,7 +106,7 @@ class Padding:
     gap: float  # largest |masked pattern − the unpadded sentence's pattern| over real rows
 
 
-def padding_demo(model: Model, trace: Trace, n_pad: int) -> Padding:
+def padding_demo(model: Model, trace: BertTrace, n_pad: int) -> Padding:
     """Pad ``trace``'s sentence with ``n_pad`` [PAD] tokens (fewer when the model's longest
     input is reached) and run the first layer twice."""
     n = trace.n_tokens

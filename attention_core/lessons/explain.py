@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from attention_core.core.family import Stack
 from attention_core.core.functional import AttentionSteps
 
 F32 = NDArray[np.float32]
@@ -57,7 +58,7 @@ class HeadSummary:
     max_weight_lh: F32  # mean of each row's largest weight
 
 
-def summarize_heads(pattern_lhqk: F32, special_t: NDArray[np.bool_]) -> HeadSummary:
+def summarize_heads(pattern_lhqk: Stack, special_t: NDArray[np.bool_]) -> HeadSummary:
     """Entropy and where the weight goes, averaged over query rows, for every head. One layer
     at a time: ``pattern_lhqk`` may be a trace's lazy stack (a decoder's layers are computed
     when asked), and a 512-token layer in float64 is 19 MB where the whole stack would be 0.6 GB."""

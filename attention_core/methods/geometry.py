@@ -15,8 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from attention_core.core.family import LoadedModel
 from attention_core.models import trace_sentence
-from attention_core.models.bert.model import Model
 
 F64 = NDArray[np.float64]
 MAX_PROBES = 12  # probe words kept from one input
@@ -164,7 +164,7 @@ def parse_probes(
     return probes, problems
 
 
-def embed_words(model: Model, probes: Sequence[str]) -> F64:
+def embed_words(model: LoadedModel, probes: Sequence[str]) -> F64:
     """Each probe run through the model alone, as its own one-word sentence: the mean over its
     pieces ([CLS]/[SEP] left out) at every hidden state, [l, p, d] (l = n_layers + 1)."""
     out = []

@@ -19,9 +19,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from attention_core.core.config import ModelConfig
+from attention_core.core.family import Trace
 from attention_core.core.pieces import show_piece
 from attention_core.methods.rollout import trace_rollout
-from attention_core.models.bert.forward import Trace
 from attention_core.models.whisper.generate import writing_rows
 
 Part = Literal["scores", "qk", "thumbs", "thumbs_visible", "norms", "rollout", "cross"]

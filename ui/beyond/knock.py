@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from attention_core import Trace, default_token
+from attention_core import default_token
+from attention_core.core.family import Trace
 from attention_core.core.pieces import show_piece
 from attention_core.methods.knockout import Heads, parse_heads
 from ui import safe, show

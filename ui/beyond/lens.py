@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from attention_core import Trace
+from attention_core.core.family import Trace
 from ui import router
 from ui.beyond.cache import lens
 from ui.beyond.knock import is_decoder, piece

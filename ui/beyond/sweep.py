@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from attention_core import Trace
+from attention_core.core.family import Trace
 from attention_core.methods.knockout import Importance
 from server.budget import Busy
 from ui import safe, show

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from attention_core import Trace
+from attention_core.core.family import Trace
 from attention_core.methods.weight_effect import WeightEffect
 from ui import explore, safe
 from ui.beyond.cache import largest_sink, sink_of

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import cast
 
@@ -19,7 +18,7 @@ import numpy as np
 import streamlit as st
 from numpy.typing import NDArray
 
-from attention_core import Trace, log_mel, transcribe
+from attention_core import log_mel, transcribe
 from attention_core.methods.alignment import Alignment, head_alignment, writing_rows
 from attention_core.models.whisper.audio import Audio, speak
 from attention_core.models.whisper.forward import encoder_pattern
@@ -88,10 +87,7 @@ def heard(key: str, _samples_n: F32, span: tuple[int, int]) -> Heard:
         return _listen(key, _samples_n, span)
 
     with st.spinner("Whisper is listening…"):  # shown only if it takes a moment (Streamlit)
-        found = trace_store().get(
-            ("whisper", key, span), cast(Callable[[], Trace], compute), expected=_peak
-        )
-    return cast(Heard, found)
+        return trace_store().get(("whisper", key, span), compute, expected=_peak)
 
 
 def _peak() -> int:

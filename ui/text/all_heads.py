@@ -12,7 +12,7 @@ from numpy.typing import NDArray
 from streamlit.delta_generator import DeltaGenerator
 
 import explorer
-from attention_core import Trace
+from attention_core.core.family import Trace
 from attention_core.lessons.head_order import list_heads, metric_labels, order_heads
 from attention_core.methods.pack import MAX_TILE
 from ui import params, router

@@ -26,7 +26,7 @@ from attention_core.lessons.head_order import head_metrics, sink_t
 from attention_core.lessons.saturation import Saturation, saturation_curve
 from attention_core.methods.geometry import embed_words, parse_probes
 from attention_core.methods.hide_word import WordEffect, compare_passes
-from ui.cache import get_model, get_trace
+from ui.cache import as_encoder, get_model, get_trace
 
 
 # Worst case 512 × 21.5 kB (7 × 384 float64) = 11 MB.
@@ -107,7 +107,7 @@ def block_view(
 ) -> BlockView:
     """One run of the experimental block on ``block_input``, with the combine check."""
     _, x_td = block_input(model, text, hide_special, use_model)
-    pretrained = get_model(model) if cfg.source == "pretrained" else None
+    pretrained = as_encoder(get_model(model)) if cfg.source == "pretrained" else None
     return view_block(x_td, cfg, make_block_weights(cfg, x_td.shape[1], pretrained))
 
 

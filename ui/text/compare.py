@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from attention_core import Trace, cosine, shared_words, word_positions, word_vectors
+from attention_core import cosine, shared_words, word_positions, word_vectors
+from attention_core.core.family import Trace
 from ui import downloads, explore, params, router, safe, show
 from ui.cache import get_trace, model_error
 from ui.presets import MONEY_BANK, RIVER_BANK

@@ -12,7 +12,8 @@ import numpy as np
 import streamlit as st
 from numpy.typing import NDArray
 
-from attention_core import Trace, closest_token, fit_shift_plane
+from attention_core import closest_token, fit_shift_plane
+from attention_core.core.family import Trace
 from attention_core.methods.geometry import Pca, ProbeCosines, probe_cosines
 from ui import downloads, params, router, safe, show
 from ui.presets import auto_probes

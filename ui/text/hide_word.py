@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import streamlit as st
 
-from attention_core import Trace
+from attention_core.core.family import Trace
 from attention_core.methods.hide_word import WordEffect, default_base, default_choice, words_of
 from ui import params, router, safe, show
 from ui.presets import auto_probes, curated

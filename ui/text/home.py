@@ -12,7 +12,8 @@ import numpy as np
 import streamlit as st
 from numpy.typing import NDArray
 
-from attention_core import ModelConfig, Trace, cosine, output_bias
+from attention_core import ModelConfig, cosine, output_bias
+from attention_core.core.family import Trace
 from ui import explore, registry, safe
 from ui.cache import get_model, get_trace
 from ui.presets import BANK_PROBES, MONEY_BANK, RIVER_BANK

@@ -7,7 +7,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from attention_core import ModelConfig, Trace, attention_steps
+from attention_core import ModelConfig, attention_steps
+from attention_core.core.family import Trace
 from attention_core.methods.pack import visible_tokens
 from ui import downloads, explore, params, router
 from ui.cache import get_trace

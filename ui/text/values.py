@@ -9,7 +9,8 @@ import numpy as np
 import streamlit as st
 from numpy.typing import NDArray
 
-from attention_core import Trace, default_token, largest_terms, output_bias, update_steps
+from attention_core import default_token, largest_terms, output_bias, update_steps
+from attention_core.core.family import Trace
 from attention_core.methods.values import ValueUpdate, value_update
 from ui import downloads, router, safe, show
 from ui.cache import get_model

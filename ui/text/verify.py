@@ -13,7 +13,7 @@ import time
 
 import streamlit as st
 
-from attention_core import Trace
+from attention_core.core.family import Trace, pools_sentence
 from references.text import (
     INSTALL,
     NEEDS,
@@ -72,7 +72,7 @@ def verified(model: str, text: str, _trace: Trace) -> Verdict:
         compare_patterns(_trace.pattern_lhqk, checked.pattern_lhqk, tokens, tol),
         compare_states(_trace.hidden_ltd, checked.hidden_ltd, tokens, tol),
     ]
-    if checked.sentence_d is not None:
+    if checked.sentence_d is not None and pools_sentence(_trace):
         found.append(compare_sentence(_trace.sentence_embedding_d, checked.sentence_d, tol))
     return Verdict(tuple(found), "", seconds)
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from attention_core import ModelConfig, Trace, cosine
+from attention_core import ModelConfig, cosine
+from attention_core.core.family import Trace
 from attention_core.lessons.demos import drift, weight_counts
 from attention_core.lessons.tour_numbers import BlockChain, block_chain
-from ui.cache import get_model, get_trace
+from ui.cache import as_encoder_trace, get_model, get_trace
 from ui.router import Shared
 from ui.tour.common import BANK_A, BANK_B, THREE, chart, engineers, say, token
 from viz.embedding_shift import layer_name
@@ -78,7 +79,7 @@ def render(shared: Shared, trace: Trace) -> None:
 
 def _chain(trace: Trace, layer: int, i: int) -> None:
     """Token ``i`` through layer ``layer``, each sub-step labelled, with its LayerNorm and FFN."""
-    chain = block_chain(trace, layer, i)
+    chain = block_chain(as_encoder_trace(trace), layer, i)
     labels = [
         "E (in)",
         "ΔE = Σ_h ΔE_h + b_O",

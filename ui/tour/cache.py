@@ -12,7 +12,7 @@ import streamlit as st
 from attention_core.lessons.cost import CostPoint, measure_cost
 from attention_core.lessons.demos import Padding, SplitPoint, measure_split, padding_demo
 from attention_core.lessons.saturation import Saturation, saturation_curve
-from ui.cache import get_model, get_trace
+from ui.cache import as_encoder, as_encoder_trace, get_model, get_trace
 from ui.presets import DEFAULT_SENTENCE
 
 try:
@@ -54,11 +54,12 @@ def cost_points(model_name: str) -> tuple[tuple[CostPoint, ...], float, int, boo
 def split_points(model_name: str) -> tuple[SplitPoint, ...]:
     """One layer's time split between attention and the dense layers at 16 to 512 tokens."""
     with _one_blas_thread():
-        return measure_split(get_model(model_name))
+        return measure_split(as_encoder(get_model(model_name)))
 
 
 # Worst case 4 × 24 MB (layer 0's 12 × 512² patterns with and without the mask, pickled) = 96 MB.
 @st.cache_data(max_entries=4, show_spinner=False)
 def padding(model_name: str, text: str) -> Padding:
     """Layer 0 on the sentence plus ``N_PAD`` [PAD] tokens, without and with the padding mask."""
-    return padding_demo(get_model(model_name), get_trace(model_name, text), N_PAD)
+    model, trace = as_encoder(get_model(model_name)), as_encoder_trace(get_trace(model_name, text))
+    return padding_demo(model, trace, N_PAD)

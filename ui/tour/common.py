@@ -8,7 +8,8 @@ import streamlit as st
 from numpy.typing import NDArray
 from streamlit.delta_generator import DeltaGenerator
 
-from attention_core import Trace, default_token
+from attention_core import default_token
+from attention_core.core.family import Trace
 from ui import safe, show
 from ui.cache import get_trace
 from ui.presets import MONEY_BANK, RIVER_BANK

@@ -6,9 +6,11 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from attention_core import ModelConfig, Trace, attention_bytes
+from attention_core import ModelConfig, attention_bytes
+from attention_core.core.family import Trace
 from attention_core.lessons.demos import crossover_tokens
 from attention_core.lessons.tour_numbers import attention_share, loglog_slope
+from ui.cache import as_encoder_trace
 from ui.router import Shared
 from ui.tour import cache
 from ui.tour.common import chart, engineers
@@ -113,6 +115,7 @@ def _whole_pass(shared: Shared) -> str:
 def _memory(trace: Trace, load_note: str) -> None:
     """What the reader's own sentence holds: n² numbers per layer, head and matrix."""
     cfg, n = trace.config, trace.n_tokens
+    enc = as_encoder_trace(trace)  # the tour's MiniLM keeps every layer's arrays
     own = attention_bytes(n, cfg.n_layers, cfg.n_heads)
     numbers = own // 4
     st.latex(
@@ -129,5 +132,5 @@ def _memory(trace: Trace, load_note: str) -> None:
             load_note + "Split: `attention_core.lessons.demos.measure_split` (layer 0's weights, "
             "random inputs, best of 3). Bytes: float32, 4 bytes a number: "
             f"`trace.scores_lhqk.nbytes + trace.pattern_lhqk.nbytes` = "
-            f"{trace.scores_lhqk.nbytes + trace.pattern_lhqk.nbytes:,} bytes."
+            f"{enc.scores_lhqk.nbytes + enc.pattern_lhqk.nbytes:,} bytes."
         )

@@ -8,7 +8,7 @@ import numpy as np
 import streamlit as st
 from numpy.typing import NDArray
 
-from attention_core import Trace
+from attention_core.core.family import Trace
 from attention_core.lessons.head_order import METRICS
 from attention_core.models.whisper.audio import speech_frames
 from ui import safe

@@ -5,11 +5,12 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from attention_core import ModelConfig, Trace, output_bias
+from attention_core import ModelConfig, output_bias
+from attention_core.core.family import Trace
 from attention_core.lessons.demos import special_share
 from attention_core.lessons.tour_numbers import HeadSum, head_sum
 from ui import explore
-from ui.cache import get_model
+from ui.cache import as_encoder_trace, get_model
 from ui.router import Shared
 from ui.tour.common import chart, engineers, token
 from viz.norm_bars import make_norm_bars
@@ -59,7 +60,7 @@ def render(shared: Shared, trace: Trace) -> None:
         "starting at the sidebar's head; same colour scale, different habits."
     )
     bias_d = output_bias(get_model(shared.model), layer)
-    _sum(head_sum(trace, bias_d, layer, i), layer, head, i)
+    _sum(head_sum(as_encoder_trace(trace), bias_d, layer, i), layer, head, i)
     _parking(trace, layer, head)
 
 

@@ -7,7 +7,7 @@ from types import ModuleType
 
 import streamlit as st
 
-from attention_core import Trace
+from attention_core.core.family import Trace
 from ui import registry, router, tour
 from ui.cache import LABELS
 from ui.state.tour import TOUR, Tour

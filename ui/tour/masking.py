@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from attention_core import Trace, attention_steps
+from attention_core import attention_steps
+from attention_core.core.family import Trace
 from ui import explore, show
 from ui.cache import get_trace, model_error
 from ui.router import Shared

@@ -6,8 +6,10 @@ import numpy as np
 import streamlit as st
 from numpy.typing import NDArray
 
-from attention_core import ModelConfig, Trace, cosine, default_token, sinusoidal_positions
-from ui.cache import get_trace
+from attention_core import ModelConfig, cosine, default_token, sinusoidal_positions
+from attention_core.core.family import Trace
+from attention_core.models.bert.forward import Trace as BertTrace
+from ui.cache import as_encoder_trace, get_trace
 from ui.router import Shared
 from ui.tour.common import BANK_A, BANK_B, chart, engineers
 from viz.learn_positions import make_positions
@@ -27,7 +29,7 @@ def text(cfg: ModelConfig) -> str:
     )
 
 
-def _charts(trace: Trace, sinus_td: NDArray[np.float32]) -> None:
+def _charts(trace: BertTrace, sinus_td: NDArray[np.float32]) -> None:
     c1, c2 = st.columns(2)
     chart(
         make_positions(trace.position_td, title=f"{trace.config.name}: learned position vectors"),
@@ -49,14 +51,15 @@ def render(shared: Shared, trace: Trace) -> None:
     st.markdown(text(trace.config))
     n, d = trace.n_tokens, trace.config.d_model
     sinus = sinusoidal_positions(n, d)
-    _charts(trace, sinus)
+    enc = as_encoder_trace(trace)  # the tour's MiniLM: its learned positions
+    _charts(enc, sinus)
     st.latex(
         rf"PE_{{(p,\,2i)}} = \sin\!\left(\frac{{p}}{{10000^{{2i/{d}}}}}\right),\quad "
         rf"PE_{{(p,\,2i+1)}} = \cos\!\left(\frac{{p}}{{10000^{{2i/{d}}}}}\right),\quad "
         rf"PE_{{(1,\,0)}} = \sin(1) = {sinus[1, 0]:.3f}"
     )
     far = n - 1
-    near_l, far_l = (float(cosine(trace.position_td[1], trace.position_td[j])) for j in (2, far))
+    near_l, far_l = (float(cosine(enc.position_td[1], enc.position_td[j])) for j in (2, far))
     near_s, far_s = (float(cosine(sinus[1], sinus[j])) for j in (2, far))
     st.markdown(
         f"Neighbours look alike, distant positions less: cosine of positions 1 and 2 is "
@@ -64,13 +67,13 @@ def render(shared: Shared, trace: Trace) -> None:
         f"**{far_l:.3f}** / **{far_s:.3f}**."
     )
     i = default_token(trace.tokens.tokens, trace.tokens.special_t)
-    w, p, t = trace.word_td[i], trace.position_td[i], trace.token_type_td[i]
+    w, p, t = enc.word_td[i], enc.position_td[i], enc.token_type_td[i]
     st.latex(
         rf"x_{{{i}}} = \mathrm{{LayerNorm}}(w_{{{i}}} + p_{{{i}}} + t):\quad "
         rf"\|w_{{{i}}}\| = {np.linalg.norm(w):.3f},\ \|p_{{{i}}}\| = {np.linalg.norm(p):.3f},\ "
         rf"\|t\| = {np.linalg.norm(t):.3f}"
     )
-    a, b = get_trace(shared.model, BANK_A), get_trace(shared.model, BANK_B)
+    a, b = (as_encoder_trace(get_trace(shared.model, s)) for s in (BANK_A, BANK_B))
     ia, ib = a.tokens.tokens.index("bank"), b.tokens.tokens.index("bank")
     moved = float(cosine(a.embed_sum_td[ia], b.embed_sum_td[ib]))
     entering = float(cosine(a.hidden_ltd[0, ia], b.hidden_ltd[0, ib]))

@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from attention_core import ModelConfig, Trace
+from attention_core import ModelConfig
+from attention_core.core.family import Trace
 from attention_core.lessons.demos import query_from_weights
-from ui.cache import get_model
+from ui.cache import as_encoder, get_model
 from ui.router import Shared
 from ui.tour.common import chart, engineers, say, token, view
 from viz.learn_matrix import make_small_matrix
@@ -51,7 +52,8 @@ def render(shared: Shared, trace: Trace) -> None:
         f"All {trace.n_tokens} tokens at once: each token's {d} numbers go in, this head's "
         f"{e} query numbers come out, the same weights for every token."
     )
-    rec = query_from_weights(get_model(shared.model), layer, head, trace.hidden_ltd[layer, i])
+    model = as_encoder(get_model(shared.model))
+    rec = query_from_weights(model, layer, head, trace.hidden_ltd[layer, i])
     x, w0 = rec.x_d, rec.w_de[:, 0]
     terms = " + ".join(f"({x[j]:.3f})({w0[j]:.3f})" for j in range(2))
     st.latex(

@@ -6,7 +6,8 @@ import numpy as np
 import streamlit as st
 from numpy.typing import NDArray
 
-from attention_core import Trace, attention_steps, cell_arithmetic, row_entropy_bits
+from attention_core import attention_steps, cell_arithmetic, row_entropy_bits
+from attention_core.core.family import Trace
 from attention_core.lessons.demos import ScaleEffect, dot_spread, random_scale_effect, scale_effect
 from ui import explore
 from ui.router import Shared

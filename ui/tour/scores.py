@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from attention_core import Trace
+from attention_core.core.family import Trace
 from ui import explore
 from ui.router import Shared
 from ui.tour.common import LAYER_HEAD, engineers, say, token

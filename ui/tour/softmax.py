@@ -8,7 +8,8 @@ import numpy as np
 import streamlit as st
 from numpy.typing import NDArray
 
-from attention_core import ModelConfig, Trace, attention_steps, cell_arithmetic
+from attention_core import ModelConfig, attention_steps, cell_arithmetic
+from attention_core.core.family import Trace
 from attention_core.lessons.demos import shift_gap
 from attention_core.lessons.tour_numbers import TopKeys, top_keys
 from ui import explore, safe

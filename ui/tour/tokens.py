@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from attention_core import ModelConfig, Trace
+from attention_core import ModelConfig
+from attention_core.core.family import Trace
 from attention_core.lessons.demos import Parting, parting, repeated_word
 from ui import safe
 from ui.router import Shared

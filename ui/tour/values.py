@@ -5,14 +5,8 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from attention_core import (
-    ModelConfig,
-    Trace,
-    cosine,
-    largest_terms,
-    output_bias,
-    value_update,
-)
+from attention_core import ModelConfig, cosine, largest_terms, output_bias, value_update
+from attention_core.core.family import Trace
 from ui.cache import get_model
 from ui.router import Shared
 from ui.tour.common import chart, engineers, say, token, view

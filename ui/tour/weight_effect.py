@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from attention_core import Trace
+from attention_core.core.family import Trace
 from attention_core.methods.weight_effect import shares_hk
 from ui import safe
 from ui.beyond.cache import largest_sink, vector

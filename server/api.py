@@ -100,24 +100,27 @@ def json_object(body: bytes, max_bytes: int) -> dict[str, object]:
 
 def parse_request(traces: Traces, body: bytes) -> tuple[str, str, int, Part]:
     """(model, text, layer, part) from a request body; ValueError with a plain reason."""
-    req = json_object(body, traces.max_body)
+    return text_request(traces, json_object(body, traces.max_body))
+
+
+def text_request(traces: Traces, req: dict[str, object]) -> tuple[str, str, int, Part]:
+    """(model, text, layer, part) from a parsed request for a sentence's part."""
     model, text, layer, part = (req.get(k) for k in ("model", "text", "layer", "part"))
     if not isinstance(model, str) or model not in traces.models:
         raise ValueError(f"model must be one of {', '.join(traces.models)}")
     if not isinstance(text, str) or not text.strip() or len(text) > MAX_CHARS:
         raise ValueError(f"text must be 1 to {MAX_CHARS:,} characters")
     check_text(text)  # valid Unicode: a lone surrogate is refused here, before any work
-    if not isinstance(layer, int) or isinstance(layer, bool):
+    if not _whole(layer):
         raise ValueError("layer must be a whole number")
     if not isinstance(part, str) or part not in PARTS:
         raise ValueError(f"part must be one of {', '.join(PARTS)}")
     return model, text, layer, part
 
 
-def parse_clip_request(traces: Traces, body: bytes) -> tuple[str, str, int, tuple[int, int]]:
-    """(model, clip, layer, frames) from a request for a clip's part ("cross"); ValueError with
-    a plain reason."""
-    req = json_object(body, traces.max_body)
+def clip_request(traces: Traces, req: dict[str, object]) -> tuple[str, str, int, tuple[int, int]]:
+    """(model, clip, layer, frames) from a parsed request for a clip's part ("cross");
+    ValueError with a plain reason."""
     model, clip, layer, frames = (req.get(k) for k in ("model", "clip", "layer", "frames"))
     if not isinstance(model, str) or model not in traces.clip_models:
         raise ValueError(f"a clip's model must be one of {', '.join(traces.clip_models)}")
@@ -137,7 +140,12 @@ def _whole(value: object) -> TypeGuard[int]:
 def clip_block(traces: Traces, body: bytes) -> bytes | None:
     """A stored clip's layer of cross-attention over the request's frames; None when the clip
     is not held (evicted, or stored by another server process)."""
-    model, clip, layer, frames = parse_clip_request(traces, body)
+    return held_block(traces, json_object(body, traces.max_body))
+
+
+def held_block(traces: Traces, req: dict[str, object]) -> bytes | None:
+    """``clip_block`` of a parsed request."""
+    model, clip, layer, frames = clip_request(traces, req)
     heard = traces.get_clip(model, clip)
     return None if heard is None else cross_block(heard, layer, frames).data
 
@@ -172,10 +180,10 @@ async def answer_block(traces: Traces, request: Request) -> Response:
     """The block route's answer: the layer's bytes, or a JSON refusal."""
     try:
         session = admit(request)
-        body = await request.body()
-        if json_object(body, traces.max_body).get("part") in AUDIO_PARTS:
-            return clip_answer(clip_block(traces, body))
-        model, text, layer, part = parse_request(traces, body)
+        req = json_object(await request.body(), traces.max_body)  # parsed once
+        if req.get("part") in AUDIO_PARTS:
+            return clip_answer(held_block(traces, req))
+        model, text, layer, part = text_request(traces, req)
     except Refused as err:
         return refusal(err.status, err.message)
     except ValueError as err:

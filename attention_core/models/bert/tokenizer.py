@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from attention_core.core.tokens import Tokens, check_text, window_tokens
+from attention_core.core.tokens import Tokens, window_tokens
 from attention_core.models.bert.model import Model
 
 
@@ -13,9 +13,9 @@ def tokenize_bert(model: Model, text: str, max_tokens: int | None = None) -> Tok
     """Tokenize ``text``; keep at most ``max_tokens`` (default: the model's positions).
 
     Longer input is cut at the end and the final [SEP] kept, as the model's tokenizer does;
-    ``n_cut`` says how many pieces were dropped.
+    ``n_cut`` says how many pieces were dropped. The text was checked by the registry's
+    ``tokenize`` / ``trace_sentence``, the ways in.
     """
-    check_text(text, max_chars=None)  # a string of valid Unicode, not blank
     limit = model.config.n_positions if max_tokens is None else max_tokens
     if not 3 <= limit <= model.config.n_positions:
         raise ValueError(f"max_tokens must be in [3, {model.config.n_positions}], got {limit}")

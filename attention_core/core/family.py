@@ -96,6 +96,10 @@ class NextTokenTrace(Trace, Protocol):
         """The whole next-token distribution after ``position``."""
         ...
 
+    def next_probs_tv(self, start: int, stop: int) -> Any:
+        """The next-token distributions after positions ``start`` .. ``stop - 1`` [t, vocab]."""
+        ...
+
     def unembed_top(self, x_pd: Any, normed: bool) -> tuple[Any, Any]:
         """The 10 likeliest next tokens of residual rows ``x_pd`` and their probabilities, after
         the model's final norm unless ``normed`` (the logit lens)."""

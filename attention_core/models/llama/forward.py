@@ -150,7 +150,13 @@ class LlamaTrace:
         """The whole next-token distribution after ``position`` (float32 softmax)."""
         if not 0 <= position < self.n_tokens:
             raise ValueError(f"position {position} is outside 0..{self.n_tokens - 1}")
-        return softmax(logits(self.model, self.hidden_ltd[-1][position : position + 1]))[0]
+        return self.next_probs_tv(position, position + 1)[0]
+
+    def next_probs_tv(self, start: int, stop: int) -> F32:
+        """The next-token distributions after positions ``start`` .. ``stop - 1`` [t, vocab]."""
+        if not 0 <= start < stop <= self.n_tokens:
+            raise ValueError(f"positions {start}..{stop - 1} are outside 0..{self.n_tokens - 1}")
+        return softmax(logits(self.model, self.hidden_ltd[-1][start:stop]))
 
     def unembed_top(self, x_pd: F32, normed: bool) -> tuple[NDArray[np.int64], F32]:
         """The 10 likeliest next tokens of residual rows ``x_pd``, after the final RMSNorm unless

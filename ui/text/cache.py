@@ -26,6 +26,7 @@ from attention_core.lessons.head_order import head_metrics, sink_t
 from attention_core.lessons.saturation import Saturation, saturation_curve
 from attention_core.methods.geometry import embed_words, parse_probes
 from attention_core.methods.hide_word import WordEffect, compare_passes
+from attention_core.methods.roles import HeadRole, RoleScores, name_heads, role_scores
 from ui.cache import as_encoder, get_model, get_trace
 
 
@@ -84,6 +85,18 @@ def head_figures(model: str, text: str) -> dict[str, NDArray[np.float32]]:
     trace = get_trace(model, text)
     special = sink_t(trace.tokens.special_t, trace.config.causal)
     return head_metrics(summarize_heads(trace.pattern_lhqk, special), trace.config.causal)
+
+
+# Worst case 32 × ~3 kB (seven [30, 9] float64 arrays at most) = 96 kB.
+@st.cache_data(max_entries=32, show_spinner=False)
+def head_roles(model: str, text: str) -> RoleScores:
+    """Every head's role scores on the sentence's own pass (``methods.roles``)."""
+    return role_scores(get_trace(model, text))
+
+
+def head_names(model: str, text: str) -> list[list[HeadRole]]:
+    """Every head named by ``methods.roles.RULE`` on the sentence: [layer][head]."""
+    return name_heads(head_roles(model, text))
 
 
 # Worst case 16 × 0.75 MB (512 tokens × 384 float32 and their strings) = 12 MB.

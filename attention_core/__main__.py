@@ -6,7 +6,8 @@
 
 ``python -m attention_core listen AUDIO --out FILE.npz``: Whisper tiny.en transcribes a WAV,
 FLAC, OGG or MP3 file (its first 30 s) and writes text, token_ids, prompt_ids, encoder_hidden,
-cross_pattern, self_pattern, log_mel and notices."""
+cross_pattern, self_pattern, log_mel, notices and the words in time: align_path (the alignment
+heads' DTW path, [P, 2] token and 20 ms frame), words, word_starts and word_ends (seconds)."""
 
 from __future__ import annotations
 
@@ -57,6 +58,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def _listen(audio: str, out: str) -> int:
     """Transcribe ``audio`` and write the listen keys to ``out``."""
+    from attention_core.methods.word_timing import timing_arrays, word_timing
     from attention_core.models import load_model
     from attention_core.models.whisper.audio import is_silent, load_audio
     from attention_core.models.whisper.generate import listen_arrays, transcribe
@@ -69,7 +71,9 @@ def _listen(audio: str, out: str) -> int:
         print(f"error: {err}", file=sys.stderr)
         return 2
     path = Path(out)
-    np.savez(path, **listen_arrays(trace, clip.notices))  # type: ignore[arg-type]  # numpy stub
+    arrays = listen_arrays(trace, clip.notices)
+    arrays.update(timing_arrays(word_timing(trace, len(clip.samples_n))))
+    np.savez(path, **arrays)  # type: ignore[arg-type]  # numpy stub
     for notice in clip.notices:
         print(f"note: {notice}", file=sys.stderr)
     if is_silent(clip.samples_n):

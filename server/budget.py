@@ -154,20 +154,26 @@ class MemoryLedger:
     other: int
     _lru: OrderedDict[Hashable, tuple[Any, int]]
     _lock: threading.Lock
+    lasting: set[Hashable]  # keys dropped only after every other trace (``_evict``)
 
     def _evict(self, fits: Callable[[], bool], keep: Hashable | None = None) -> None:
         """Drop traces until ``fits()`` (called with self._lock held): the big ones first (a
-        quarter of the budget or more), least recently used first, then the others. So one
+        quarter of the budget or more), least recently used first, then the other ordinary ones,
+        and only then the lasting ones (``lasting``: a heard clip, which only its page can
+        compute again and whose layers the browser fetches after the page has drawn). So one
         visitor's 512-token traces (235 MB each) make room for each other, not by pushing out a
         whole class's short sentences, which they would then all compute again."""
-        for big_only in (True, False):
+        for tier in ("big", "ordinary", "lasting"):
             for key in list(self._lru):
                 if fits():
                     return
                 size = self._lru[key][1]
-                if key == keep or (big_only and size < self.budget // 4):
+                if key == keep or (tier != "lasting" and key in self.lasting):
+                    continue
+                if tier == "big" and size < self.budget // 4:
                     continue
                 del self._lru[key]
+                self.lasting.discard(key)
                 self.nbytes -= size
 
     def _fits(self, more: int = 0) -> bool:  # called with self._lock held
@@ -180,7 +186,10 @@ class MemoryLedger:
             self.reserved += expected
             self._evict(self._fits)
 
-    def _store(self, key: Hashable, trace: DataclassInstance) -> None:
+    def _store(self, key: Hashable, trace: DataclassInstance, lasting: bool = False) -> None:
+        if lasting:
+            with self._lock:
+                self.lasting.add(key)
         for part in held_parts(trace):  # a decoder's layer cache fills later: count it again
             part.watch(lambda: self._recount(key))
         with self._lock:

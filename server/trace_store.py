@@ -91,6 +91,7 @@ class TraceStore(MemoryLedger):
         self.running = 0  # forward passes computing now (never above slots)
         self.peak_running = 0
         self._lru: OrderedDict[Hashable, tuple[DataclassInstance, int]] = OrderedDict()
+        self.lasting: set[Hashable] = set()
         self._lock = threading.Lock()
         self._slot_free = threading.Condition(self._lock)
         # key -> [its lock, requests holding or waiting for it]; removed when the count is 0
@@ -246,6 +247,7 @@ class TraceStore(MemoryLedger):
         session: Hashable | None = None,
         wanted: Callable[[], bool] | None = None,
         expected: Callable[[], int] | None = None,
+        lasting: bool = False,
     ) -> T:
         if session is not None:
             with self._slot_free:
@@ -264,7 +266,7 @@ class TraceStore(MemoryLedger):
                     if found is not None:
                         return cast(T, found)
                     trace = self._compute_in_slot(key, compute, session, wanted, expected)
-                    self._store(key, trace)
+                    self._store(key, trace, lasting)
                     release_free_memory()
                     return trace
             finally:

@@ -71,6 +71,21 @@ def test_a_big_pass_makes_room_by_dropping_big_traces_not_a_class_of_small_ones(
     assert store.nbytes == sizes[120] + 5 * sizes[10] <= store.budget
 
 
+def test_a_lasting_clip_outlives_ordinary_traces_when_a_big_pass_makes_room(traces):
+    """A heard clip (stored ``lasting``) is what the browser fetches layers of after its page
+    drew: a big pass drops every ordinary trace, least recent first, before it drops the clip."""
+    sizes = {n: nbytes(t) for n, t in traces.items()}
+    store = TraceStore(budget=sizes[120] + sizes[60] + sizes[10])
+    store.get("clip", lambda: traces[60], lasting=True)  # least recently used of all
+    store.get("short-0", lambda: traces[10])
+    # a pass that needs all but the clip's room: the ordinary short trace leaves, though the
+    # clip was used less recently (least recently used alone would drop the clip)
+    store.get("long", lambda: traces[120], expected=lambda: sizes[120] + sizes[10])
+    assert set(store._lru) == {"clip", "long"} and store.lasting == {"clip"}
+    store.get("huge", lambda: traces[120], expected=lambda: 10**12)  # nothing else fits
+    assert set(store._lru) == {"huge"} and store.lasting == set()  # the clip went last
+
+
 def test_one_trace_bigger_than_the_budget_is_still_kept(traces):
     store = TraceStore(budget=1)
     store.get("big", lambda: traces[120])

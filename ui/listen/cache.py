@@ -87,7 +87,7 @@ def heard(key: str, _samples_n: F32, span: tuple[int, int]) -> Heard:
         return _listen(key, _samples_n, span)
 
     with st.spinner("Whisper is listening…"):  # shown only if it takes a moment (Streamlit)
-        return trace_store().get(("whisper", key, span), compute, expected=_peak)
+        return trace_store().get(("whisper", key, span), compute, expected=_peak, lasting=True)
 
 
 def _peak() -> int:

@@ -22,6 +22,10 @@ KEYS = {
     "self_pattern",
     "log_mel",
     "notices",
+    "align_path",
+    "words",
+    "word_starts",
+    "word_ends",
 }
 
 
@@ -42,6 +46,10 @@ def test_keys_and_shapes(listened):
     assert listened["self_pattern"].shape == (4, 6, n, n)
     assert listened["log_mel"].shape == (80, 3000)
     assert listened["notices"].tolist() == []
+    assert listened["align_path"].dtype == np.int64 and listened["align_path"].shape[1] == 2
+    n_words = len(listened["words"])
+    assert listened["word_starts"].shape == listened["word_ends"].shape == (n_words,) != (0,)
+    assert "".join(listened["words"].tolist()).strip() == str(listened["text"])
     assert str(listened["text"]) == "The animal didn't cross the street because it was too tired."
 
 

@@ -173,7 +173,7 @@ def role_scores(trace: Trace) -> RoleScores:
         head_scores(np.asarray(trace.pattern_lhqk[layer]), masks, visible, closing)
         for layer in range(trace.config.n_layers)
     ]
-    even_qk = visible / visible.sum(-1, keepdims=True)
+    even_qk = visible / np.maximum(visible.sum(-1, keepdims=True), 1)  # a blind row: zeros
     even = {k: float(v[0]) for k, v in head_scores(even_qk[None], masks, visible, closing).items()}
     scores = {role: np.stack([lay[role] for lay in layers]) for role in layers[0]}
     return RoleScores(scores, even, trace.n_tokens)

@@ -60,12 +60,7 @@ from attention_core.lessons.cost import (
     tokens_of_length,
 )
 from attention_core.lessons.demos import padded_input
-from attention_core.lessons.explain import (
-    CellArithmetic,
-    HeadSummary,
-    cell_arithmetic,
-    summarize_heads,
-)
+from attention_core.lessons.explain import CellArithmetic, cell_arithmetic
 from attention_core.lessons.fallback import fallback_embeddings, split_pieces
 from attention_core.lessons.saturation import (
     DK_GRID,
@@ -191,9 +186,7 @@ __all__ = [  # noqa: RUF022 - grouped by concept, not alphabetically
     "softmax",
     # explanations
     "CellArithmetic",
-    "HeadSummary",
     "cell_arithmetic",
-    "summarize_heads",
     "WordEffect",
     "hide_word",
     "compare_passes",

@@ -1,5 +1,7 @@
-"""The All heads page's arithmetic: which heads to show in which order, and their summary
-figures. (Long patterns are pooled into thumbnails by attention_core.methods.pack.pool_blocks.)"""
+"""The All heads page's arithmetic: which heads to show in which order, and the figures each head
+is shown with: its score for every job a head is known to do (``methods.roles``: TransformerLens's
+head detector and the pattern-only roles). (Long patterns are pooled into thumbnails by
+attention_core.methods.pack.pool_blocks.)"""
 
 from __future__ import annotations
 
@@ -8,41 +10,29 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from attention_core.lessons.explain import HeadSummary
+from attention_core.methods.roles import LABELS, RoleScores
 
-# Sort keys (URL values) -> (label, HeadSummary field). Every figure is averaged over query rows.
-METRICS = {
-    "entropy": ("entropy (bits)", "entropy_lh"),
-    "special": ("share on [CLS]/[SEP]", "special_share_lh"),
-    "previous": ("previous-token share", "previous_share_lh"),
-    "diagonal": ("share on itself (diagonal)", "diagonal_share_lh"),
-    "max": ("largest weight in a row", "max_weight_lh"),
-}
-
-
-SINK_LABEL = "share on the first token"  # a decoder's "special" share: it has no [CLS]/[SEP]
-
-
-def metric_labels(causal: bool) -> dict[str, str]:
-    """Sort key -> display label; a decoder's "special" share is its first token's (where most
-    of its heads park their weight), as it has no [CLS]/[SEP]."""
-    labels = {key: label for key, (label, _) in METRICS.items()}
-    return labels | {"special": SINK_LABEL} if causal else labels
+# The roles the page sorts by (URL values), in the order its menu and table list them; a role
+# a model does not have (the closing [SEP]'s "last_token" on a decoder) is left out.
+SORTS = (
+    "previous_token",
+    "duplicate_token",
+    "induction",
+    "first_token",
+    "last_token",
+    "self",
+    "broad",
+)
 
 
-def sink_t(special_t: NDArray[np.bool_], causal: bool) -> NDArray[np.bool_]:
-    """The tokens the "special" share counts: [CLS]/[SEP], or a decoder's first token."""
-    if not causal:
-        return special_t
-    first = np.zeros_like(special_t)
-    first[:1] = True
-    return first
+def role_labels(scores: RoleScores) -> dict[str, str]:
+    """Role key -> its label ("previous-token", "broad"…), for the roles ``scores`` holds."""
+    return {role: LABELS[role] for role in SORTS if role in scores.scores_lh}
 
 
-def head_metrics(summary: HeadSummary, causal: bool = False) -> dict[str, NDArray[np.float32]]:
-    """The summary figures by display label (``metric_labels``), each [l, h], in METRICS order."""
-    labels = metric_labels(causal)
-    return {labels[key]: getattr(summary, name) for key, (_, name) in METRICS.items()}
+def role_figures(scores: RoleScores) -> dict[str, NDArray[np.float64]]:
+    """Every role's score by label (``role_labels``), each [l, h], in ``SORTS`` order."""
+    return {label: scores.scores_lh[role] for role, label in role_labels(scores).items()}
 
 
 def order_heads(
@@ -53,7 +43,8 @@ def order_heads(
     descending: bool = True,
 ) -> NDArray[np.int64]:
     """Head numbers to draw for each chosen layer, [len(layers), top]: the first ``top`` heads in
-    number order, or (given ``values_lh``) the first ``top`` ranked by those values per layer."""
+    number order, or (given ``values_lh``) the first ``top`` ranked by those values per layer
+    (a NaN, a score with nothing to measure, ranks last)."""
     if not 1 <= top <= n_heads:
         raise ValueError(f"top must be in 1..{n_heads}, got {top}")
     if values_lh is None:

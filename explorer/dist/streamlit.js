@@ -15,6 +15,9 @@ function fmt(x, digits = 7) {
   if (x === -Infinity) return "−∞";
   return (x < 0 ? "−" : "") + Math.abs(x).toFixed(digits);
 }
+function metricText(value) {
+  return value === null || value === void 0 ? "n/a" : value.toFixed(3);
+}
 function maskCaption(header, causal) {
   if (header.causal) {
     return "The model's own mask: it was trained to guess the next token, so each token sees only itself and the tokens before it. Later tokens (blank) are set to −∞, so softmax gives them exactly 0.";
@@ -419,6 +422,10 @@ function viewTitle(header, view, title, stages = []) {
     return `layer ${view.layer}, every head averaged`;
   }
   return `layer ${view.layer}, head ${view.head}${sharing(header, view.head)}`;
+}
+function roleBadge(header, view, stages = []) {
+  if (stages.length && stages.every((stage) => stage === "rollout")) return "";
+  return header.roles?.[view.layer]?.[view.head] ?? "";
 }
 
 // explorer/js/pin.js
@@ -948,8 +955,10 @@ function wireGrid(root, grid, data, onOpen) {
     const layer = Number(canvas.dataset.layer);
     const head = Number(canvas.dataset.head);
     const lines = [`layer ${layer}, head ${head}${sharing(data.header, head)}`];
+    const badge = roleBadge(data.header, { layer, head });
+    if (badge) lines.push(`job by the rule: ${badge}`);
     for (const [label, values] of Object.entries(data.metrics)) {
-      lines.push(`${label}: ${values[layer][head].toFixed(3)}`);
+      lines.push(`${label}: ${metricText(values[layer][head])}`);
     }
     if (canvas.dataset.pin) lines.push(canvas.dataset.pin);
     return lines.join("\n");
@@ -1311,7 +1320,9 @@ function renderStep(parent, data, state) {
 // explorer/js/controls.js
 var SKELETON = `
 <div class="ax" tabindex="0" aria-label="Attention explorer">
-  <div class="ax-top"><h3 class="ax-title"></h3><span class="ax-status" role="status"></span></div>
+  <div class="ax-top"><h3 class="ax-title"></h3>
+    <span class="ax-role" title="what this head does on this sentence, by the stated rule"></span>
+    <span class="ax-status" role="status"></span></div>
   <div class="ax-controls">
     <label>Layer <button data-step="layer:-1" aria-label="previous layer">−</button>
       <select data-name="layer"></select><button data-step="layer:1" aria-label="next layer">+</button></label>
@@ -2044,6 +2055,7 @@ function draw2(ctx) {
     ctx.title,
     ctx.stages
   );
+  ctx.root.querySelector(".ax-role").textContent = roleBadge(ctx.header, view, ctx.stages);
   syncControls(ctx.root, view);
   const blocks = layerBlocks(ctx, view);
   if (!blocks) return;

@@ -762,7 +762,9 @@ function holderIn(parentElement) {
 // explorer/js/controls.js
 var SKELETON = `
 <div class="ax" tabindex="0" aria-label="Attention explorer">
-  <div class="ax-top"><h3 class="ax-title"></h3><span class="ax-status" role="status"></span></div>
+  <div class="ax-top"><h3 class="ax-title"></h3>
+    <span class="ax-role" title="what this head does on this sentence, by the stated rule"></span>
+    <span class="ax-status" role="status"></span></div>
   <div class="ax-controls">
     <label>Layer <button data-step="layer:-1" aria-label="previous layer">−</button>
       <select data-name="layer"></select><button data-step="layer:1" aria-label="next layer">+</button></label>
@@ -1043,6 +1045,10 @@ function viewTitle(header, view, title, stages = []) {
     return `layer ${view.layer}, every head averaged`;
   }
   return `layer ${view.layer}, head ${view.head}${sharing(header, view.head)}`;
+}
+function roleBadge(header, view, stages = []) {
+  if (stages.length && stages.every((stage) => stage === "rollout")) return "";
+  return header.roles?.[view.layer]?.[view.head] ?? "";
 }
 
 // explorer/js/panels.js
@@ -1343,6 +1349,7 @@ function draw(ctx) {
     ctx.title,
     ctx.stages
   );
+  ctx.root.querySelector(".ax-role").textContent = roleBadge(ctx.header, view, ctx.stages);
   syncControls(ctx.root, view);
   const blocks = layerBlocks(ctx, view);
   if (!blocks) return;

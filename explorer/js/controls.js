@@ -7,7 +7,9 @@ import { STAGES } from "./words.js";
 
 const SKELETON = `
 <div class="ax" tabindex="0" aria-label="Attention explorer">
-  <div class="ax-top"><h3 class="ax-title"></h3><span class="ax-status" role="status"></span></div>
+  <div class="ax-top"><h3 class="ax-title"></h3>
+    <span class="ax-role" title="what this head does on this sentence, by the stated rule"></span>
+    <span class="ax-status" role="status"></span></div>
   <div class="ax-controls">
     <label>Layer <button data-step="layer:-1" aria-label="previous layer">−</button>
       <select data-name="layer"></select><button data-step="layer:1" aria-label="next layer">+</button></label>

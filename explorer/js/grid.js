@@ -5,12 +5,13 @@
 // thumbnail row still sums to 1): 72 × 48² floats instead of every layer's n² scores.
 
 import { holderIn, paint, SCALES } from "./draw.js";
-import { headsPerKv, sharing, startsGroup } from "./model.js";
+import { headsPerKv, roleBadge, sharing, startsGroup } from "./model.js";
 import { pinStrip, pinText, pooledIndex, pooledStrip, strongest } from "./pin.js";
 import { buildPinBar, syncPinBar, wirePinBar } from "./pinbar.js";
 import { placeTip } from "./pointer.js";
 import { computeStages, headScores, poolPattern, visibleTokens } from "./stages.js";
 import { createState } from "./state.js";
+import { metricText } from "./words.js";
 
 const GRID_FROM_SCORES = 128;
 export const NO_PIN = { pin: -1, along: "row" }; // nothing pinned; a pin shows its row
@@ -103,8 +104,10 @@ function wireGrid(root, grid, data, onOpen) {
     const layer = Number(canvas.dataset.layer);
     const head = Number(canvas.dataset.head);
     const lines = [`layer ${layer}, head ${head}${sharing(data.header, head)}`];
+    const badge = roleBadge(data.header, { layer, head });
+    if (badge) lines.push(`job by the rule: ${badge}`);
     for (const [label, values] of Object.entries(data.metrics)) {
-      lines.push(`${label}: ${values[layer][head].toFixed(3)}`);
+      lines.push(`${label}: ${metricText(values[layer][head])}`);
     }
     if (canvas.dataset.pin) lines.push(canvas.dataset.pin);
     return lines.join("\n");

@@ -34,3 +34,11 @@ export function viewTitle(header, view, title, stages = []) {
   }
   return `layer ${view.layer}, head ${view.head}${sharing(header, view.head)}`;
 }
+
+// The head's job on this sentence, as the engine named it by its stated rule
+// (attention_core.methods.roles: "previous-token 0.52", "mixed: …"): "" when the header carries
+// no roles (a clip's cross-attention) or the view shows every head averaged (the rollout alone).
+export function roleBadge(header, view, stages = []) {
+  if (stages.length && stages.every((stage) => stage === "rollout")) return "";
+  return header.roles?.[view.layer]?.[view.head] ?? "";
+}

@@ -15,7 +15,7 @@ import { drawCell } from "./cell.js";
 import { buildView, syncControls, wireControls } from "./controls.js";
 import { holderIn, scaleOf } from "./draw.js";
 import { fileName, save } from "./export.js";
-import { viewTitle } from "./model.js";
+import { roleBadge, viewTitle } from "./model.js";
 import { drawPanels, paintedState } from "./panels.js";
 import { wireKeys, wirePointer } from "./pointer.js";
 import { askOnce, prefetchLayers } from "./source.js";
@@ -53,6 +53,7 @@ function draw(ctx) {
     ctx.title,
     ctx.stages,
   );
+  ctx.root.querySelector(".ax-role").textContent = roleBadge(ctx.header, view, ctx.stages);
   syncControls(ctx.root, view);
   const blocks = layerBlocks(ctx, view);
   if (!blocks) return;

@@ -20,6 +20,12 @@ export function fmt(x, digits = 7) {
   return (x < 0 ? "−" : "") + Math.abs(x).toFixed(digits);
 }
 
+// A head's figure in a tooltip, three decimals; null (nothing to measure, e.g. how even a
+// one-token row's spread is) as "n/a".
+export function metricText(value) {
+  return value === null || value === undefined ? "n/a" : value.toFixed(3);
+}
+
 export function maskCaption(header, causal) {
   if (header.causal) {
     return (

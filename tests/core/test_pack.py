@@ -18,8 +18,10 @@ from attention_core.methods.pack import (
     block_nbytes,
     header,
     layer_block,
+    trace_roles,
     visible_tokens,
 )
+from attention_core.methods.roles import LABELS, RULE
 
 SENTENCE = "The river bank was muddy after the rain"
 
@@ -74,6 +76,45 @@ def test_header_fields(model, trace):
     # JSON-ready: what the browser receives decodes to the same header (a NumPy int or bool
     # would not serialize at all)
     assert json.loads(json.dumps(got)) == got
+
+
+ROLE_OF = {label: role for role, label in LABELS.items()}
+REPEATED = "the dog saw the dog and the other dog saw the dog too"
+
+
+def read_badge(badge: str) -> list[tuple[str, float]]:
+    """ "induction 0.43" -> [("induction", 0.43)]; "mixed: a 0.41 · b 0.20" -> both."""
+    parts = badge.removeprefix("mixed: ").split(" · ")
+    return [(ROLE_OF[p.rsplit(" ", 1)[0]], float(p.rsplit(" ", 1)[1])) for p in parts]
+
+
+@pytest.mark.parametrize("key", ["minilm", "smollm2"])
+def test_header_names_every_head_as_the_reference_scores_do(engines, key):
+    # The badges against TransformerLens's detector on transformers' attentions: the role named
+    # passes the rule on the reference scores, its number is the reference score to 2 decimals.
+    from tests.roles_reference import reference_scores
+
+    trace = trace_sentence(engines[key], REPEATED)
+    got = header(trace)["roles"]
+    ref = reference_scores(key, REPEATED)
+    even = trace_roles(trace).even
+    assert (len(got), len(got[0])) == (trace.config.n_layers, trace.config.n_heads)
+    for layer, row in enumerate(got):
+        for head, badge in enumerate(row):
+            for role, shown in read_badge(badge):
+                assert abs(shown - ref[role][layer, head]) <= 0.005 + 1e-5, (badge, role)
+            role, score = read_badge(badge)[0]
+            if not badge.startswith("mixed") and role != "broad":
+                assert score >= RULE.floor - 0.005 and ref[role][layer, head] >= 3 * even[role]
+    kinds = {badge.split(" ")[0] for row in got for badge in row}
+    assert "mixed:" in kinds and len(kinds) > 1  # some heads named, some not
+    assert json.loads(json.dumps(got)) == got
+
+
+def test_a_traces_roles_are_scored_once(smollm2):
+    trace = trace_sentence(smollm2, "The river bank was muddy")
+    assert trace_roles(trace) is trace_roles(trace)
+    assert header(trace)["roles"] == header(trace)["roles"]
 
 
 @pytest.mark.parametrize("layer", range(6))

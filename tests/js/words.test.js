@@ -4,8 +4,15 @@ import { test } from "node:test";
 
 import { fileName, layout, svgOf } from "../../explorer/js/export.js";
 import { SCALES } from "../../explorer/js/draw.js";
-import { headLabel, headsPerKv, sharing, startsGroup, viewTitle } from "../../explorer/js/model.js";
-import { captions, cellLines, fmt, hint } from "../../explorer/js/words.js";
+import {
+  headLabel,
+  headsPerKv,
+  roleBadge,
+  sharing,
+  startsGroup,
+  viewTitle,
+} from "../../explorer/js/model.js";
+import { captions, cellLines, fmt, hint, metricText } from "../../explorer/js/words.js";
 
 test("heads sharing keys and values", () => {
   assert.equal(headsPerKv(9, 3), 3);
@@ -22,6 +29,26 @@ test("heads sharing keys and values", () => {
   const view = { layer: 2, head: 5 };
   assert.equal(viewTitle({}, view, "", ["rollout"]), "layer 2, every head averaged");
   assert.equal(viewTitle({ n_heads: 12 }, view, "", ["pattern", "rollout"]), "layer 2, head 5");
+});
+
+test("a head's badge is the engine's, for the head in view", () => {
+  const header = {
+    roles: [
+      ["mixed: first-token sink 0.41 · self 0.20", "self 0.55"],
+      ["induction 0.43", "broad 0.93"],
+    ],
+  };
+  assert.equal(roleBadge(header, { layer: 1, head: 0 }), "induction 0.43");
+  assert.equal(roleBadge(header, { layer: 0, head: 1 }, ["pattern"]), "self 0.55");
+  assert.equal(roleBadge(header, { layer: 1, head: 1 }, ["pattern", "rollout"]), "broad 0.93");
+  assert.equal(roleBadge(header, { layer: 1, head: 1 }, ["rollout"]), ""); // every head averaged
+  assert.equal(roleBadge({}, { layer: 0, head: 0 }), ""); // no roles sent (a clip)
+  assert.equal(roleBadge(header, { layer: 5, head: 0 }), "");
+});
+
+test("a head's figure in a tooltip", () => {
+  assert.equal(metricText(0.12345), "0.123");
+  assert.equal(metricText(null), "n/a");
 });
 
 test("numbers are written with a real minus sign, and −∞", () => {

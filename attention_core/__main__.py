@@ -7,21 +7,34 @@
 ``python -m attention_core listen AUDIO --out FILE.npz``: Whisper tiny.en transcribes a WAV,
 FLAC, OGG or MP3 file (its first 30 s) and writes text, token_ids, prompt_ids, encoder_hidden,
 cross_pattern, self_pattern, log_mel, notices and the words in time: align_path (the alignment
-heads' DTW path, [P, 2] token and 20 ms frame), words, word_starts and word_ends (seconds)."""
+heads' DTW path, [P, 2] token and 20 ms frame), words, word_starts and word_ends (seconds).
+
+``python -m attention_core roles "SENTENCE" --out FILE.npz [--model KEY|PATH] [--probe-len 50]
+[--probe-seed 0]``: every head's role scores on the sentence (previous_token, duplicate_token,
+induction, first_token, self, broad, and last_token for a model that closes with [SEP]; each
+[layer, head]), names ([layer, head] strings by the rule) and rule (its text); then the induction
+probe (probe_len seeded random tokens read twice): probe_ids, probe_induction [layer, head] and,
+for a model that predicts the next token, probe_loss (−log p per token, NaN at the first; an
+encoder has no such loss, so the key is left out rather than filled with NaN)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from attention_core.core.config import ModelLoadError
 from attention_core.core.tokens import check_text
 from attention_core.core.whatif import WhatIf
 from attention_core.methods.export import save_npz
+from attention_core.methods.induction import Probe, run_probe
 from attention_core.methods.knockout import parse_heads
+from attention_core.methods.roles import LABELS, RULE, RoleScores, name_heads, role_scores
 from attention_core.models import load_model, trace_sentence
 
 
@@ -50,10 +63,73 @@ def _parser() -> argparse.ArgumentParser:
         help="knock out these heads (layer.head, numbered from 0 as the app shows them): "
         "their outputs are zeroed before W_O, and the whole knocked run is written",
     )
+    _roles_parser(sub)
     listen = sub.add_parser("listen", help="transcribe a clip with Whisper tiny.en, save attention")
     listen.add_argument("audio", help="a WAV, FLAC, OGG or MP3 file (its first 30 s are heard)")
     listen.add_argument("--out", required=True, help="where to write the .npz")
     return parser
+
+
+def _roles_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """The ``roles`` subcommand's arguments."""
+    roles = sub.add_parser("roles", help="score and name every head; run the induction probe")
+    roles.add_argument("sentence", help="the text whose pass the heads are scored on")
+    roles.add_argument("--out", required=True, help="where to write the .npz")
+    roles.add_argument("--model", default=None, help='"minilm" (default), "smollm2" or a path')
+    roles.add_argument(
+        "--probe-len", type=int, default=50, help="random tokens per copy (2..1000; 50)"
+    )
+    roles.add_argument("--probe-seed", type=int, default=0, help="the probe's seed (>= 0; 0)")
+
+
+def _roles_arrays(scores: RoleScores, probe: Probe) -> dict[str, NDArray[Any]]:
+    """The roles command's npz keys (module docstring)."""
+    arrays: dict[str, NDArray[Any]] = dict(scores.arrays())
+    names = name_heads(scores)
+    arrays["names"] = np.array([[head.role for head in row] for row in names])
+    arrays["rule"] = np.array(RULE.text())
+    arrays["probe_ids"] = probe.ids
+    arrays["probe_induction"] = probe.induction_lh
+    if probe.loss is not None:
+        arrays["probe_loss"] = probe.loss
+    return arrays
+
+
+def _roles_summary(scores: RoleScores, probe: Probe) -> str:
+    """One line: how many heads are named and by what, the probe's best head and its loss."""
+    roles = [head.role for row in name_heads(scores) for head in row]
+    named = Counter(role for role in roles if role != "mixed")
+    jobs = ", ".join(f"{count} {LABELS[role]}" for role, count in named.most_common())
+    layer, head = probe.top_heads(1)[0]
+    best = f"induction up to {probe.induction_lh[layer, head]:.2f} (head {layer}.{head})"
+    loss = ""
+    if probe.loss is not None:
+        first, second = probe.mean_loss()
+        loss = f", loss {first:.1f} -> {second:.1f} nats on the second copy"
+    return (
+        f"{scores.n_tokens} tokens, {len(roles)} heads: {sum(named.values())} named "
+        f"({jobs or 'none'}); probe {probe.n}x2: {best}{loss}"
+    )
+
+
+def _roles(args: argparse.Namespace) -> int:
+    """Score and name every head of ``args.sentence``'s pass, run the probe, write the keys."""
+    try:
+        check_text(args.sentence, max_chars=None)  # before the model loads
+        if not 2 <= args.probe_len <= 1000:
+            raise ValueError(f"--probe-len must be 2..1000 tokens per copy, got {args.probe_len}")
+        if args.probe_seed < 0:
+            raise ValueError(f"--probe-seed must be >= 0, got {args.probe_seed}")
+        model = load_model(args.model)
+        scores = role_scores(trace_sentence(model, args.sentence))
+        probe = run_probe(model, args.probe_len, args.probe_seed)
+    except (ModelLoadError, ValueError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    path = Path(args.out)
+    np.savez(path, **_roles_arrays(scores, probe))  # type: ignore[arg-type]  # numpy stub
+    print(f"{_roles_summary(scores, probe)} -> {path}")
+    return 0
 
 
 def _listen(audio: str, out: str) -> int:
@@ -87,6 +163,8 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "listen":
         return _listen(args.audio, args.out)
+    if args.command == "roles":
+        return _roles(args)
     try:
         check_text(args.sentence, max_chars=None)  # before the model loads
         model = load_model(args.model)

@@ -48,7 +48,11 @@ def probe_tokens(model: LoadedModel, ids: I64) -> tuple[Tokens, int]:
     before, after = wrap[:1], wrap[1:]
     all_ids = np.asarray([*before, *ids.tolist(), *after], dtype=np.int64)
     if len(all_ids) > model.config.max_tokens:
-        raise ValueError(f"the probe's {len(all_ids)} tokens exceed the model's limit")
+        raise ValueError(
+            f"the probe's {len(all_ids)} tokens exceed the model's limit of "
+            f"{model.config.max_tokens}: choose at most "
+            f"{(model.config.max_tokens - len(wrap)) // 2} tokens per copy"
+        )
     special_t = np.zeros(len(all_ids), bool)
     special_t[: len(before)] = True
     special_t[len(all_ids) - len(after) :] = True

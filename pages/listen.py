@@ -1,13 +1,12 @@
-"""Listen: cross-attention. Whisper tiny.en transcribes a clip (an example, the microphone, an
-upload or typed text spoken by espeak-ng), and each written token shows where in the audio it
-listened. The sidebar shows Whisper here; the explorer holds its layer and head."""
+"""Listen: cross-attention. Whisper tiny.en transcribes a clip (example, microphone, upload or
+espeak-ng); each token shows where it listened, each word when it was heard."""
 
 import streamlit as st
 
 from attention_core.models.whisper.audio import is_silent, speech_frames
 from ui import router
 from ui.cache import whisper_error
-from ui.listen import source, verify, views
+from ui.listen import source, verify, views, words
 from ui.listen.cache import digest, heard
 
 shared = router.shared()  # the sidebar shows Whisper tiny.en here (ui.registry: its models)
@@ -38,6 +37,7 @@ verify.button(clip, key, views.shown(clip))
 st.subheader("Where each word listened")
 layer, head = shared.layer, shared.head
 views.cross(clip, layer, head)
+words.strip(clip, audio)
 views.scores(clip)
 st.subheader("One token, over the sound")
 views.token_view(clip, audio, layer, head)

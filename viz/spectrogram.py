@@ -1,6 +1,7 @@
 """The Listen page's figures, all on one time axis in seconds: the log-mel spectrogram (10 ms
 columns), cross-attention tokens × time (20 ms encoder frames), a token's row drawn over the
-spectrogram, the decoder's masked self-attention and the encoder's over the speech span.
+spectrogram, the decoder's masked self-attention and the encoder's over the speech span, and the
+heard words as spans of time.
 
 Spans are half-open ranges of encoder frames (20 ms each, 1500 in Whisper's 30 s window)."""
 
@@ -12,7 +13,16 @@ import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 
-from viz.common import PATTERN_SCALE, VERMILLION, category_ticks, figure, token_categories
+from viz.common import (
+    ORANGE,
+    PATTERN_SCALE,
+    SKY,
+    VERMILLION,
+    category_ticks,
+    escape,
+    figure,
+    token_categories,
+)
 
 FRAME_S = 0.02  # one encoder frame
 MEL_S = 0.01  # one log-mel column (two per encoder frame)
@@ -25,6 +35,10 @@ def frame_seconds(span: tuple[int, int]) -> list[float]:
 
 # The same plot area left and right on the time-axis figures, so their seconds line up on the page.
 TIME_MARGIN = {"l": 120, "r": 150, "b": 10}
+# The cross-attention explorer's map: 90 px of token labels on its left, the map as wide as the
+# view less 150 px (explorer/js/cross.js, explorer.css): a figure under it with these margins
+# puts its seconds under the map's.
+EXPLORER_MARGIN = {"l": 90, "r": 60, "b": 10}
 
 
 def _time_axis() -> dict[str, object]:
@@ -136,3 +150,37 @@ def frame_pattern(pattern_kk: ArrayLike, span: tuple[int, int], title: str) -> g
         "yaxis": {"autorange": "reversed", "title": {"text": "query frame (s)"}},
     }
     return figure([heat], layout, 460, title)
+
+
+def word_strip(
+    words: Sequence[str], starts: ArrayLike, ends: ArrayLike, span: tuple[int, int]
+) -> go.Figure:
+    """Words on the time axis: each a labelled bar from its start to its end (seconds), in two
+    alternating lanes so neighbours' labels do not collide, over the seconds of ``span`` (the
+    same range and plot area as the cross-attention explorer's map above it)."""
+    start = np.asarray(starts, dtype=np.float64)
+    end = np.asarray(ends, dtype=np.float64)
+    labels = [escape(w.strip()) for w in words]
+    lanes = ["" if i % 2 else " " for i in range(len(labels))]  # two lanes, no axis labels
+    bar = go.Bar(
+        x=end - start,
+        base=start,
+        y=lanes,
+        orientation="h",
+        text=labels,
+        textposition="inside",
+        insidetextanchor="middle",
+        textangle=0,
+        constraintext="none",  # a short word's label may overflow its bar rather than shrink
+        textfont={"size": 12},
+        customdata=np.stack([start, end], axis=1) if len(labels) else None,
+        marker={"color": [SKY if i % 2 else ORANGE for i in range(len(labels))]},
+        hovertemplate="%{text}: %{customdata[0]:.2f}–%{customdata[1]:.2f} s<extra></extra>",
+    )
+    layout = {
+        "xaxis": {**_time_axis(), "range": [span[0] * FRAME_S, span[1] * FRAME_S]},
+        "yaxis": {"showticklabels": False, "fixedrange": True},
+        "bargap": 0.15,
+        "margin": {**EXPLORER_MARGIN, "t": 10},
+    }
+    return figure([bar], layout, 140)

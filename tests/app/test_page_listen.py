@@ -22,6 +22,7 @@ import ui.listen.source
 from attention_core import load_whisper, log_mel, transcribe
 from attention_core.core.pieces import show_piece
 from attention_core.methods.alignment import head_alignment
+from attention_core.methods.word_timing import word_timing
 from attention_core.models.whisper.audio import MAX_BYTES, MB, load_audio, speak, speech_frames
 from attention_core.models.whisper.forward import encoder_pattern
 from explorer import PATH
@@ -163,6 +164,40 @@ def test_another_clip_head_and_token(whisper):
     encoder = array(_chart(at, "lis_encoder")["data"][0]["z"])
     full = encoder_pattern(whisper, trace.encoder_hidden_ltd, 2)[5, lo:hi, lo:hi]
     np.testing.assert_allclose(encoder, full, atol=1e-3)
+
+
+def test_the_words_in_time_are_the_engines_and_a_click_plays_one(whisper):
+    """The strip's bars are the engine's word times over the speech span; a word's button shows
+    its times and plays its stretch of the clip (cut to the sample, started at once)."""
+    at = _ok(open_page("listen"))
+    at.selectbox(key="lis_clip").set_value("animal")
+    _ok(at.run())
+    audio = load_audio(CLIPS / "animal.wav")
+    trace, (lo, hi), _ = _engine(whisper, audio)
+    timing = word_timing(trace, len(audio.samples_n))
+    assert len(timing.words) == 11 and timing.words[2] == " didn't"
+    chart = _chart(at, "lis_words")
+    bars = chart["data"][0]
+    np.testing.assert_array_equal(array(bars["base"]), timing.word_starts)
+    np.testing.assert_allclose(array(bars["base"]) + array(bars["x"]), timing.word_ends)
+    assert bars["text"] == [w.strip() for w in timing.words]
+    assert chart["layout"]["xaxis"]["range"] == [lo * 0.02, hi * 0.02]  # the cross view's span
+    said = f"found from the {len(trace.alignment_heads)} alignment heads' attention"
+    assert said in _words(at) and len(trace.alignment_heads) == 8
+    [pills] = at.pills
+    starts = [f"{s:.2f}" for s in timing.word_starts]
+    labels = [f"{w.strip()} ({s} s)" for w, s in zip(timing.words, starts, strict=True)]
+    assert pills.options == [safe.md(label) for label in labels]
+    assert len(at.get("audio")) == 2  # nothing played before a click
+    _ok(pills.set_value(3).run())  # " cross"
+    start, end = round(timing.word_starts[3], 2), round(timing.word_ends[3], 2)
+    caption = f"“cross” was heard from **{start:.2f} s** to **{end:.2f} s**."
+    assert caption in [c.value for c in at.caption]
+    assert len(at.get("audio")) == 3
+    assert len([a for a in at.get("audio") if a.proto.autoplay]) == 1  # the word, at once
+    cut = listen_views.excerpt(audio, start, end)
+    first = round(start * 16000)
+    np.testing.assert_array_equal(cut, audio.samples_n[first : round(end * 16000)])
 
 
 def test_the_microphone_path_and_nothing_recorded(whisper):

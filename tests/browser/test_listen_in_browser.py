@@ -11,6 +11,7 @@ from urllib.request import urlopen
 import pytest
 
 from attention_core import load_whisper, log_mel, transcribe
+from attention_core.methods.word_timing import word_timing
 from attention_core.models.whisper.audio import load_audio
 from scripts.live_app import wait_idle
 from tests.browser.conftest import heard_line, own_chromium
@@ -66,3 +67,54 @@ def test_a_recording_from_the_microphone_is_transcribed_and_drawn(app_url, mic_p
     page.screenshot(path=SHOT)
     page.locator(".js-plotly-plot").nth(1).scroll_into_view_if_needed()
     page.screenshot(path=SHOT_TOKEN)
+
+
+SHOT_WORDS = "/tmp/listen_words_in_browser.png"  # the words in time, one word played
+
+
+def test_a_words_time_on_the_page_is_the_engines_and_its_click_plays_it(app_url, page):
+    """The words-in-time strip of the animal clip: every bar's start and end (Plotly's own data
+    in the page) and the times a clicked word's caption reads are the engine's; the clicked
+    word's stretch is what the page's new audio player holds (its length, to the sample)."""
+    clip = CLIP.parent / "animal.wav"
+    audio = load_audio(clip)
+    trace = transcribe(load_whisper(), log_mel(audio.samples_n))
+    timing = word_timing(trace, len(audio.samples_n))
+    page.goto(f"{app_url}/listen?lis_clip=animal")
+    page.wait_for_selector("text=Whisper heard:", timeout=WAIT_MS)
+    wait_idle(page, WAIT_MS)
+    assert heard_line(page) == f"Whisper heard: {trace.text}"
+    page.get_by_text("Words in time.").scroll_into_view_if_needed()  # charts draw when seen
+    bars = page.evaluate(
+        """() => new Promise((done) => {
+            const find = () => [...document.querySelectorAll('.js-plotly-plot')]
+                .map((el) => el._fullData && el._fullData[0])
+                .find((d) => d && d.type === 'bar' && d.orientation === 'h');
+            const wait = () => {
+                const d = find();
+                if (!d) return setTimeout(wait, 100);
+                done({ text: Array.from(d.text), base: Array.from(d.base), x: Array.from(d.x) });
+            };
+            wait();
+        })"""
+    )
+    assert bars["text"] == [w.strip() for w in timing.words]
+    assert bars["base"] == pytest.approx(list(timing.word_starts), abs=1e-9)
+    ends = [b + x for b, x in zip(bars["base"], bars["x"], strict=True)]
+    assert ends == pytest.approx(list(timing.word_ends), abs=1e-9)
+    word = 3  # " cross"
+    start, end = round(timing.word_starts[word], 2), round(timing.word_ends[word], 2)
+    page.locator("button", has_text=f"cross ({start:.2f} s)").click()
+    said = page.get_by_text("was heard from")
+    said.wait_for(timeout=WAIT_MS)
+    wait_idle(page, WAIT_MS)
+    assert said.inner_text() == f"“cross” was heard from {start:.2f} s to {end:.2f} s."
+    player = page.locator("audio[autoplay]")
+    assert player.count() == 1
+    page.wait_for_function(
+        "() => document.querySelector('audio[autoplay]').readyState >= 1", timeout=WAIT_MS
+    )
+    duration = player.evaluate("(el) => el.duration")
+    assert duration == pytest.approx(end - start, abs=1 / 16000)
+    page.locator("text=Words in time").scroll_into_view_if_needed()
+    page.screenshot(path=SHOT_WORDS)

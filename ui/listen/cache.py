@@ -20,6 +20,7 @@ from numpy.typing import NDArray
 
 from attention_core import log_mel, transcribe
 from attention_core.methods.alignment import Alignment, head_alignment, writing_rows
+from attention_core.methods.word_timing import WordTiming, word_timing
 from attention_core.models.whisper.audio import Audio, speak
 from attention_core.models.whisper.forward import encoder_pattern
 from server.budget import HEARD_PEAK
@@ -43,6 +44,7 @@ class Heard:
     alignment_heads: tuple[tuple[int, int], ...]
     alignment: Alignment  # every head scored on the rows that wrote the text, over the speech
     key: str  # the SHA-256 of its samples (``digest``): with the span, where the store keeps it
+    timing: WordTiming  # the words placed in time by the alignment heads (a few kB)
 
     @property
     def rows(self) -> slice:
@@ -110,6 +112,7 @@ def _listen(key: str, samples_n: F32, span: tuple[int, int]) -> Heard:
         trace.alignment_heads,
         head_alignment(trace.cross_pattern_lhqk, trace.writing_rows, span),
         key,
+        word_timing(trace, len(samples_n)),
     )
 
 

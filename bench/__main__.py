@@ -15,6 +15,7 @@ BENCHMARKS = {
     "decoder": "bench.decoder",  # SmolLM2 in the app: new prompt, generation step, memory
     "beyond": "bench.beyond",  # norm-weighted, rollout, knock-out and its sweep, logit lens
     "whisper": "bench.whisper",  # Whisper tiny.en: encoder vs transformers, a clip, trace, memory
+    "roles": "bench.roles",  # head roles (both models, 128 tokens) and the induction probe
     "listen": "bench.listen",  # the Listen page in Chromium: a new 5 s clip heard and drawn
     "report": "bench.table",  # all of the above in one run: the performance table, written to docs
 }

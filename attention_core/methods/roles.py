@@ -116,27 +116,33 @@ def detection_patterns(ids_t: NDArray[np.int64]) -> dict[str, Mask]:
 
 
 def _entropy_share_q(pattern_hqk: NDArray[np.floating], n_visible_q: F64) -> F64:
-    """[h] each row's entropy over its entropy if even, averaged over rows seeing ≥ 2 keys."""
-    p = pattern_hqk.astype(np.float64)
-    plogp = np.where(p > 0, p * np.log(np.where(p > 0, p, 1.0)), 0.0)
+    """[h] each row's entropy over its entropy if even, averaged over rows seeing ≥ 2 keys.
+    p·log p in float32 (0 where p is 0: log of the smallest normal instead), summed in float64."""
     rows = n_visible_q > 1
     if not rows.any():
-        return np.full(p.shape[0], np.nan)
-    share_hq = -plogp.sum(-1)[:, rows] / np.log(n_visible_q[rows])
+        return np.full(pattern_hqk.shape[0], np.nan)
+    p = np.asarray(pattern_hqk, np.float32)[:, rows]
+    plogp = np.log(np.maximum(p, np.finfo(np.float32).tiny))
+    plogp *= p
+    share_hq = -plogp.sum(-1, dtype=np.float64) / np.log(n_visible_q[rows])
     return np.asarray(share_hq.mean(-1))
 
 
 def head_scores(
     pattern_hqk: NDArray[np.floating], masks: dict[str, Mask], visible: Mask, closing: bool
 ) -> dict[str, F64]:
-    """Every role's score [h] for one layer's patterns."""
-    p = pattern_hqk.astype(np.float64)
-    total_h = p.sum((-2, -1))
-    out = {role: (p * masks[role]).sum((-2, -1)) / total_h for role in TOKEN_ROLES}
-    out["first_token"] = p[:, :, 0].mean(-1)
+    """Every role's score [h] for one layer's patterns (float32 read, float64 sums; a job's
+    share sums only the cells its mask holds)."""
+    p = np.asarray(pattern_hqk, np.float32)
+    total_h = p.sum((-2, -1), dtype=np.float64)
+    out = {}
+    for role in TOKEN_ROLES:
+        q_c, k_c = np.nonzero(masks[role])
+        out[role] = p[:, q_c, k_c].sum(-1, dtype=np.float64) / total_h
+    out["first_token"] = p[:, :, 0].mean(-1, dtype=np.float64)
     if closing:
-        out["last_token"] = p[:, :, -1].mean(-1)
-    out["self"] = np.einsum("hqq->hq", p).mean(-1)
+        out["last_token"] = p[:, :, -1].mean(-1, dtype=np.float64)
+    out["self"] = np.einsum("hqq->hq", p).mean(-1, dtype=np.float64)
     out["broad"] = _entropy_share_q(p, visible.sum(-1).astype(np.float64))
     return out
 

@@ -85,6 +85,7 @@ from attention_core.methods.geometry import (
     word_vectors,
 )
 from attention_core.methods.hide_word import WordEffect, compare_passes, hide_word, word_pieces
+from attention_core.methods.induction import knock_probe, run_probe
 from attention_core.methods.knockout import (
     Importance,
     PredictionChange,
@@ -102,6 +103,7 @@ from attention_core.methods.norm_weighted import (
     value_norms_hk,
 )
 from attention_core.methods.pack import Block, block_nbytes, header, layer_block
+from attention_core.methods.roles import RULE, name_heads, role_scores
 from attention_core.methods.rollout import rollout_lqk, trace_rollout
 from attention_core.methods.telling import TellingHead, telling_head
 from attention_core.methods.values import (
@@ -215,6 +217,12 @@ __all__ = [  # noqa: RUF022 - grouped by concept, not alphabetically
     "head_importance",
     "LogitLens",
     "logit_lens",
+    # what each head does: role scores, names by a stated rule, the induction probe
+    "RULE",
+    "role_scores",
+    "name_heads",
+    "run_probe",
+    "knock_probe",
     # geometry
     "Pca",
     "ProbeCosines",

@@ -1,4 +1,5 @@
-"""All heads at once: every layer's heads as small patterns, their summary figures, sorting."""
+"""All heads at once: what each head does (the role map), every layer's heads as small patterns,
+their role scores, sorting."""
 
 import streamlit as st
 
@@ -10,6 +11,8 @@ all_heads.open_picked_head()  # a head picked on the last run opens on the patte
 trace = router.require_trace(shared)
 st.title("All heads")
 all_heads.intro(trace)
+st.subheader("What each head does")
+all_heads.role_map(shared, trace)
 order = all_heads.controls(shared, trace)
 all_heads.grid(shared, trace, order)
 st.subheader("The heads as numbers")

@@ -1,6 +1,8 @@
-"""The All heads page: the grid (drawn by the attention explorer in the browser from the engine's
-scores) and the table show the model's own patterns and figures, sorting and filters work, and
-every way of choosing a head opens it on the pattern page."""
+"""The All heads page: the role map, the grid (drawn by the attention explorer in the browser from
+the engine's scores) and the table show the model's own patterns and every head's role scores,
+checked against TransformerLens's detector on transformers' attentions (tests/roles_reference);
+sorting by a role and filters work, and every way of choosing a head opens it on the pattern
+page."""
 
 from __future__ import annotations
 
@@ -11,20 +13,44 @@ import numpy as np
 import pytest
 from streamlit.components.v2.bidi_component.main import _make_trigger_id
 
-from attention_core import attention_steps, load_model, summarize_heads, trace_sentence
+from attention_core import attention_steps, load_model, trace_sentence
 from tests.app.conftest import open_page
+from tests.figdata import array, spec
+from tests.roles_reference import BROAD, FLOOR, TIMES, reference_role, reference_scores
 from ui.routes import block_bytes
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 SENTENCE = "dirty quantum plumbing"  # [CLS] dirty quantum plumbing [SEP]
 LONG = " ".join(["the river bank was muddy after the rain"] * 40)  # 322 tokens
-# The grid's hover figures and the table's columns: label -> the engine's HeadSummary field.
+# The grid's hover figures and the table's columns: label -> role (methods.roles' keys).
 FIGURES = {
-    "entropy (bits)": "entropy_lh",
-    "share on [CLS]/[SEP]": "special_share_lh",
-    "previous-token share": "previous_share_lh",
-    "share on itself (diagonal)": "diagonal_share_lh",
-    "largest weight in a row": "max_weight_lh",
+    "previous-token": "previous_token",
+    "duplicate-token": "duplicate_token",
+    "induction": "induction",
+    "first-token sink": "first_token",
+    "[SEP] sink": "last_token",
+    "self": "self",
+    "broad": "broad",
+}
+MAP_ORDER = (  # the role map's colour index (z) per role, as viz.role_map lists them
+    "previous_token",
+    "duplicate_token",
+    "induction",
+    "self",
+    "first_token",
+    "last_token",
+    "broad",
+    "mixed",
+)
+SHORT = {
+    "previous_token": "prev",
+    "duplicate_token": "dup",
+    "induction": "ind",
+    "self": "self",
+    "first_token": "sink",
+    "last_token": "[SEP]",
+    "broad": "broad",
+    "mixed": "mixed",
 }
 
 
@@ -65,7 +91,8 @@ def test_defaults_draw_every_head_of_every_layer(model):
     at = open_page("all_heads", s=SENTENCE)
     assert not at.exception
     assert _title(at) == "All heads"
-    assert not at.get("plotly_chart")  # the thumbnails are drawn in the browser
+    charts = [c.proto.id for c in at.get("plotly_chart")]  # the thumbnails: in the browser
+    assert len(charts) == 1 and charts[0].endswith("ah_role_map")
     data = _grid(at)
     trace = trace_sentence(model, SENTENCE)
     assert data["text"] == SENTENCE and data["model"] == "minilm"
@@ -79,39 +106,41 @@ def test_defaults_draw_every_head_of_every_layer(model):
     scores = np.frombuffer(block_bytes(data["model"], data["text"], 3, "scores"), "<f4")
     pattern = attention_steps(scores.reshape(12, 5, 5), 32).pattern
     np.testing.assert_allclose(pattern[7], trace.pattern_lhqk[3, 7], atol=1e-6)
-    summary = summarize_heads(trace.pattern_lhqk, trace.tokens.special_t)
+    ref = reference_scores("minilm", SENTENCE)
     assert list(data["metrics"]) == list(FIGURES)  # the hover figures, [layer][head]
-    for label, name in FIGURES.items():
-        np.testing.assert_allclose(data["metrics"][label], getattr(summary, name), atol=1e-6)
+    for label, role in FIGURES.items():
+        np.testing.assert_allclose(data["metrics"][label], ref[role], atol=1e-5)
     table = at.dataframe[0].value
     assert len(table) == 72 and table.iloc[29][["layer", "head"]].tolist() == [2, 5]
-    assert list(table.columns) == ["layer", "head", *FIGURES]
-    np.testing.assert_allclose(table["entropy (bits)"], summary.entropy_lh.ravel(), atol=6e-4)
-    np.testing.assert_allclose(
-        table["share on [CLS]/[SEP]"], summary.special_share_lh.ravel(), atol=6e-4
-    )
+    assert list(table.columns) == ["layer", "head", "job (by the rule)", *FIGURES]
+    for label, role in FIGURES.items():
+        np.testing.assert_allclose(table[label], ref[role].ravel(), atol=6e-4)
+    jobs = table["job (by the rule)"].tolist()
+    for i, (layer, head) in enumerate(table[["layer", "head"]].itertuples(index=False)):
+        expected = reference_role("minilm", SENTENCE, layer, head)
+        if expected is not None:
+            assert jobs[i] == {v: k for k, v in FIGURES.items()}.get(expected[0], "mixed")
     assert any(c.value.startswith("How to read this: each square") for c in at.caption)
     assert at.button(key="ah_open").label == "Open layer 0, head 0 on the pattern page"
 
 
-def test_sorting_by_a_metric_ranks_heads_and_goes_into_the_url(model):
-    at = open_page("all_heads", s=SENTENCE, ah_sort="previous")
+def test_sorting_by_a_role_ranks_heads_and_goes_into_the_url():
+    at = open_page("all_heads", s=SENTENCE, ah_sort="previous_token")
     assert not at.exception
-    trace = trace_sentence(model, SENTENCE)
-    prev = summarize_heads(trace.pattern_lhqk, trace.tokens.special_t).previous_share_lh
+    prev = reference_scores("minilm", SENTENCE)["previous_token"]
     best = np.unravel_index(np.argmax(prev), prev.shape)
     table = at.dataframe[0].value
     assert table.iloc[0][["layer", "head"]].tolist() == [int(best[0]), int(best[1])]
-    assert table["previous-token share"].is_monotonic_decreasing
+    assert table["previous-token"].is_monotonic_decreasing
     data = _grid(at)  # each layer's heads in the same order
     assert data["rows"] == _rows(range(6), np.argsort(-prev, axis=1, kind="stable"))
     assert data["rows"][best[0]]["heads"][0] == best[1]
-    shown = data["metrics"]["previous-token share"][best[0]][best[1]]
-    assert shown == pytest.approx(prev[best], abs=1e-6)
+    shown = data["metrics"]["previous-token"][best[0]][best[1]]
+    assert shown == pytest.approx(prev[best], abs=1e-5)
     at.toggle(key="ah_desc").set_value(False).run()
-    assert at.dataframe[0].value["previous-token share"].is_monotonic_increasing
+    assert at.dataframe[0].value["previous-token"].is_monotonic_increasing
     assert _grid(at)["rows"] == _rows(range(6), np.argsort(prev, axis=1, kind="stable"))
-    assert at.query_params["ah_sort"] == "previous" and at.query_params["ah_desc"] == "0"
+    assert at.query_params["ah_sort"] == "previous_token" and at.query_params["ah_desc"] == "0"
 
 
 def test_layer_and_heads_per_layer_limit_the_grid():
@@ -135,10 +164,9 @@ def test_hiding_special_tokens_shrinks_every_tile(model):
 
 
 def test_the_button_opens_the_top_head_on_the_pattern_page(model):
-    at = open_page("all_heads", s=SENTENCE, ah_sort="entropy")
-    trace = trace_sentence(model, SENTENCE)
-    entropy = summarize_heads(trace.pattern_lhqk, trace.tokens.special_t).entropy_lh
-    top = np.unravel_index(np.argmax(entropy), entropy.shape)
+    at = open_page("all_heads", s=SENTENCE, ah_sort="broad")
+    broad = reference_scores("minilm", SENTENCE)["broad"]  # how even: entropy over its most
+    top = np.unravel_index(np.argmax(broad), broad.shape)
     table = at.dataframe[0].value
     assert table.iloc[0][["layer", "head"]].tolist() == [int(top[0]), int(top[1])]
     at.button(key="ah_open").click().run()
@@ -210,19 +238,67 @@ def test_three_tokens(model):
 
 
 def test_the_decoders_270_heads_sorted_by_their_share_on_the_first_token(smollm2):
-    # A decoder has no [CLS]/[SEP]: the "special" share is the first token's (the attention
-    # sink), computed here from the patterns directly, mean over queries.
-    at = open_page("all_heads", s=SENTENCE, model="smollm2", ah_sort="special")
+    # A decoder has no [CLS]/[SEP]: its sink is the first token; no "[SEP] sink" column, and a
+    # link asking for that sort falls back to head number.
+    at = open_page("all_heads", s=SENTENCE, model="smollm2", ah_sort="first_token")
     assert not at.exception and not at.error
     data = _grid(at)
     assert data["model"] == "smollm2" and data["header"]["causal"] is True
     assert [r["layer"] for r in data["rows"]] == list(range(30))
     assert all(sorted(r["heads"]) == list(range(9)) for r in data["rows"])
-    trace = trace_sentence(smollm2, SENTENCE)
-    sink = np.stack([trace.pattern_lhqk[layer][:, :, 0].mean(-1) for layer in range(30)])
+    sink = reference_scores("smollm2", SENTENCE)["first_token"]
     table = at.dataframe[0].value
-    assert len(table) == 270 and "share on [CLS]/[SEP]" not in table.columns
-    assert table["share on the first token"].is_monotonic_decreasing
+    assert len(table) == 270 and "[SEP] sink" not in table.columns
+    assert table["first-token sink"].is_monotonic_decreasing
     top = table.iloc[0]
-    assert top["share on the first token"] == pytest.approx(sink.max(), abs=6e-4)
-    assert sink[int(top["layer"]), int(top["head"])] == pytest.approx(sink.max(), abs=1e-6)
+    assert top["first-token sink"] == pytest.approx(sink.max(), abs=6e-4)
+    assert sink[int(top["layer"]), int(top["head"])] == pytest.approx(sink.max(), abs=1e-5)
+    at = open_page("all_heads", s=SENTENCE, model="smollm2", ah_sort="last_token")
+    assert not at.exception and at.selectbox(key="ah_sort").value == "head"
+
+
+def _role_map(at) -> dict:
+    [chart] = [c for c in at.get("plotly_chart") if c.proto.id.endswith("ah_role_map")]
+    return spec(chart)
+
+
+@pytest.mark.parametrize(
+    ("key", "text"),
+    [
+        ("minilm", "the dog saw the dog and the other dog saw the dog too"),
+        ("smollm2", "the dog saw the dog and the other dog saw the dog too"),
+        ("minilm", SENTENCE),
+    ],
+)
+def test_the_role_map_names_each_head_as_the_rule_does_on_the_reference(key, text):
+    at = open_page("all_heads", s=text, model=key)
+    assert not at.exception
+    ref = reference_scores(key, text)
+    fig = _role_map(at)
+    n_layers, n_heads = ref["self"].shape
+    dark, light = fig["data"][0], fig["data"][1]  # cells with white text, with black text
+    z_lh = np.where(np.isnan(array(dark["z"])), array(light["z"]), array(dark["z"]))
+    assert (np.isnan(array(dark["z"])) != np.isnan(array(light["z"]))).all()  # each cell once
+    checked = 0
+    for layer in range(n_layers):
+        for head in range(n_heads):
+            z = [z_lh[layer, head]]
+            expected = reference_role(key, text, layer, head)
+            if expected is None:
+                continue
+            role, score = expected
+            assert MAP_ORDER[int(z[0])] == role, (layer, head)
+            label, shown = dark["text"][layer][head].rsplit(" ", 1)
+            assert label == SHORT[role] and abs(float(shown) - score) <= 0.005 + 1e-5
+            checked += 1
+    assert checked >= 0.9 * n_layers * n_heads
+    legend = [t["name"] for t in fig["data"][2:]]
+    assert legend and all(t["type"] == "scatter" for t in fig["data"][2:])
+    words = " ".join(m.value for m in at.markdown)
+    assert f"at least {FLOOR:.0%} of its weight" in words and f"at least {TIMES:g} times" in words
+    assert f"at least {BROAD:.0%} as even" in words
+    total = sum(
+        int(part.split(" ")[0])
+        for part in words.split("**On this sentence:** ")[1].split(" (of ")[0].split(", ")
+    )
+    assert total == n_layers * n_heads

@@ -7,7 +7,9 @@ import pytest
 
 from attention_core import attention_steps, trace_sentence
 from attention_core.methods.export import export_nbytes, plan
-from tests.app.conftest import open_page
+from attention_core.methods.roles import LABELS
+from tests.app.conftest import explorer_report, open_page
+from tests.roles_reference import reference_role
 
 SENTENCE = "I made a deposit at the bank"
 
@@ -158,3 +160,47 @@ def test_a_decoders_table_keeps_its_mask(smollm2):
     table = at.dataframe[0].value.to_numpy()
     np.testing.assert_allclose(table, expected, atol=1e-6)
     assert (np.triu(table, 1) == 0).all()
+
+
+REPEATED = "the dog saw the dog and the other dog saw the dog too"
+
+
+def _job(at) -> tuple[str, str]:
+    """The badge and the sentence of "What this head does"."""
+    line = next(m.value for m in at.markdown if m.value.startswith("**What this head does**"))
+    _, badge, words = line.split("`")
+    return badge, words.strip()
+
+
+def _assert_job(at, key: str, layer: int, head: int) -> None:
+    badge, words = _job(at)
+    assert words.startswith(f"Layer {layer}, head {head} ")
+    expected = reference_role(key, REPEATED, layer, head)
+    if expected is None:
+        return
+    role, score = expected
+    label, shown = badge.removeprefix("mixed: ").split(" · ")[0].rsplit(" ", 1)
+    assert badge.startswith("mixed: ") == (role == "mixed")
+    if role != "mixed":
+        assert label == LABELS[role]
+    if role not in ("mixed", "broad"):
+        assert f"is a {LABELS[role]} head" in words
+    assert abs(float(shown) - score) <= 0.005 + 1e-5
+
+
+@pytest.mark.parametrize(
+    ("key", "layer", "head"), [("minilm", 0, 0), ("minilm", 3, 7), ("smollm2", 17, 3)]
+)
+def test_the_heads_job_is_named_by_the_rule_on_the_reference_scores(key, layer, head):
+    at = open_page("pattern", s=REPEATED, model=key, layer=str(layer), head=str(head))
+    assert not at.exception
+    _assert_job(at, key, layer, head)
+    assert _explorer(at)["header"]["roles"][layer][head] == _job(at)[0]  # the view's heading
+
+
+def test_the_job_follows_the_head_the_explorer_moves_to():
+    at = open_page("pattern", s=REPEATED, layer="1", head="2")
+    view = _explorer(at)["view"] | {"layer": 4, "head": 9}
+    explorer_report(at, "pattern_explorer", view)
+    assert not at.exception
+    _assert_job(at, "minilm", 4, 9)

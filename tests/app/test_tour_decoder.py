@@ -9,12 +9,12 @@ import pytest
 
 from attention_core import load_whisper, log_mel, trace_sentence, transcribe
 from attention_core.core.pieces import show_piece
-from attention_core.lessons.explain import summarize_heads
-from attention_core.lessons.head_order import sink_t
 from attention_core.methods.alignment import head_alignment
+from attention_core.methods.roles import RULE
 from attention_core.models.whisper.audio import load_audio, speech_frames
 from tests.app.conftest import open_page
 from tests.figdata import array, spec
+from tests.roles_reference import reference_scores
 from ui import tour
 from ui.presets import CLIPS
 
@@ -59,8 +59,8 @@ def test_the_step_links_to_the_listen_page():
 def test_masked_self_attention_is_smollm2s_previous_token_head(smollm2, text):
     at = _open(s=text)
     trace = trace_sentence(smollm2, text)
-    share_lh = summarize_heads(trace.pattern_lhqk, sink_t(trace.tokens.special_t, True))
-    share_lh = share_lh.previous_share_lh
+    # TransformerLens's previous-token score on transformers' attentions (tests/roles_reference)
+    share_lh = reference_scores("smollm2", text)["previous_token"]
     layer, head = np.unravel_index(int(np.argmax(share_lh)), share_lh.shape)
     fig = _chart(at, "learn_dec_self")
     assert fig["layout"]["title"]["text"] == f"SmolLM2, layer {layer}, head {head}"
@@ -70,6 +70,14 @@ def test_masked_self_attention_is_smollm2s_previous_token_head(smollm2, text):
     assert np.all(z[np.triu_indices(len(z), 1)] == 0)
     assert [m.value for m in at.metric] == ["0.000", f"{share_lh[layer, head]:.3f}"]
     assert f"**layer {layer}, head {head}**" in _words(at) and "270" in _words(at)
+    # The job's name only where the rule gives it: an even spread's share is (n-1)/n / Σ 1/i
+    n = trace.n_tokens
+    even = sum(1 / (i + 1) for i in range(1, n)) / n
+    named = share_lh[layer, head] >= max(RULE.floor, RULE.times * even)
+    said = "enough for the rule to call it a **previous-token head**" in _words(at)
+    assert said == named
+    if not named:
+        assert "not enough for the rule to call it a previous-token head" in _words(at)
 
 
 @pytest.mark.parametrize("clip", [None, "fluffy"])

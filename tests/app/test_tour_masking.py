@@ -7,10 +7,9 @@ import numpy as np
 import pytest
 
 from attention_core import trace_sentence
-from attention_core.lessons.explain import summarize_heads
-from attention_core.lessons.head_order import sink_t
 from tests.app.conftest import open_page
 from tests.figdata import array, spec
+from tests.roles_reference import reference_scores
 from ui import tour
 
 STEP = tour.ORDER.index("masking") + 1
@@ -26,7 +25,7 @@ def test_the_real_mask_is_smollm2s(smollm2, text):
     at = open_page("learn", s=text, step=str(STEP))
     assert not at.exception, [e.value for e in at.exception]
     dec = trace_sentence(smollm2, text)
-    share = summarize_heads(dec.pattern_lhqk, sink_t(dec.tokens.special_t, True)).previous_share_lh
+    share = reference_scores("smollm2", text)["previous_token"]  # TransformerLens's score
     layer, head = np.unravel_index(int(np.argmax(share)), share.shape)
     pattern = dec.pattern_lhqk[layer, head]
     shown = array(spec(_chart(at, "learn_mask_real"))["data"][0]["z"])
@@ -35,6 +34,7 @@ def test_the_real_mask_is_smollm2s(smollm2, text):
     assert pattern[0, 0] == pytest.approx(1.0)
     words = " ".join(m.value for m in at.markdown)
     assert f"(its layer {layer}, head {head}:" in words
+    assert f"just before, {share[layer, head]:.0%} of its weight;" in words
     assert "every weight above the diagonal is **exactly 0**" in words
     assert f"its whole weight, **{pattern[0, 0]:.3f}**, is on itself" in words
     assert f"the last can see all {dec.n_tokens} tokens" in words

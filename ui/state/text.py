@@ -45,8 +45,19 @@ class AllHeads(State):
     """All heads: the grid's order and size, and the head to open on the pattern page."""
 
     PAGE = "all_heads"
-    sort = Url(
-        "ah_sort", "head", choice("head", "entropy", "special", "previous", "diagonal", "max")
+    sort = Url(  # "head" or a role (attention_core.lessons.head_order.SORTS)
+        "ah_sort",
+        "head",
+        choice(
+            "head",
+            "previous_token",
+            "duplicate_token",
+            "induction",
+            "first_token",
+            "last_token",
+            "self",
+            "broad",
+        ),
     )
     descending = Url("ah_desc", True, boolean)
     layers = Url("ah_layers", "all", all_or_layer)

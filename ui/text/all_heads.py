@@ -1,5 +1,6 @@
-"""All heads (pages/all_heads.py): the menus that sort and cut the grid, every head drawn small by
-the explorer, the heads as a table of numbers, and the way from a head to the pattern page."""
+"""All heads (pages/all_heads.py): the role map (what each head does by the stated rule), the menus
+that sort and cut the grid, every head drawn small by the explorer, the heads as a table of their
+role scores, and the way from a head to the pattern page."""
 
 from __future__ import annotations
 
@@ -13,12 +14,14 @@ from streamlit.delta_generator import DeltaGenerator
 
 import explorer
 from attention_core.core.family import Trace
-from attention_core.lessons.head_order import list_heads, metric_labels, order_heads
+from attention_core.lessons.head_order import list_heads, order_heads, role_figures, role_labels
 from attention_core.methods.pack import MAX_TILE
-from ui import params, router
+from attention_core.methods.roles import LABELS, RULE
+from ui import params, router, show
 from ui.state.shared import FRAME
 from ui.state.text import ALL_HEADS, AllHeads
-from ui.text.cache import head_figures
+from ui.text.cache import head_names, head_roles
+from viz.role_map import make_role_map
 
 
 @dataclass(frozen=True)
@@ -27,9 +30,10 @@ class Order:
 
     layers: list[int]  # the layers shown
     order: NDArray[np.int64]  # [layers shown, heads shown]: each layer's heads in order
-    ranking: NDArray[np.float32] | None  # the figure sorted by [l, h] (None: by head number)
+    ranking: NDArray[np.float64] | None  # the role score sorted by [l, h] (None: by number)
     descending: bool
-    figures: dict[str, NDArray[np.float32]]  # every summary figure by label, each [l, h]
+    figures: dict[str, NDArray[np.float64]]  # every role's score by label, each [l, h]
+    jobs: list[list[str]]  # [l][h] each head's role label by the rule ("mixed": none)
 
 
 def open_head(layer: int, head: int) -> None:
@@ -103,9 +107,47 @@ def _heads_per_layer(model: str, n_heads: int, where: DeltaGenerator) -> int:
     return int(top)
 
 
+def role_map(shared: router.Shared, trace: Trace) -> None:
+    """Every head coloured by its job on the visitor's sentence, the rule beside it."""
+    names = head_names(shared.model, shared.text)
+    counts: dict[str, int] = {}
+    for row in names:
+        for head in row:
+            counts[head.role] = counts.get(head.role, 0) + 1
+    left, right = st.columns([3, 1])
+    show.plot(make_role_map(names), "ah_role_map", left)
+    rule = RULE.text()
+    right.markdown(f"**The rule.** {rule[0].upper()}{rule[1:]}.")
+    right.markdown(
+        "**On this sentence:** "
+        + ", ".join(
+            f"{n} {LABELS[role]}" for role, n in sorted(counts.items(), key=lambda c: -c[1])
+        )
+        + f" (of {trace.config.n_layers * trace.config.n_heads} heads)."
+    )
+    left.caption(
+        "How to read this: one cell per head, layer 0 at the top. The colour is the job the rule "
+        "names the head by, the number its score: the share of the head's weight that lands "
+        "where that job puts it (for 'broad', how even its spread is, 1 = fully even). Hover a "
+        "cell for the head's scores in words. The names hold for this sentence: another "
+        "sentence can give other scores."
+    )
+
+
+def _sort_choice(labels: dict[str, str]) -> None:
+    """A sort the model has no scores for (the closing [SEP]'s on a decoder): by number."""
+    if ALL_HEADS.sort not in labels:
+        ALL_HEADS.sort = "head"
+
+
 def controls(shared: router.Shared, trace: Trace) -> Order:
-    """The menus: sort by, highest first, which layers, how many heads per layer."""
-    labels: dict[str, str] = {"head": "head number"} | metric_labels(trace.config.causal)
+    """The menus: sort by (head number or a role's score), highest first, which layers, how
+    many heads per layer."""
+    scores = head_roles(shared.model, shared.text)
+    labels: dict[str, str] = {"head": "head number"} | {
+        role: f"{label} score" for role, label in role_labels(scores).items()
+    }
+    _sort_choice(labels)
     c1, c2, c3, c4 = st.columns(4)
     c1.selectbox(
         "Sort heads by", list(labels), format_func=labels.__getitem__, key=AllHeads.sort.key
@@ -119,12 +161,17 @@ def controls(shared: router.Shared, trace: Trace) -> Order:
         format_func=layer_choice,
     )
     top = _heads_per_layer(shared.model, trace.config.n_heads, c4)
-    figures = head_figures(shared.model, shared.text)
     choice = ALL_HEADS.layers
     layers = list(range(trace.config.n_layers)) if choice == "all" else [int(choice)]
-    ranking = figures.get(labels[sort]) if sort != "head" else None
+    ranking = scores.scores_lh[sort] if sort != "head" else None
     order = order_heads(trace.config.n_heads, layers, top, ranking, ALL_HEADS.descending)
-    return Order(layers, order, ranking, ALL_HEADS.descending, figures)
+    jobs = [[LABELS[h.role] for h in row] for row in head_names(shared.model, shared.text)]
+    return Order(layers, order, ranking, ALL_HEADS.descending, role_figures(scores), jobs)
+
+
+def _json_values(values_lh: NDArray[np.float64]) -> list[list[float | None]]:
+    """[l][h] for JSON: a score with nothing to measure (NaN: one token) as null."""
+    return [[None if np.isnan(v) else float(v) for v in row] for row in values_lh]
 
 
 def grid(shared: router.Shared, trace: Trace, order: Order) -> None:
@@ -136,7 +183,7 @@ def grid(shared: router.Shared, trace: Trace, order: Order) -> None:
         shared.model,
         shared.text,
         [(lay, row.tolist()) for lay, row in zip(order.layers, order.order, strict=True)],
-        {label: values.tolist() for label, values in order.figures.items()},
+        {label: _json_values(values) for label, values in order.figures.items()},
         shared.hide_special,
         open_head_from_grid,
         key=AllHeads.grid.key,
@@ -167,9 +214,11 @@ def grid(shared: router.Shared, trace: Trace, order: Order) -> None:
 def table(trace: Trace, order: Order) -> None:
     """The heads shown as rows of figures; a row picked, a button opens its head."""
     layer_n, head_n = list_heads(order.order, order.layers, order.ranking, order.descending)
-    rows = {"layer": layer_n, "head": head_n} | {
-        label: np.round(values[layer_n, head_n], 3) for label, values in order.figures.items()
-    }
+    rows = {
+        "layer": layer_n,
+        "head": head_n,
+        "job (by the rule)": [order.jobs[la][h] for la, h in zip(layer_n, head_n, strict=True)],
+    } | {label: np.round(values[layer_n, head_n], 3) for label, values in order.figures.items()}
     picked = st.dataframe(
         rows,
         key=AllHeads.table.key,
@@ -181,10 +230,12 @@ def table(trace: Trace, order: Order) -> None:
         },
     )
     st.caption(
-        "How to read this: one row per head, figures averaged over every attending token. "
-        "Entropy near 0 bits means a head looks at one token; high entropy means it spreads its "
-        f"attention. The shares say how much weight goes to {rest_on(trace)}, the token just "
-        "before, or itself. Click a column title to sort, a row to pick it."
+        "How to read this: one row per head, its job by the rule, then its score for every job: "
+        "the share of all its weight that lands where that job puts it (previous-token: on the "
+        "token just before; duplicate-token: on an earlier copy of the same token; induction: on "
+        "the token after such a copy; the sinks: on the first or the closing token; self: on "
+        "itself). 'broad' is how even its spread is, 1 = fully even. Click a column title to "
+        "sort, a row to pick it."
     )
     row = picked["selection"]["rows"][0] if picked["selection"]["rows"] else 0
     pick = int(layer_n[row]), int(head_n[row])

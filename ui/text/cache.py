@@ -1,11 +1,13 @@
 """The text pages' cached computations, each a thin st.cache_* wrapper over one engine call: probe
 words run through the model (Embedding shift, What did that word do?, Start here, the notes), the
-pass with a word hidden, every head's summary figures (All heads), and Build your own head's
-block. The models and traces they read are ui.cache's."""
+pass with a word hidden, every head's role scores (All heads, the pattern page, the tour), the
+induction probe (the tour) and Build your own head's block. The models and traces they read are
+ui.cache's."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import streamlit as st
@@ -20,13 +22,13 @@ from attention_core.lessons.block import (
     unit_variance,
     view_block,
 )
-from attention_core.lessons.explain import summarize_heads
 from attention_core.lessons.fallback import fallback_embeddings
-from attention_core.lessons.head_order import head_metrics, sink_t
 from attention_core.lessons.saturation import Saturation, saturation_curve
 from attention_core.methods.geometry import embed_words, parse_probes
 from attention_core.methods.hide_word import WordEffect, compare_passes
-from attention_core.methods.roles import HeadRole, RoleScores, name_heads, role_scores
+from attention_core.methods.induction import N_KNOCK, knock_probe, run_probe
+from attention_core.methods.pack import trace_roles
+from attention_core.methods.roles import HeadRole, RoleScores, name_heads
 from ui.cache import as_encoder, get_model, get_trace
 
 
@@ -78,25 +80,57 @@ def word_effect(
     return compare_passes(with_word, without_word, token, vectors_lpd)
 
 
-# Worst case 32 × ~4 kB (a few [6, 12] float arrays) = 128 kB.
-@st.cache_data(max_entries=32, show_spinner=False)
-def head_figures(model: str, text: str) -> dict[str, NDArray[np.float32]]:
-    """Summary figures of every head by label, each [l, h], over the full pattern."""
-    trace = get_trace(model, text)
-    special = sink_t(trace.tokens.special_t, trace.config.causal)
-    return head_metrics(summarize_heads(trace.pattern_lhqk, special), trace.config.causal)
-
-
 # Worst case 32 × ~3 kB (seven [30, 9] float64 arrays at most) = 96 kB.
-@st.cache_data(max_entries=32, show_spinner=False)
+@st.cache_data(max_entries=32, show_spinner="Measuring what every head does…")
 def head_roles(model: str, text: str) -> RoleScores:
-    """Every head's role scores on the sentence's own pass (``methods.roles``)."""
-    return role_scores(get_trace(model, text))
+    """Every head's role scores on the sentence's own pass (``methods.roles``), scored once per
+    trace (``pack.trace_roles``: the explorer's header reads the same)."""
+    return trace_roles(get_trace(model, text))
 
 
 def head_names(model: str, text: str) -> list[list[HeadRole]]:
     """Every head named by ``methods.roles.RULE`` on the sentence: [layer][head]."""
     return name_heads(head_roles(model, text))
+
+
+@dataclass(frozen=True)
+class ProbeView:
+    """What the tour shows of the induction probe (``methods.induction``): random tokens read
+    twice, the heads that score highest for induction, and (a model that predicts the next
+    token) the loss with and without those heads. Only these arrays, not the passes."""
+
+    ids: NDArray[np.int64]  # [2n] the probe's token ids (the same n twice)
+    tokens: tuple[str, ...]  # [2n] those tokens as text
+    top: tuple[tuple[int, int, float], ...]  # (layer, head, induction score), highest first
+    pattern_qk: NDArray[np.float32]  # [2n, 2n] the top head's pattern over the probe's tokens
+    loss: NDArray[np.float64] | None  # [2n] −log p of each token (NaN at 0); None: no LM head
+    knocked: NDArray[np.float64] | None  # [2n] the same with the ``top`` heads knocked out
+
+    @property
+    def n(self) -> int:
+        return len(self.ids) // 2
+
+
+# Worst case 2 × ~45 kB (one 100 × 100 float32 pattern, two 100-token losses) = 90 kB.
+@st.cache_data(max_entries=2, show_spinner="Reading random tokens twice…")
+def probe_view(model: str) -> ProbeView:
+    """The induction probe on ``model`` (50 seeded random tokens, twice) and, for a model that
+    predicts the next token, the what-if with its ``N_KNOCK`` top induction heads knocked out."""
+    loaded = get_model(model)
+    probe = run_probe(loaded)
+    heads = probe.top_heads(N_KNOCK)
+    span = slice(probe.start, probe.start + len(probe.ids))
+    layer, head = heads[0]
+    pattern_qk = np.asarray(probe.trace.pattern_lhqk[layer][head])[span, span]
+    knocked = knock_probe(loaded, probe).loss if probe.loss is not None else None
+    return ProbeView(
+        ids=probe.ids,
+        tokens=tuple(probe.trace.tokens.tokens[span]),
+        top=tuple((lay, h, float(probe.induction_lh[lay, h])) for lay, h in heads),
+        pattern_qk=np.array(pattern_qk, dtype=np.float32),
+        loss=probe.loss,
+        knocked=knocked,
+    )
 
 
 # Worst case 16 × 0.75 MB (512 tokens × 384 float32 and their strings) = 12 MB.

@@ -1,5 +1,6 @@
 """Attention pattern (pages/pattern.py): what the view's switches are, the query and key cell kept
-within the sentence, and the fragment holding the explorer and the pattern as numbers."""
+within the sentence, and the fragment holding the explorer, the head's job by the stated rule and
+the pattern as numbers."""
 
 from __future__ import annotations
 
@@ -10,10 +11,12 @@ import streamlit as st
 from attention_core import ModelConfig, attention_steps
 from attention_core.core.family import Trace
 from attention_core.methods.pack import visible_tokens
+from attention_core.methods.roles import RULE
 from ui import downloads, explore, params, router
 from ui.cache import get_trace
 from ui.state.shared import FRAME
 from ui.state.text import PATTERN, Pattern
+from ui.text.cache import head_names
 from viz.pattern_heatmap import STAGE_TITLES
 
 TABLE_MAX = 64  # a bigger table is only built and sent when asked for
@@ -69,6 +72,7 @@ def view_and_numbers(shared: router.Shared) -> None:
     the trace up in the shared store, so it never pins a trace the store has let go."""
     trace = get_trace(shared.model, shared.text)
     explore.full(trace, shared.model, shared.text, Pattern.explorer.key)
+    head_job(shared, FRAME.layer, FRAME.head)
     # Built only while open: a closed expander's table would still be computed, sent and laid
     # out on every rerun, and its grid's script loaded (1.2 MB) on the page's first visit.
     numbers = st.expander("The pattern as numbers", key=Pattern.numbers.key, on_change="rerun")
@@ -76,6 +80,16 @@ def view_and_numbers(shared: router.Shared) -> None:
         with numbers:
             numbers_section(trace, FRAME.layer, FRAME.head, shared)
     params.write_url(Pattern.PAGE)  # a fragment rerun skips the router, which keeps the URL
+
+
+def head_job(shared: router.Shared, layer: int, head: int) -> None:
+    """The head's job by the stated rule on this sentence (``methods.roles``): its badge and
+    what it does, in one line."""
+    role = head_names(shared.model, shared.text)[layer][head]
+    st.markdown(f"**What this head does** `{role.badge()}` {role.sentence()}")
+    st.caption(
+        f"By the rule on this sentence: {RULE.text()}. All heads shows every head's job at once."
+    )
 
 
 def numbers_section(trace: Trace, layer: int, head: int, shared: router.Shared) -> None:

@@ -4,12 +4,14 @@ tiny.en (an encoder-decoder) over a shipped clip of speech."""
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 import streamlit as st
 from numpy.typing import NDArray
 
 from attention_core.core.family import Trace
-from attention_core.lessons.head_order import METRICS
+from attention_core.methods.roles import LABELS, RULE
 from attention_core.models.whisper.audio import speech_frames
 from ui import safe
 from ui.cache import OPENING_HEAD, get_trace, model_error, whisper_error
@@ -20,7 +22,7 @@ from ui.listen.views import text_tokens
 from ui.presets import CLIPS, clip_names
 from ui.router import Shared
 from ui.state.tour import Tour
-from ui.text.cache import head_figures
+from ui.text.cache import head_roles
 from ui.text.decoder import MODEL as DECODER
 from ui.tour.common import chart, engineers
 from viz import spectrogram
@@ -30,7 +32,7 @@ TITLE = "Decoder and cross-attention"
 PAGE = "listen"  # the page that explores this step further (ui.registry)
 HINT = "record your own voice"  # what to do there
 CLIP = "river"  # the clip the step opens on (examples/clips/river.wav)
-PREVIOUS = METRICS["previous"][0]  # the head summary the masked head is chosen by
+PREVIOUS = "previous_token"  # the role score (methods.roles) the masked head is chosen by
 THREE = st.column_config.NumberColumn(format="%.3f")  # weights for learners: three decimals
 SECONDS = st.column_config.NumberColumn(format="%.2f")
 
@@ -61,12 +63,35 @@ def render(shared: Shared, trace: Trace) -> None:
     _engineers()
 
 
-def previous_head(text: str) -> tuple[int, int, float]:
-    """SmolLM2's head (layer, head) that puts the most weight, on average over the tokens of
-    ``text``, on the token just before each one, and that share."""
-    share_lh = head_figures(DECODER, text)[PREVIOUS]
+class PreviousHead(NamedTuple):
+    """SmolLM2's head with the largest previous-token score on a sentence."""
+
+    layer: int
+    head: int
+    share: float  # the share of all its weight that lands on the token just before each token
+    even: float  # what an even spread over the visible tokens would put there
+    named: bool  # whether the share passes the rule (methods.roles.RULE) for that job
+
+
+def previous_head(text: str) -> PreviousHead:
+    """SmolLM2's head (layer, head) with the largest previous-token score on ``text``
+    (TransformerLens's: the share of all its weight on the token just before each one)."""
+    scores = head_roles(DECODER, text)
+    share_lh = scores.scores_lh[PREVIOUS]
     layer, head = np.unravel_index(int(np.argmax(share_lh)), share_lh.shape)
-    return int(layer), int(head), float(share_lh[layer, head])
+    share, even = float(share_lh[layer, head]), scores.even[PREVIOUS]
+    return PreviousHead(int(layer), int(head), share, even, RULE.passes(PREVIOUS, share, even))
+
+
+def job_words(best: PreviousHead) -> str:
+    """Whether the rule names that head a previous-token head, with the numbers it reads."""
+    if best.named:
+        return f"enough for the rule to call it a **{LABELS[PREVIOUS]} head**"
+    return (
+        f"not enough for the rule to call it a {LABELS[PREVIOUS]} head (that needs "
+        f"{RULE.floor:.0%} and {RULE.times:g} times the {best.even:.0%} an even spread would "
+        "give)"
+    )
 
 
 def masked(text: str) -> None:
@@ -75,7 +100,8 @@ def masked(text: str) -> None:
         st.warning(f"SmolLM2 could not be loaded, so this part is not shown. {error}")
         return
     trace = get_trace(DECODER, text)
-    layer, head, share = previous_head(text)
+    best = previous_head(text)
+    layer, head, share = best.layer, best.head, best.share
     pattern = np.asarray(trace.pattern_lhqk[layer][head])
     tokens = list(trace.tokens.tokens)
     n_layers, n_heads = trace.config.n_layers, trace.config.n_heads
@@ -84,8 +110,8 @@ def masked(text: str) -> None:
         "never look ahead at the words it is meant to guess: every weight above the diagonal is "
         "exactly 0 (those scores are set to −∞ before softmax). Shown is the head, of its "
         f"{n_layers * n_heads}, that looks most at the token just before: **layer {layer}, "
-        f"head {head}**: each token after the first puts on average **{share:.3f}** of its "
-        "weight on the token just before it."
+        f"head {head}**: **{share:.3f}** of all its weight lands on the token just before each "
+        f"token, {job_words(best)}."
     )
     chart(
         make_pattern_heatmap(pattern, tokens, title=f"SmolLM2, layer {layer}, head {head}"),
@@ -100,7 +126,7 @@ def masked(text: str) -> None:
     above = pattern[np.triu_indices(len(tokens), 1)]
     c = st.columns(2)
     c[0].metric("largest weight above the diagonal", f"{above.max(initial=0.0):.3f}")
-    c[1].metric("share on the token just before", f"{share:.3f}")
+    c[1].metric("share of its weight on the token just before", f"{share:.3f}")
 
 
 def cross_head(clip: Heard) -> tuple[int, int]:
@@ -180,8 +206,9 @@ def _engineers() -> None:
         st.markdown(
             f"- Masked self-attention: `ui.cache.get_trace({DECODER!r}, text).pattern_lhqk"
             "[layer][head]` [T, T] (SmolLM2-135M, 30 layers × 9 heads, causal); the head is "
-            f"the argmax of `head_figures({DECODER!r}, text)[{PREVIOUS!r}]` "
-            "(`summarize_heads(...).previous_share_lh`).\n"
+            f"the argmax of `head_roles({DECODER!r}, text).scores_lh[{PREVIOUS!r}]` "
+            "(`methods.roles.role_scores`: TransformerLens's previous-token detector, error "
+            'measure "mul": Σ(A ⊙ P) / ΣA with P[i, i−1] = 1), named by `RULE.passes`.\n'
             "- Cross-attention: `ui.listen.cache.heard(...)` = `transcribe(load_whisper(), "
             "log_mel(samples))`: `cross_pattern_lhqk` [4, 6, prompt + text tokens, 1500], cut to "
             "the text rows and the frames of `speech_frames(samples)`; the head is listed in "

@@ -8,13 +8,14 @@ import streamlit as st
 
 from attention_core import attention_steps
 from attention_core.core.family import Trace
+from attention_core.methods.roles import LABELS
 from ui import explore, show
 from ui.cache import get_trace, model_error
 from ui.router import Shared
 from ui.text.decoder import MODEL as DECODER
 from ui.tour.cache import padding
 from ui.tour.common import LAYER_HEAD, engineers, say, token
-from ui.tour.decoder import previous_head
+from ui.tour.decoder import PREVIOUS, previous_head
 from viz.pattern_heatmap import make_pattern_heatmap
 
 TITLE = "Masking"
@@ -89,7 +90,8 @@ def real(text: str) -> None:
         st.warning(f"SmolLM2 could not be loaded, so this part is not shown. {error}")
         return
     dec = get_trace(DECODER, text)
-    layer, head, _ = previous_head(text)
+    best = previous_head(text)
+    layer, head = best.layer, best.head
     pattern = np.asarray(dec.pattern_lhqk[layer, head])
     tokens, n = list(dec.tokens.tokens), dec.n_tokens
     show.plot(
@@ -101,9 +103,15 @@ def real(text: str) -> None:
     )
     above = pattern[np.triu_indices(n, 1)]
     exact = "exactly 0" if not above.any() else f"at most {above.max():.3f}"
+    job = (
+        f"a {LABELS[PREVIOUS]} head by the rule"
+        if best.named
+        else f"too little for the rule to call it a {LABELS[PREVIOUS]} head"
+    )
     st.markdown(
         f"In this head of SmolLM2 (its layer {layer}, head {head}: the one that looks most at "
-        "the token just before; the sidebar's layer and head are MiniLM's) every weight above "
+        f"the token just before, {best.share:.0%} of its weight; {job}; the sidebar's layer and "
+        "head are MiniLM's) every weight above "
         f"the diagonal is **{exact}**. The first token can see only "
         f"itself, so its whole weight, **{pattern[0, 0]:.3f}**, is on itself; the last can "
         f"see all {n} tokens."

@@ -185,6 +185,11 @@ def role_scores(trace: Trace) -> RoleScores:
     return RoleScores(scores, even, trace.n_tokens)
 
 
+def _article(word: str) -> str:
+    """ "an" before a vowel ("an induction head"), else "a"."""
+    return "an" if word[:1].lower() in "aeiou" else "a"
+
+
 @dataclass(frozen=True)
 class HeadRole:
     """One head's name under ``RULE``: its leading role, or "mixed" with its top two scores."""
@@ -217,7 +222,8 @@ class HeadRole:
             )
         if self.named:
             return (
-                f"{where} is a {LABELS[self.role]} head: it {WHAT[self.role]}, with "
+                f"{where} is {_article(LABELS[self.role])} {LABELS[self.role]} head: it "
+                f"{WHAT[self.role]}, with "
                 f"{self.score:.0%} of its weight there, where an even spread would put "
                 f"{self.even:.0%}."
             )

@@ -185,7 +185,7 @@ def role_scores(trace: Trace) -> RoleScores:
     return RoleScores(scores, even, trace.n_tokens)
 
 
-def _article(word: str) -> str:
+def article(word: str) -> str:
     """ "an" before a vowel ("an induction head"), else "a"."""
     return "an" if word[:1].lower() in "aeiou" else "a"
 
@@ -222,7 +222,7 @@ class HeadRole:
             )
         if self.named:
             return (
-                f"{where} is {_article(LABELS[self.role])} {LABELS[self.role]} head: it "
+                f"{where} is {article(LABELS[self.role])} {LABELS[self.role]} head: it "
                 f"{WHAT[self.role]}, with "
                 f"{self.score:.0%} of its weight there, where an even spread would put "
                 f"{self.even:.0%}."

@@ -1,14 +1,21 @@
-"""Example sentences from the notes, each with what to look at: a head, a token, probe words for the
-embedding-shift page, and one measured claim.
+"""Example sentences from the notes, each with what to look at: a head, a token, and probe words
+for the embedding-shift page. What the view shows is never written here: the page builds its
+sentence from the engine's numbers (``attention_core.lessons.head_words``: the weight against an
+even spread, the head's role by ``methods.roles.RULE``).
 
-Every layer, head and token was chosen by measuring the packaged all-MiniLM-L6-v2 (the telling
-head of ``attention_core.methods.telling`` and the patterns themselves; for the two adjective
-examples the
-head whose smaller weight on the noun's two adjectives is the largest, so the claim names both),
-and tests/core/test_presets.py and tests/app/test_presets_claims.py recompute every number of
-every claim with the engine. Probe words are never words of their sentence
-(``probes_for`` drops the generic ones a typed sentence contains): a token compared with a copy
-of its neighbour would only show that the neighbour is there.
+Each view's head was picked by a stated rule (``Preset.rule``, said on the page with
+``picked_by``), measured on the packaged all-MiniLM-L6-v2:
+
+- "word": the head where the followed token puts the most weight on a piece of another content
+  word, leaving out the heads that give every token's weight to a neighbour (the rule of
+  ``attention_core.methods.telling``, for this one token);
+- "adjectives": the head whose smaller weight from the noun to its two adjectives is the largest,
+  so the view names both.
+
+tests/core/test_presets.py checks each rule against transformers' attentions, and
+tests/app/test_presets_claims.py every number of every sentence. Probe words are never words of
+their sentence (``probes_for`` drops the generic ones a typed sentence contains): a token
+compared with a copy of its neighbour would only show that the neighbour is there.
 No streamlit here, so the core tests can import it.
 """
 
@@ -21,6 +28,7 @@ from pathlib import Path
 BANK_PROBES = ("shore", "stream", "money", "finance")  # two of each sense of "bank"
 RIVER_BANK = "The river bank was muddy"  # the default sentence; "bank" the river's side
 MONEY_BANK = "I made a deposit at the bank"  # the same word, the other sense
+RULES = ("word", "adjectives")  # how a preset's head was picked (the module's docstring)
 
 
 @dataclass(frozen=True)
@@ -31,33 +39,20 @@ class Preset:
     layer: int  # the layer of the head to open (counted from 0)
     head: int  # the head to open (counted from 0)
     token: int  # the query token to follow (position, [CLS] = 0)
-    key: int  # the token it reads, the one the claim names (position)
+    key: int  # the token it reads most among the words the rule allows (position)
     probes: tuple[str, ...]  # probe words for the embedding-shift page, none from the sentence
-    claim: str  # what the view shows, in one sentence, with the engine's number
-    also: tuple[int, ...] = ()  # other keys the claim names with their weight (positions)
+    rule: str  # how the head was picked: one of RULES
+    also: tuple[int, ...] = ()  # other keys the view names with their weight (positions)
+
+    @property
+    def keys(self) -> tuple[int, ...]:
+        """Every key the view names, ``key`` first."""
+        return (self.key, *self.also)
 
 
 CURATED: tuple[Preset, ...] = (
-    Preset(
-        RIVER_BANK,
-        1,
-        9,
-        3,
-        2,
-        BANK_PROBES,
-        "Layer 1, head 9: “bank” puts 0.750 of its attention on “river”, the word that says "
-        "which kind of bank this is.",
-    ),
-    Preset(
-        MONEY_BANK,
-        5,
-        7,
-        7,
-        4,
-        BANK_PROBES,
-        "Layer 5, head 7: “bank” puts 0.670 of its attention on “deposit”, the word that makes it "
-        "the bank that keeps money.",
-    ),
+    Preset(RIVER_BANK, 1, 9, 3, 2, BANK_PROBES, "word"),
+    Preset(MONEY_BANK, 5, 7, 7, 4, BANK_PROBES, "word"),
     Preset(
         "dirty quantum plumbing",
         3,
@@ -65,8 +60,7 @@ CURATED: tuple[Preset, ...] = (
         3,
         2,
         ("physics", "pipe", "water", "dirt"),
-        "Layer 3, head 11: “plumbing” puts 0.312 of its attention on “quantum” and 0.210 on "
-        "“dirty”: the two words that describe it get 0.522 together.",
+        "adjectives",
         (1,),
     ),
     Preset(
@@ -76,19 +70,10 @@ CURATED: tuple[Preset, ...] = (
         4,
         2,
         ("animal", "tree", "green", "soft"),
-        "Layer 0, head 3: “creature” puts 0.187 of its attention on “fluffy” and 0.135 on “blue”: "
-        "the two words that describe it get 0.321 together.",
+        "adjectives",
         (3,),
     ),
-    Preset(
-        "Jane visits Africa",
-        1,
-        8,
-        1,
-        2,
-        ("travel", "continent", "person", "city"),
-        "Layer 1, head 8: “jane” puts 0.825 of its attention on “visits”, what Jane does.",
-    ),
+    Preset("Jane visits Africa", 1, 8, 1, 2, ("travel", "continent", "person", "city"), "word"),
     Preset(
         "The green, one-eyed creature is the star of the Disney Pixar movie. He's short, has "
         "small horns and a non-confrontational figure. He's not a very menacing monster.",
@@ -97,10 +82,25 @@ CURATED: tuple[Preset, ...] = (
         42,
         7,
         ("Mike Wazowski", "cyclops", "cartoon", "horror"),
-        "Layer 0, head 10: “monster” puts 0.416 of its attention on “creature”, the word it "
-        "refers back to.",
+        "word",
     ),
 )
+
+
+def picked_by(preset: Preset, tokens: tuple[str, ...] | list[str]) -> str:
+    """How ``preset``'s head was picked, in words (``tokens``: the pass's tokens)."""
+    query = tokens[preset.token].removeprefix("▁")
+    if preset.rule == "adjectives":
+        named = " and ".join(f"“{tokens[k]}”" for k in preset.keys)
+        return (
+            f"the head whose smaller weight from “{query}” to {named} is the largest of all heads"
+        )
+    return (
+        f"the head where “{query}” puts the most weight on another word (not [CLS] or [SEP], "
+        "not a little word like “the”, and not a head that gives every token's weight to its "
+        "neighbour)"
+    )
+
 
 PRESETS: dict[str, tuple[str, ...]] = {preset.sentence: preset.probes for preset in CURATED}
 DEFAULT_SENTENCE = RIVER_BANK

@@ -19,7 +19,7 @@ from attention_core.core.family import Trace
 from attention_core.methods.pack import visible_tokens
 from ui import params, registry, sidebar
 from ui.cache import OPENING_HEAD, get_telling_head, get_trace, model_config, model_error
-from ui.presets import curated
+from ui.presets import Preset, curated
 from ui.state.shared import FRAME, Frame
 from ui.state.text import PATTERN, Pattern
 
@@ -212,14 +212,19 @@ def require_trace(shared: Shared) -> Trace:
 
 @dataclass(frozen=True)
 class OpeningView:
-    """The head and cell a page opens on, and one sentence saying what they show."""
+    """The head and cell a page opens on. What they show is said from the numbers where it is
+    shown (``attention_core.lessons.head_words``), never stored here."""
 
     layer: int
     head: int
     query: int
     key: int
-    said: str  # e.g. a preset's claim, or the telling head's statement
-    by_hand: bool  # curated for a preset (else found by attention_core.methods.telling's rule)
+    preset: Preset | None  # the preset whose view this is (else the telling head's pick)
+
+    @property
+    def keys(self) -> tuple[int, ...]:
+        """Every key the view names: a preset's may name more than one."""
+        return self.preset.keys if self.preset else (self.key,)
 
 
 def opening_view(model_name: str, text: str) -> OpeningView | None:
@@ -227,11 +232,10 @@ def opening_view(model_name: str, text: str) -> OpeningView | None:
     head; None when there is nothing to show (no model, no word)."""
     preset = curated(text, model_name)
     if preset:
-        return OpeningView(preset.layer, preset.head, preset.token, preset.key, preset.claim, True)
+        return OpeningView(preset.layer, preset.head, preset.token, preset.key, preset)
     if not text.strip() or model_error(model_name):
         return None
     pick = get_telling_head(model_name, text)
     if pick is None:
         return None
-    said = pick.statement[:1].upper() + pick.statement[1:] + "."
-    return OpeningView(pick.layer, pick.head, pick.query, pick.key, said, False)
+    return OpeningView(pick.layer, pick.head, pick.query, pick.key, None)

@@ -21,7 +21,9 @@ The rule, in the order it is applied:
    anything about the sentence. A decoder's token reads only earlier tokens, so the key always
    comes before the query.
 
-Every step runs one layer at a time: a decoder's trace computes its layers when asked.
+Every step runs one layer at a time: a decoder's trace computes its layers when asked. The pick
+holds numbers only; ``attention_core.lessons.head_words.telling_sentence`` says it in words (its
+weight against an even spread, the head's role by ``methods.roles.RULE``).
 """
 
 from __future__ import annotations
@@ -61,7 +63,6 @@ class TellingHead:
     weight: float  # pattern_lhqk[layer, head, query, key]
     between_content_words: bool  # False when the fallback (any non-special pieces) chose it
     skipped_heads: tuple[tuple[int, int], ...]  # (layer, head) left out as neighbour-only
-    statement: str  # e.g. 'layer 1, head 9: “bank” puts 0.750 of its attention on “river”'
 
 
 def word_index_t(tokens: Tokens) -> NDArray[np.int64]:
@@ -118,13 +119,6 @@ def _pairs(pieces_t: NDArray[np.bool_], word_t: NDArray[np.int64]) -> NDArray[np
     return pieces_t[:, None] & pieces_t[None, :] & (word_t[:, None] != word_t[None, :])
 
 
-def _name(tokens: Tokens, position: int, word_t: NDArray[np.int64]) -> str:
-    """A piece in quotes; a piece of a longer word names that word too."""
-    word, pieces = split_words(tokens.tokens)[word_t[position]]
-    piece = tokens.tokens[position]
-    return f"“{piece}”" if len(pieces) == 1 else f"“{piece}” (part of “{word}”)"
-
-
 def telling_head(trace: Trace) -> TellingHead | None:
     """The most telling head of ``trace`` by the rule in this module's docstring, or None."""
     tokens, pattern = trace.tokens, trace.pattern_lhqk
@@ -142,11 +136,5 @@ def telling_head(trace: Trace) -> TellingHead | None:
         return None
     layer, head, query, key = found
     weight = float(pattern[layer, head, query, key])
-    statement = (
-        f"layer {layer}, head {head}: {_name(tokens, query, word_t)} puts {weight:.3f} of its "
-        f"attention on {_name(tokens, key, word_t)}"
-    )
     skipped = tuple((int(a), int(b)) for a, b in zip(*np.nonzero(skip_lh), strict=True))
-    return TellingHead(
-        layer, head, query, key, weight, content_pick is not None, skipped, statement
-    )
+    return TellingHead(layer, head, query, key, weight, content_pick is not None, skipped)

@@ -36,7 +36,7 @@ def test_a_typed_sentence_opens_on_its_telling_head(model):
     )
     assert data["stages"] == ["pattern"] and data["tell"] is False  # it never moves the sidebar
     said = re.sub(r"\\(.)", r"\1", " ".join(m.value for m in at.markdown))  # Markdown escapes
-    assert f"{pick.weight:.3f} of its attention" in said
+    assert f"{pick.weight:.3f} of its weight" in said
     pattern = trace_sentence(model, text).pattern_lhqk
     assert pick.weight == pytest.approx(float(pattern[pick.layer, pick.head, pick.query, pick.key]))
 
@@ -52,11 +52,13 @@ def test_a_preset_opens_on_its_curated_head_and_says_what_it_shows(model, preset
         preset.token,
         preset.key,
     )
-    weight = trace_sentence(model, preset.sentence).pattern_lhqk[
-        preset.layer, preset.head, preset.token, preset.key
-    ]
-    assert f"{weight:.2f}" in preset.claim
-    assert any(preset.claim.split(":")[0] in m.value for m in at.markdown)
+    trace = trace_sentence(model, preset.sentence)
+    weight = trace.pattern_lhqk[preset.layer, preset.head, preset.token, preset.key]
+    token = trace.tokens.tokens[preset.token]
+    lead = f"Layer {preset.layer}, head {preset.head}: “{token}” puts {weight:.3f} of its weight"
+    assert lead in _said(at)
+    caption = " ".join(c.value for c in at.caption)
+    assert "measured on this example" in caption and "The rule: a head is named" in caption
 
 
 def test_the_path_says_what_delta_e_really_is():
@@ -170,11 +172,12 @@ def test_one_head_on_the_screen_after_typing_a_sentence(model):
         key = int(np.argmax(weight))
         assert (
             f"Layer {layer}, head {head} (the sidebar's): “{trace.tokens.tokens[pick.query]}” "
-            f"puts {weight[key]:.3f} of its attention on “{trace.tokens.tokens[key]}”"
+            f"puts {weight[key]:.3f} of its weight on “{trace.tokens.tokens[key]}”"
         ) in _said(at)
+        assert "No token gets more of its weight in this head." in _said(at)
         at.button(key="home_open_view").click().run()
     assert _chart(at) == _sidebar(at) == _url(at) == (pick.layer, pick.head)
-    assert f"{pick.weight:.3f} of its attention" in _said(at)
+    assert f"{pick.weight:.3f} of its weight" in _said(at)
     assert not any(b.key == "home_open_view" for b in at.button)
     at.sidebar.slider(key="head").set_value((pick.head + 1) % 12).run()
     assert _chart(at) == _sidebar(at) == _url(at) == (pick.layer, (pick.head + 1) % 12)

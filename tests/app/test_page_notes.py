@@ -130,7 +130,10 @@ def test_jane_as_a_soft_select(shown):
     np.testing.assert_allclose(steps["query · key"].to_numpy(), s.dot_k)
     top = int(np.argmax(s.weight_k))
     said = _said(at, "a weighted bag of values")
-    assert f"**{s.weight_k[top]:.3f}**" in said
+    assert f"{s.weight_k[top]:.3f} of its weight on" in said
+    seen = len(s.keys)  # the even spread: over the tokens the query can see
+    assert f"an even spread over the {seen} tokens it can see would give {1 / seen:.3f}" in said
+    assert "Over the whole text, this head is, by the rule," in rule
     assert ", ".join(f"{x:.3f}" for x in s.z_e[:3]) in said and f"{s.z_e.size} numbers" in said
 
 

@@ -8,12 +8,14 @@ from __future__ import annotations
 import streamlit as st
 
 from attention_core.core.family import Trace
+from attention_core.lessons.head_words import sink_sentence
 from attention_core.methods.weight_effect import WeightEffect
 from ui import explore, safe
 from ui.beyond.cache import largest_sink, sink_of
 from ui.router import Shared
 from ui.state.beyond import Beyond
 from ui.state.shared import FRAME
+from ui.text.cache import head_roles
 
 READ_MORE = (
     "Read more: Kobayashi et al. 2020, “Attention is not only a weight: analyzing transformers "
@@ -83,10 +85,11 @@ def norm_weighted(shared: Shared, trace: Trace) -> None:
             args=(best.layer, best.head),
             icon=":material/visibility:",
         )
+    sinks = sink_sentence(head_roles(shared.model, shared.text), trace.tokens.tokens)
     st.caption(
-        "Shares are summed over every attending token. A head with nothing to do parks its weight "
-        "on a token every sentence has, the first one or [CLS]/[SEP], whose value vector is "
-        "short: an “attention sink”."
+        "Shares are summed over every attending token. A head can park weight on a token every "
+        "sentence has, the first one or [CLS]/[SEP], whose value vector may be short: an "
+        f"“attention sink”. {safe.md(sinks)}"
     )
 
 

@@ -1,7 +1,8 @@
 """Start here (pages/home.py): what attention does in a few sentences, with the numbers that back
 them (what the bank probes really show, how long the attention bias is next to ΔE, how many
 weights the feed-forward network has next to attention), the sentence's head drawn with the
-sidebar's layer and head (one truth per screen), and where each page takes the visitor."""
+sidebar's layer and head (one truth per screen) and said from its numbers
+(``attention_core.lessons.head_words``), and where each page takes the visitor."""
 
 from __future__ import annotations
 
@@ -14,12 +15,19 @@ from numpy.typing import NDArray
 
 from attention_core import ModelConfig, cosine, output_bias
 from attention_core.core.family import Trace
+from attention_core.lessons.head_words import (
+    head_sentence,
+    rule_sentence,
+    view_sentence,
+    weight_sentence,
+)
+from attention_core.methods.roles import RoleScores
 from ui import explore, registry, safe
 from ui.cache import get_model, get_trace
-from ui.presets import BANK_PROBES, MONEY_BANK, RIVER_BANK
+from ui.presets import BANK_PROBES, MONEY_BANK, RIVER_BANK, picked_by
 from ui.router import OpeningView, Shared, open_view
 from ui.state.text import Home
-from ui.text.cache import read_probes
+from ui.text.cache import head_roles, read_probes
 
 ATTENTION = ("w_qkv", "w_o_")  # a block's attention matrices (W_Q, W_K, W_V; W_O)
 FEED_FORWARD = ("w_in", "w_out", "w_gate", "w_up", "w_down")  # its feed-forward matrices
@@ -130,35 +138,55 @@ def block_phrases(shared: Shared, cfg: ModelConfig | None) -> tuple[str, str]:
     return bias, ffn
 
 
-def _sidebar_head(trace: Trace, layer: int, head: int, query: int, key: int) -> None:
-    """What the sidebar's head does with the sentence's query token, in one true sentence."""
-    weight, tokens = trace.pattern_lhqk[layer, head, query, key], trace.tokens.tokens
-    st.markdown(
-        safe.md(
-            f"Layer {layer}, head {head} (the sidebar's): “{tokens[query]}” puts {weight:.3f} of "
-            f"its attention on “{tokens[key]}”, its largest weight in this head."
+def _sidebar_head(
+    trace: Trace, scores: RoleScores, layer: int, head: int, query: int, key: int
+) -> None:
+    """What the sidebar's head does with the sentence's query token, from its numbers: its
+    largest weight against an even spread, and the head's role by the rule."""
+    lead = f"Layer {layer}, head {head} (the sidebar's)"
+    weight = weight_sentence(trace, layer, head, query, key, lead)
+    role = head_sentence(scores, layer, head, trace.tokens.tokens, "this head")
+    st.markdown(safe.md(f"{weight} No token gets more of its weight in this head. {role}"))
+
+
+def _caption(view: OpeningView, on_view: bool, trace: Trace) -> str:
+    """How to read the view, and how its head was picked."""
+    skipped = "the first token" if trace.config.causal else "[CLS]/[SEP]"
+    if not on_view:
+        shown = "Shown: the layer and head of the sidebar's sliders."
+    elif view.preset is not None:
+        shown = f"Shown: {picked_by(view.preset, trace.tokens.tokens)}, measured on this example."
+    else:
+        shown = (
+            f"Shown: the head where one word (not a little word like “the”, not {skipped}, not "
+            "itself) puts the most weight on another word, measured on your sentence."
         )
+    return (
+        "How to read this: each row is a token reading the sentence, each column a token it can "
+        f"read; the brighter the cell, the more weight. {shown} {rule_sentence()} Open it on "
+        "the Attention pattern page to take it apart."
     )
 
 
 def your_sentence(shared: Shared, view: OpeningView | None) -> None:
-    """The sentence on the sidebar's layer and head, with one true sentence about what it shows,
+    """The sentence on the sidebar's layer and head, with what it shows said from its numbers,
     and a button to the sentence's own ``view`` (``ui.router.open_view`` opens it) when the
     sidebar is elsewhere."""
     if view is None:
         return
     trace = get_trace(shared.model, shared.text)
+    scores = head_roles(shared.model, shared.text)
     layer, head = shared.layer, shared.head
     on_view = (layer, head) == (view.layer, view.head)
     query = view.query
-    key = view.key if on_view else int(np.argmax(trace.pattern_lhqk[layer, head, query]))
+    key = view.key if on_view else int(np.argmax(trace.pattern_lhqk[layer][head, query]))
     st.subheader(f"Your sentence, layer {layer}, head {head}")
     if on_view:
-        st.markdown(safe.md(view.said))
+        st.markdown(safe.md(view_sentence(trace, scores, layer, head, query, view.keys)))
     else:
-        _sidebar_head(trace, layer, head, query, key)
+        _sidebar_head(trace, scores, layer, head, query, key)
         st.button(
-            f"Show the head that tells most on this sentence: layer {view.layer}, head {view.head}",
+            f"Back to the view picked for this sentence: layer {view.layer}, head {view.head}",
             key=Home.open_view.key,
             on_click=open_view,
         )
@@ -172,21 +200,7 @@ def your_sentence(shared: Shared, view: OpeningView | None) -> None:
         controls=(),
         tell=False,
     )
-    skipped = "the first token" if trace.config.causal else "[CLS]/[SEP]"
-    chosen = (
-        ", chosen for this example by hand." if view.by_hand else ", measured on your sentence."
-    )
-    st.caption(
-        "How to read this: each row is a token reading the sentence, each column a token it can "
-        "read; the brighter the cell, the more weight. "
-        + (
-            f"Shown: the head where one word (not a little word like “the”, not {skipped}, not "
-            "itself) puts the most weight on another word" + chosen
-            if on_view
-            else "Shown: the layer and head of the sidebar's sliders."
-        )
-        + " Open it on the Attention pattern page to take it apart."
-    )
+    st.caption(_caption(view, on_view, trace))
 
 
 def intro(shared: Shared, cfg: ModelConfig | None, error: str | None) -> None:

@@ -8,10 +8,13 @@ import streamlit as st
 from attention_core import ModelConfig, output_bias
 from attention_core.core.family import Trace
 from attention_core.lessons.demos import special_share
+from attention_core.lessons.head_words import count_sentence, rule_sentence
 from attention_core.lessons.tour_numbers import HeadSum, head_sum
+from attention_core.methods.roles import RoleScores
 from ui import explore
 from ui.cache import as_encoder_trace, get_model
 from ui.router import Shared
+from ui.text.cache import head_roles
 from ui.tour.common import chart, engineers, token
 from viz.norm_bars import make_norm_bars
 
@@ -20,17 +23,20 @@ PAGE = "all_heads"  # the page that explores this step further (ui.registry)
 N_SIDE_BY_SIDE = 4  # heads drawn next to each other
 
 
-def text(cfg: ModelConfig) -> str:
+def text(cfg: ModelConfig, scores: RoleScores, layer: int) -> str:
+    """The step's opening: many heads, each with its own weights, and what they are by the rule
+    on the visitor's sentence (``head_words.count_sentence``)."""
     return (
         f"A layer runs {cfg.n_heads} heads side by side, each with its own W_Q, W_K and W_V, so "
-        "each looks for something different: the next word, the previous word, the sentence "
-        "markers, a related word. Each head proposes its own update ΔE_h for every token; the "
-        f"layer adds the {cfg.n_heads} proposals and one bias b_O to get ΔE."
+        "each can spread its weight over the tokens its own way. "
+        f"{count_sentence(scores, layer)} {rule_sentence()} Each head proposes its own update "
+        f"ΔE_h for every token; the layer adds the {cfg.n_heads} proposals and one bias b_O to "
+        "get ΔE."
     )
 
 
 PARKING = (
-    "Why do so many heads put weight on [CLS] and [SEP]? Softmax must hand out a total of 1 in "
+    "Why would a head put weight on [CLS] and [SEP]? Softmax must hand out a total of 1 in "
     "every row, even when nothing in the sentence is what the head looks for. The markers are "
     "in every sentence, so a head can learn to park that weight there, as a “no-op”, when its "
     "pattern is absent (Clark et al., 2019, found that in BERT attending to [SEP] changes the "
@@ -40,8 +46,8 @@ PARKING = (
 
 def render(shared: Shared, trace: Trace) -> None:
     cfg = trace.config
-    st.markdown(text(cfg))
     layer, head, n_heads = shared.layer, shared.head, cfg.n_heads
+    st.markdown(text(cfg, head_roles(shared.model, shared.text), layer))
     i = token(shared, trace)
     cells = [col for _ in range(N_SIDE_BY_SIDE // 2) for col in st.columns(2)]
     for slot, col in enumerate(cells):

@@ -7,10 +7,12 @@ import numpy as np
 import streamlit as st
 
 from attention_core.core.family import Trace
+from attention_core.lessons.head_words import sink_sentence
 from attention_core.methods.weight_effect import shares_hk
 from ui import safe
 from ui.beyond.cache import largest_sink, vector
 from ui.router import Shared
+from ui.text.cache import head_roles
 from ui.tour.common import THREE, engineers, token
 
 TITLE = "A weight is not an effect"
@@ -24,10 +26,9 @@ READ_MORE = (
 TEXT = (
     "A weight says where a head looks. What the head hands on is each token's value vector, "
     "scaled by its weight and turned by the head's output matrix. If a token's value vector is "
-    "short, a big weight on it moves almost nothing. Many heads park most of their weight on "
-    "[CLS] or [SEP] when they have nothing to do, and the token they park on often hands on a "
-    "short vector. So multiply each weight by the length of what the token hands on, and "
-    "compare."
+    "short, a big weight on it moves almost nothing. A head can park most of its weight on "
+    "[CLS] or [SEP], and the token it parks on may hand on a short vector. So multiply each "
+    "weight by the length of what the token hands on, and compare."
 )
 
 
@@ -56,7 +57,8 @@ def _shares(trace: Trace, layer: int, head: int, key: int) -> None:
 
 
 def render(shared: Shared, trace: Trace) -> None:
-    st.markdown(TEXT)
+    sinks = sink_sentence(head_roles(shared.model, shared.text), trace.tokens.tokens)
+    st.markdown(f"{TEXT} {safe.md(sinks)}")
     best = largest_sink(shared.model, shared.text)
     layer, head, key = best.layer, best.head, best.key
     where = f"layer {layer}, head {head}"

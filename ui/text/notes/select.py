@@ -1,7 +1,8 @@
 """The notes' examples page, second half: "Jane visits Africa" as a soft SELECT, the dot product
 beside cosine similarity, the "monster" vector, and the context window.
 
-Every number is the engine's (attention_core.lessons.notes), formatted here;
+Every number is the engine's (attention_core.lessons.notes; what a head is, by the rule, from
+attention_core.lessons.head_words), formatted here;
 tests/app/test_page_notes.py checks each sentence's claim against the engine."""
 
 from __future__ import annotations
@@ -9,7 +10,9 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
+from attention_core.lessons.head_words import head_sentence, weight_sentence
 from attention_core.lessons.notes import (
+    JANE,
     JANE_NOTE,
     MONSTER_CONTEXT,
     context_window,
@@ -19,7 +22,8 @@ from attention_core.lessons.notes import (
 from attention_core.methods.geometry import SPACE
 from attention_core.models import tokenize
 from ui import registry
-from ui.cache import LABELS, get_model
+from ui.cache import LABELS, get_model, get_trace
+from ui.text.cache import head_roles
 from ui.text.notes.tables import THREE, config, get_jane, get_monster, quote
 
 SHOWN = 3  # numbers of a value vector shown
@@ -61,11 +65,13 @@ def jane(model: str) -> None:
         if not all(seen)
         else ""
     )
+    tokens = get_trace(model, JANE).tokens.tokens
+    role = head_sentence(head_roles(model, JANE), best.layer, best.head, tokens, "this head")
     st.markdown(
         f"Rule: the head closest to the notes' three numbers (smallest total difference, here "
-        f"**{total:.3f}**): layer {best.layer}, head {best.head}.{blocked} The notes' example "
-        "comes from a translator, an encoder-decoder whose output words attend to the input "
-        "sentence (cross-attention); here the sentence attends to itself (self-attention)."
+        f"**{total:.3f}**): layer {best.layer}, head {best.head}. {role}{blocked} The notes' "
+        "example comes from a translator, an encoder-decoder whose output words attend to the "
+        "input sentence (cross-attention); here the sentence attends to itself (self-attention)."
     )
     st.page_link(
         registry.page("listen").path,
@@ -102,9 +108,9 @@ def _select(model: str) -> None:
         },
     )
     top = int(np.argmax(s.weight_k))
+    trace = get_trace(model, JANE)
     st.markdown(
-        f"{quote(token)} puts **{s.weight_k[top]:.3f}** of its weight on "
-        f"{quote(word(s.keys[top]))}. "
+        f"{weight_sentence(trace, s.layer, s.head, s.query, top)} "
         f"The sum of the weighted values, ({_vector(s.z_e)}) out of {s.z_e.size} numbers, is "
         f"what this head hands on for {quote(token)}: a weighted bag of values, a soft SELECT "
         "that takes a little of every row instead of one."

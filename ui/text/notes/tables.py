@@ -1,5 +1,6 @@
 """The notes' examples page, first half: the cached engine calls, the "dirty quantum plumbing"
-table (the Inside a decoder page's, reused) and the adjectives of "fluffy blue creature".
+table (the Inside a decoder page's, reused) and the adjectives of "fluffy blue creature"; what a
+head is, by the rule, is said from its numbers (``attention_core.lessons.head_words``).
 
 Every number is the engine's (attention_core.lessons.notes), formatted here;
 tests/app/test_page_notes.py checks each sentence's claim against the engine."""
@@ -10,6 +11,7 @@ import numpy as np
 import streamlit as st
 
 from attention_core.core.config import ModelConfig
+from attention_core.lessons.head_words import head_sentence
 from attention_core.lessons.notes import (
     ADJECTIVES,
     FLUFFY,
@@ -31,7 +33,7 @@ from attention_core.lessons.notes import (
 from ui import show
 from ui.cache import LABELS, get_trace, model_config
 from ui.text import decoder
-from ui.text.cache import read_probes
+from ui.text.cache import head_roles, read_probes
 from viz.word_table import make_word_table
 
 NEARLY = 0.8  # a verb's weight this share of the weakest adjective's or more reads "nearly as much"
@@ -80,7 +82,7 @@ def plumbing() -> None:
     )
     decoder.note_table(decoder.MODEL)
     st.caption(
-        "Here each column is a query (the word that attends) and each row a key, as in the "
+        "Here each column is a query (an attending word) and each row a key, as in the "
         "notes, so the masked cells sit below the diagonal. The app's other pages draw it the "
         "other way round (a row per query), where the mask sits above the diagonal."
     )
@@ -95,32 +97,45 @@ def _table(model: str, pick: PairHead, words: tuple[str, ...], key: str, where: 
 
 
 def fluffy(model: str) -> None:
-    """The head where the adjectives feed their nouns best, how strong it is, and what else it
-    does."""
+    """The head where the adjectives get the most weight from their nouns, how strong it is, and
+    what it is by the rule over the whole sentence."""
     a = get_adjectives(model)
     best, (fl, bl, ve) = a.best, a.best.weights
     (creature, fluffy_), (_, blue), (forest, verdant) = ADJECTIVES
     st.markdown(
         f"The notes say {quote(fluffy_)} and {quote(blue)} feed {quote(creature)}, and "
         f"{quote(verdant)} feeds {quote(forest)} (they draw dots, no numbers). Rule used here: "
-        "the head whose weakest of those three weights is largest, so a head that serves one "
-        f"adjective and ignores another is not picked. On {LABELS[model]} that is **layer "
+        "the head whose weakest of those three weights is largest, so a head that gives one "
+        f"adjective weight and another none is not picked. On {LABELS[model]} that is **layer "
         f"{best.layer}, head {best.head}**: {quote(creature)} gives **{fl:.3f}** to "
         f"{quote(fluffy_)} and **{bl:.3f}** to {quote(blue)}; {quote(forest)} gives "
         f"**{ve:.3f}** to {quote(verdant)}."
     )
-    st.markdown(_strength(a))
+    st.markdown(_strength(a) + " " + _role(model, best))
     left, right = st.columns(2)
     _table(model, best, a.words, "notes_fluffy_best", left)
     _table(model, a.next_to, a.words, "notes_fluffy_next", right)
-    near = a.next_to
+    st.caption(_next_to(model, a))
+
+
+def _role(model: str, pick: PairHead) -> str:
+    """What ``pick``'s head is by the rule over the fluffy sentence's tokens."""
+    tokens = get_trace(model, FLUFFY).tokens.tokens
+    return head_sentence(head_roles(model, FLUFFY), pick.layer, pick.head, tokens)
+
+
+def _next_to(model: str, a: Adjectives) -> str:
+    """The head best at the two adjectives right before their nouns, and what "fluffy", two
+    words back, gets from it."""
+    near, (creature, fluffy_), (_, blue), (_, verdant) = a.next_to, *ADJECTIVES
     far = near.table_ww[word_index(a.words, creature), word_index(a.words, fluffy_)]
-    st.caption(
+    joint = "but" if far < min(near.weights) else "and"
+    why = " That is why the rule asks for all three weights." if far < min(near.weights) else ""
+    return (
         f"Right: the head best at the two adjectives right before their nouns, layer "
         f"{near.layer}, head {near.head}: {quote(blue)} gets {near.weights[0]:.3f} and "
-        f"{quote(verdant)} {near.weights[1]:.3f}, but {quote(fluffy_)}, two words back, gets "
-        f"{far:.3f}. Such a head "
-        "looks at the word before, whatever it is; that is why the rule asks for all three."
+        f"{quote(verdant)} {near.weights[1]:.3f}, {joint} {quote(fluffy_)}, two words back, "
+        f"gets {far:.3f}. {_role(model, near)}{why}"
     )
 
 
@@ -132,13 +147,12 @@ def _strength(a: Adjectives) -> str:
     ratio = weakest / even
     strength = "well above" if ratio >= 2 else "above" if ratio > 1 else "not above"
     if a.look_back >= weakest:
-        also = "as much as its weakest adjective gets: it favours nearby earlier words, not "
-        also += "adjectives as such"
+        also = "as much as its weakest adjective gets, so these weights do not single out "
+        also += "adjectives"
     elif a.look_back >= NEARLY * weakest:
-        also = "nearly as much as its weakest adjective gets: it favours nearby earlier words, "
-        also += "adjectives only a little more"
+        also = "nearly as much as its weakest adjective gets"
     else:
-        also = "clearly less than its weakest adjective gets: here it does prefer the adjectives"
+        also = "clearly less than its weakest adjective gets"
     return (
         f"How strong: an even spread over the words each noun may see would give at most "
         f"**{even:.3f}**; the weakest of the three is **{weakest:.3f}**, {ratio:.1f} times that "

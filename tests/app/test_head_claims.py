@@ -5,7 +5,7 @@ both text models where the page offers them). Every markdown, caption and messag
 reads is scanned for a head's name ("Layer L, head H") and what the text after it says the head
 is ("previous-token head", "first-token sink", "broad", "mixed", …); each such claim is checked
 against the roles transformers' attentions give the head, scored by TransformerLens's head
-detector under the stated rule (``tests.app.role_claims``, ``tests.roles_reference``), on the
+detector under the stated rule (``tests.role_claims``, ``tests.roles_reference``), on the
 text that head was run on. And the source: no hand-written gloss of a head is left in ui/ or
 attention_core/lessons/.
 """
@@ -20,7 +20,7 @@ import pytest
 from attention_core.lessons.notes import FLUFFY, JANE, MONSTER_CONTEXT
 from attention_core.methods.decoder_heads import NOTE_PHRASE
 from tests.app.conftest import open_page
-from tests.app.role_claims import check, claims, names_a_role, plain
+from tests.role_claims import check, claims, names_a_role, plain
 from ui import tour
 from ui.presets import CURATED, MONEY_BANK, RIVER_BANK
 

@@ -18,7 +18,7 @@ import pytest
 from attention_core import trace_sentence
 from attention_core.lessons.head_words import shown, view_sentence
 from attention_core.methods.roles import role_scores
-from tests.app.role_claims import check, claims
+from tests.role_claims import check, claims
 from tests.core.oracles import oracle, reference
 from ui.presets import (
     CURATED,

@@ -45,3 +45,13 @@ def cell_arithmetic(
         row_exp_sum=float(np.exp(finite - row_max).sum()),
         share=float(steps.pattern[query, key]),
     )
+
+
+def copy_stripe_q(pattern_qk: NDArray[np.floating], n: int) -> NDArray[np.float64]:
+    """For a run of ``n`` tokens read twice (the pattern's first 2n positions), each query of the
+    second copy's weight on the key one step right of its earlier copy: query i (n ≤ i < 2n)
+    reads key i − n + 1, the token that followed token i the first time. [n]"""
+    if n < 1 or pattern_qk.shape[0] < 2 * n or pattern_qk.shape[1] < 2 * n:
+        raise ValueError(f"a pattern of shape {pattern_qk.shape} holds no {n} tokens read twice")
+    query = np.arange(n, 2 * n)
+    return np.asarray(pattern_qk[query, query - n + 1], dtype=np.float64)

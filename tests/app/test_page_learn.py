@@ -96,7 +96,9 @@ def _explorer(at, key: str, trace, text: str = SENTENCE) -> dict:
     computes its stages from this trace's raw scores."""
     data = _explorers(at)[key]
     assert data["text"] == text and data["model"] == "minilm"
-    assert data["header"] == {
+    roles = data["header"]["roles"]  # each head's badge (checked in tests/core/test_pack.py)
+    assert (len(roles), len(roles[0])) == (6, 12)
+    assert {k: v for k, v in data["header"].items() if k != "roles"} == {
         "tokens": list(trace.tokens.tokens),
         "special": trace.tokens.special_t.tolist(),
         "kept_hiding_special": [i for i, s in enumerate(trace.tokens.special_t) if not s],

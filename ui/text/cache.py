@@ -14,6 +14,7 @@ import streamlit as st
 from numpy.typing import NDArray
 
 from attention_core import WhatIf
+from attention_core.core.pieces import show_piece
 from attention_core.lessons import block as lesson_block
 from attention_core.lessons.block import (
     BlockConfig,
@@ -100,11 +101,12 @@ class ProbeView:
     token) the loss with and without those heads. Only these arrays, not the passes."""
 
     ids: NDArray[np.int64]  # [2n] the probe's token ids (the same n twice)
-    tokens: tuple[str, ...]  # [2n] those tokens as text
+    tokens: tuple[str, ...]  # [2n] those tokens' byte-level pieces as text ("▁river")
     top: tuple[tuple[int, int, float], ...]  # (layer, head, induction score), highest first
     pattern_qk: NDArray[np.float32]  # [2n, 2n] the top head's pattern over the probe's tokens
     loss: NDArray[np.float64] | None  # [2n] −log p of each token (NaN at 0); None: no LM head
     knocked: NDArray[np.float64] | None  # [2n] the same with the ``top`` heads knocked out
+    n_heads: int  # every head of the model (layers × heads)
 
     @property
     def n(self) -> int:
@@ -125,11 +127,12 @@ def probe_view(model: str) -> ProbeView:
     knocked = knock_probe(loaded, probe).loss if probe.loss is not None else None
     return ProbeView(
         ids=probe.ids,
-        tokens=tuple(probe.trace.tokens.tokens[span]),
+        tokens=tuple(show_piece(loaded.tokenizer.id_to_token(int(i))) for i in probe.ids),
         top=tuple((lay, h, float(probe.induction_lh[lay, h])) for lay, h in heads),
         pattern_qk=np.array(pattern_qk, dtype=np.float32),
         loss=probe.loss,
         knocked=knocked,
+        n_heads=loaded.config.n_layers * loaded.config.n_heads,
     )
 
 

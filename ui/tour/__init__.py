@@ -25,6 +25,7 @@ ORDER: tuple[str, ...] = (
     "masking",
     "values",
     "heads",
+    "jobs",
     "weight_effect",
     "block",
     "decoder",

@@ -26,24 +26,26 @@ def move_step(by: int, last: int) -> None:
 def intro(shared: router.Shared, trace: Trace) -> None:
     """What the tour runs, and which steps run more than the sidebar's model; a note when the
     visitor picked another model (the tour teaches on MiniLM)."""
-    scaling, masking, knockout, decoding, cost = map(
-        _number, ("scaling", "masking", "weight_effect", "decoder", "cost")
+    scaling, masking, knockout, jobs, decoding, cost = map(
+        _number, ("scaling", "masking", "weight_effect", "jobs", "decoder", "cost")
     )
     st.caption(
         f"A guided walk through one transformer layer, on your own sentence (change it in the "
         f"sidebar). The numbers and charts come from running {trace.config.name} on that "
-        f"sentence, except where a step says otherwise: steps {masking} and {decoding} also run "
-        f"the decoder SmolLM2 and step {decoding} the speech model Whisper; steps {scaling}, "
-        f"{masking} and {knockout} add what-ifs (the √d_k division switched off, a mask MiniLM "
-        f"was not trained with, a head switched off), step {scaling} random heads and step "
-        f"{cost} times the model on random inputs, each named where it appears. Each step ends "
+        f"sentence, except where a step says otherwise: steps {masking}, {jobs} and {decoding} "
+        f"also run the decoder SmolLM2 and step {decoding} the speech model Whisper; steps "
+        f"{scaling}, {masking}, {knockout} and {jobs} add what-ifs (the √d_k division switched "
+        f"off, a mask MiniLM was not trained with, heads switched off), step {scaling} random "
+        f"heads, step {jobs} random tokens and step {cost} times the model on random inputs, "
+        "each named where it appears. Each step ends "
         "with a link to the page that explores it in full."
     )
     if (picked := router.last_pick()) != shared.model:
         st.info(
             f"The tour teaches on {LABELS[shared.model]}, an encoder, so the sidebar shows it "
             f"here; you picked {LABELS[picked]}, which the other pages keep showing. Step "
-            f"{masking} shows the mask of a decoder (SmolLM2); step {decoding} a decoder "
+            f"{masking} shows the mask of a decoder (SmolLM2); step {jobs} its induction heads; "
+            f"step {decoding} a decoder "
             "(SmolLM2) and cross-attention (Whisper)."
         )
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Sequence
 
-import numpy as np
 import plotly.graph_objects as go
 
 from attention_core.methods.roles import LABELS, HeadRole
@@ -33,7 +32,6 @@ COLOURS = {
     "broad": PURPLE,
     "mixed": "#DDDDDD",
 }
-DARK = ("previous_token", "induction", "self")  # white text on these, black on the others
 SHORT = {  # what a cell says, with its score
     "previous_token": "prev",
     "duplicate_token": "dup",
@@ -56,32 +54,30 @@ def _colourscale() -> list[tuple[float, str]]:
     return steps
 
 
-def _hover(role: HeadRole) -> str:
+def _hover_lines(role: HeadRole) -> list[str]:
     """The head's badge and, wrapped, its sentence (the rule as it applies to this head)."""
-    lines = textwrap.wrap(role.sentence(), 60)
-    return "<br>".join(escape(line) for line in [f"{role.badge()}", *lines])
+    return [escape(line) for line in [role.badge(), *textwrap.wrap(role.sentence(), 64)]]
 
 
-def _layer(names: Sequence[Sequence[HeadRole]], dark: bool, small: bool) -> go.Heatmap:
-    """One heatmap of the cells whose colour is dark (``dark``) or light (the others blank), so
-    each gets text that reads on it."""
+def _cells(names: Sequence[Sequence[HeadRole]], small: bool) -> go.Heatmap:
+    """Every head as a cell: z its role's place in ``COLOURS``, its label and score as text
+    (Plotly picks black or white text to read on each colour), its hover lines as customdata
+    (the line breaks in the template: no markup in the data)."""
     order = list(COLOURS)
-    z = [
-        [order.index(h.role) if (h.role in DARK) == dark else np.nan for h in row] for row in names
-    ]
-    text = [[f"{SHORT[h.role]} {h.score:.2f}" for h in row] for row in names]
+    lines = [[_hover_lines(h) for h in row] for row in names]
+    n_lines = max(len(cell) for row in lines for cell in row)
+    hover = "<br>".join(f"%{{customdata[{i}]}}" for i in range(n_lines))
     return go.Heatmap(
-        z=z,
-        text=text,
+        z=[[order.index(h.role) for h in row] for row in names],
+        text=[[f"{SHORT[h.role]} {h.score:.2f}" for h in row] for row in names],
         texttemplate="" if small else "%{text}",
-        textfont={"color": "white" if dark else "black", "size": 10},
-        hovertext=[[_hover(h) for h in row] for row in names],
-        hovertemplate="layer %{y}, head %{x}<br>%{hovertext}<extra></extra>",
+        textfont={"size": 10},
+        customdata=[[cell + [""] * (n_lines - len(cell)) for cell in row] for row in lines],
+        hovertemplate=f"layer %{{y}}, head %{{x}}<br>{hover}<extra></extra>",
         colorscale=_colourscale(),
         zmin=-0.5,
         zmax=len(order) - 0.5,
         showscale=False,
-        hoverongaps=False,
         xgap=1,
         ygap=1,
     )
@@ -113,7 +109,7 @@ def make_role_map(
         raise ValueError("the role map needs at least one layer and one head")
     n_layers, n_heads = len(names), len(names[0])
     roles = {h.role for row in names for h in row}
-    data = [_layer(names, True, small), _layer(names, False, small), *_legend(sorted(roles))]
+    data = [_cells(names, small), *_legend(sorted(roles))]
     axis = {"showgrid": False, "zeroline": False, "dtick": 1}
     layout = {
         "xaxis": {**axis, "title": {"text": "head"}, "range": [-0.5, n_heads - 0.5]},

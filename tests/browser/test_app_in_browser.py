@@ -128,7 +128,7 @@ def test_click_a_head_in_the_grid_to_open_it(app_url, page):
     page.locator(".ax-heads[data-drawn]").wait_for(timeout=30_000)
     tile = page.locator('.ax-thumb[data-layer="1"][data-head="3"]')
     tile.hover()
-    assert page.locator(".ax-tip").inner_text().startswith("layer 1, head 3\nentropy (bits)")
+    assert page.locator(".ax-tip").inner_text().startswith("layer 1, head 3\njob by the rule: ")
     tile.click()
     page.locator(".ax-title", has_text="layer 1, head 3").wait_for(timeout=30_000)
     expected = ["[CLS]", "jane", "visits", "africa", "[SEP]"]

@@ -1,7 +1,8 @@
 """The notes' examples measured on a real model, each by a stated rule, for the page that prints
 them beside the notes' own numbers.
 
-- "fluffy blue creature ... verdant forest": the head where adjectives feed their nouns best.
+- "fluffy blue creature ... verdant forest": the head whose weakest noun → adjective weight is
+  largest (what a head is by the roles' rule is said by ``lessons.head_words``).
 - "Jane visits Africa": the head closest to the notes' soft SELECT table, and one query's whole
   path through it: query · key, scaled, softmax, a weighted sum of values.
 - The dot product against cosine similarity on the same query and keys, and what a longer key
@@ -111,8 +112,9 @@ def _pick(layer: int, head: int, pairs: Any, weights: F64, tables: F64) -> PairH
 @dataclass(frozen=True)
 class Adjectives:
     """The fluffy sentence measured: the head picked by the rule, how much of the weight an even
-    spread would give, what the same head gives a verb looking back at its noun, and the best
-    head at looking one word back (which serves "blue" and "verdant" but not "fluffy")."""
+    spread would give, what the same head gives a verb's row at its noun, and the head whose
+    weaker weight on the two adjectives right before their nouns ("blue", "verdant") is
+    largest."""
 
     words: tuple[str, ...]
     best: PairHead  # strongest_head over ADJECTIVES

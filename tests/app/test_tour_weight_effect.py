@@ -17,7 +17,7 @@ STEP = tour.ORDER.index("weight_effect") + 1
 
 
 def test_the_step_follows_many_heads():
-    assert tour.ORDER[STEP - 2] == "heads"
+    assert tour.ORDER.index("heads") < STEP - 1  # after it (the jobs step may come between)
     assert tour.step(STEP).PAGE == "beyond"
 
 

@@ -42,7 +42,7 @@ SHORT = {  # what a cell says, with its score
     "broad": "broad",
     "mixed": "mixed",
 }
-ROW_PX = 24  # height of a layer's row (small: 10)
+ROW_PX = 24  # height of a layer's row (small: 12)
 
 
 def _colourscale() -> list[tuple[float, str]]:
@@ -112,15 +112,15 @@ def make_role_map(
     data = [_cells(names, small), *_legend(sorted(roles))]
     axis = {"showgrid": False, "zeroline": False, "dtick": 1}
     layout = {
-        "xaxis": {**axis, "title": {"text": "head"}, "range": [-0.5, n_heads - 0.5]},
+        "xaxis": {**axis, "title": {"text": "head"}, "range": [-0.5, n_heads - 0.5], "side": "top"},
         "yaxis": {
             **axis,
             "title": {"text": "layer"},
             "range": [n_layers - 0.5, -0.5],  # layer 0 at the top
             "dtick": 1 if n_layers <= 12 else 2,
         },
-        "legend": {"orientation": "h", "y": -0.12 if small else -0.08, "x": 0},
+        "legend": {"orientation": "h", "y": -0.02, "yanchor": "top", "x": 0},  # below the map
         "showlegend": True,
     }
-    row = 10 if small else ROW_PX
-    return figure(data, layout, height=n_layers * row + 140, title=title)
+    row = 12 if small else ROW_PX
+    return figure(data, layout, height=n_layers * row + 150, title=title)

@@ -1,15 +1,21 @@
-"""The all-heads grid: downsampling, ordering, tiling and the figure's structure and size."""
+"""The all-heads grid: downsampling, ordering, tiling, and the role scores it sorts by (against
+TransformerLens's detector on transformers' attentions, tests/roles_reference)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+from attention_core import trace_sentence
+from attention_core.lessons.explain import copy_stripe_q
 from attention_core.lessons.head_order import (
+    SORTS,
     list_heads,
     order_heads,
+    role_figures,
+    role_labels,
 )
-from attention_core.methods.pack import MAX_TILE, pool_blocks
+from attention_core.methods.pack import MAX_TILE, pool_blocks, trace_roles
 
 L, H = 6, 12
 
@@ -18,11 +24,6 @@ def _patterns(n: int, seed: int = 0) -> np.ndarray:
     logits = np.random.default_rng(seed).normal(size=(L, H, n, n)).astype(np.float32)
     p = np.exp(logits)
     return p / p.sum(-1, keepdims=True)
-
-
-def _metrics(seed: int = 1) -> dict[str, np.ndarray]:
-    rng = np.random.default_rng(seed)
-    return {"entropy (bits)": rng.uniform(0, 3, (L, H)), "previous-token share": rng.random((L, H))}
 
 
 @pytest.mark.parametrize("n", [3, 48])
@@ -83,3 +84,33 @@ def test_list_heads_ranks_across_layers():
     assert (layer_n[0], head_n[0]) == (4, 7) and (layer_n[1], head_n[1]) == (1, 3)
     layer_n, head_n = list_heads(order_heads(H, [1, 4], 2), [1, 4])
     assert layer_n.tolist() == [1, 1, 4, 4] and head_n.tolist() == [0, 1, 0, 1]
+
+
+@pytest.mark.parametrize(("key", "closing"), [("minilm", True), ("smollm2", False)])
+def test_role_figures_are_the_reference_scores_by_label(engines, key, closing):
+    from tests.roles_reference import reference_scores
+
+    text = "the dog saw the dog and the other dog saw the dog too"
+    scores = trace_roles(trace_sentence(engines[key], text))
+    labels = role_labels(scores)
+    assert list(labels) == [r for r in SORTS if closing or r != "last_token"]
+    figures = role_figures(scores)
+    ref = reference_scores(key, text)
+    assert list(figures) == list(labels.values())
+    for role, label in labels.items():
+        np.testing.assert_allclose(figures[label], ref[role], atol=1e-5, err_msg=role)
+
+
+def test_order_heads_ranks_a_score_with_nothing_to_measure_last():
+    values = np.array([[0.2, np.nan, 0.7]])
+    np.testing.assert_array_equal(order_heads(3, [0], 3, values), [[2, 0, 1]])
+
+
+def test_copy_stripe_reads_one_step_right_of_the_earlier_copy():
+    n = 4
+    p = np.zeros((2 * n, 2 * n))
+    for i in range(n, 2 * n):
+        p[i, i - n + 1] = 0.1 * (i - n + 1)  # query i, key i - n + 1
+    np.testing.assert_allclose(copy_stripe_q(p, n), [0.1, 0.2, 0.3, 0.4])
+    with pytest.raises(ValueError, match="read twice"):
+        copy_stripe_q(p, 5)

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import re
 
-from tests.roles_named import passes, reference_even, reference_name
-from tests.roles_reference import reference_scores
+from tests.roles_named import passes, reference_name
+from tests.roles_reference import reference_even, reference_scores
 
 HEAD = re.compile(r"\blayer (\d+), head (\d+)\b", re.IGNORECASE)
 LABELS = {  # the words a page names a role with -> the role's key

@@ -2,35 +2,18 @@
 what a page says a head is.
 
 The scores are ``tests.roles_reference.reference_scores`` (transformers' attentions scored by
-TransformerLens's head detector; no engine code). An even spread's scores come from the same
-functions on a pattern that spreads each row evenly over the keys it may see. Only the naming
+TransformerLens's head detector; no engine code), and an even spread's by the same functions
+(``reference_even``). Only the naming
 rule itself (``attention_core.methods.roles.RULE``: a floor and a multiple of the even spread) is
 shared with the engine: it is the statement under test, not a number.
 """
 
 from __future__ import annotations
 
-import functools
-
-import numpy as np
-
 from attention_core.methods.roles import NAMED, RULE
-from tests.core.oracles import oracle
-from tests.roles_reference import detector_scores, pattern_scores, reference_scores
+from tests.roles_reference import reference_even, reference_scores
 
 SINKS = ("first_token", "last_token")
-
-
-@functools.cache
-def reference_even(model_key: str, text: str) -> dict[str, float]:
-    """Each role's score for a head spreading every row evenly over the keys it may see."""
-    ora = oracle(model_key)
-    ids = ora.ids(text)
-    n, causal = len(ids), ora.family == "llama"
-    seen = np.tril(np.ones((n, n))) if causal else np.ones((n, n))
-    even = (seen / seen.sum(-1, keepdims=True))[None, None]
-    scores = detector_scores(even, ids) | pattern_scores(even, causal, closing=not causal)
-    return {role: float(v[0, 0]) for role, v in scores.items()}
 
 
 def passes(model_key: str, text: str, role: str, layer: int, head: int) -> bool:

@@ -90,7 +90,7 @@ def grid_data(
     model: str,
     text: str,
     rows: list[tuple[int, list[int]]],
-    metrics: dict[str, list[list[float]]],
+    metrics: dict[str, list[list[float | None]]],
     hide_special: bool,
 ) -> dict[str, Any]:
     """What ``mount_grid`` hands the browser (JSON-ready): the header, the heads drawn, their
@@ -114,7 +114,7 @@ def mount_grid(
     model: str,
     text: str,
     rows: list[tuple[int, list[int]]],
-    metrics: dict[str, list[list[float]]],
+    metrics: dict[str, list[list[float | None]]],  # None: nothing to measure (one token)
     hide_special: bool,
     on_open: Callable[[], None],
     key: str,

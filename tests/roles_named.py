@@ -4,7 +4,7 @@ what a page says a head is.
 The scores are ``tests.roles_reference.reference_scores`` (transformers' attentions scored by
 TransformerLens's head detector; no engine code), and an even spread's by the same functions
 (``reference_even``). Only the naming
-rule itself (``attention_core.methods.roles.RULE``: a floor and a multiple of the even spread) is
+rule itself (``attention_core.methods.roles.RULE``: a margin above the even spread's share) is
 shared with the engine: it is the statement under test, not a number.
 """
 

@@ -105,21 +105,21 @@ def reference_even(model_key: str, text: str) -> dict[str, float]:
 
 
 NAMED = ("previous_token", "duplicate_token", "induction", "self", "first_token", "last_token")
-FLOOR, TIMES, BROAD = 0.3, 3.0, 0.9  # the naming rule, as the pages state it in words
+MARGIN, BROAD = 0.3, 0.9  # the naming rule, as the pages state it in words
 
 
 def reference_role(model_key: str, text: str, layer: int, head: int) -> tuple[str, float] | None:
-    """The stated rule on the reference scores of one head: the largest job passing both the
-    floor and TIMES an even spread's score, else a passing sink, else "broad" (BROAD of the most
+    """The stated rule on the reference scores of one head: the largest job at least MARGIN
+    above an even spread's score, else a passing sink, else "broad" (BROAD of the most
     even spread), else "mixed" with its largest score; None when a score is within 1e-4 of its
     threshold (rounding could go either way)."""
     ref, even = reference_scores(model_key, text), reference_even(model_key, text)
     own = {role: float(v[layer, head]) for role, v in ref.items()}
     named = [r for r in NAMED if r in own]
-    edges = [abs(own[r] - max(FLOOR, TIMES * even[r])) for r in named]
+    edges = [abs(own[r] - (even[r] + MARGIN)) for r in named]
     if min(edges) < 1e-4 or abs(own["broad"] - BROAD) < 1e-4:
         return None
-    passing = [r for r in named if own[r] >= FLOOR and own[r] >= TIMES * even[r]]
+    passing = [r for r in named if own[r] >= even[r] + MARGIN]
     jobs = [r for r in passing if r not in ("first_token", "last_token")]
     for group in (jobs, [r for r in passing if r not in jobs]):
         if group:

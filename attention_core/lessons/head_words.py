@@ -152,7 +152,7 @@ def role_phrase(scores: RoleScores, layer: int, head: int, tokens: Sequence[str]
     return (
         f"mixed, with no single job: its two largest shares are {LABELS[a]} {sa:.0%} (an even "
         f"spread: {scores.even[a]:.0%}) and {LABELS[b]} {sb:.0%} ({scores.even[b]:.0%}), where a "
-        f"job needs at least {RULE.floor:.0%} and {RULE.times:g} times an even spread"
+        f"job needs {RULE.margin * 100:.0f} points more than an even spread's share"
     )
 
 
@@ -227,8 +227,8 @@ def _plural(role: str, count: int) -> str:
 
 def sink_sentence(scores: RoleScores, tokens: Sequence[str]) -> str:
     """How many heads pass the rule as a sink on this text: "On your sentence, by the rule, 42 of
-    the 72 heads are first-token sinks or [SEP] sinks: at least 30% of their weight, and 3 times
-    an even spread's, on the first token, “[CLS]”, or on the closing “[SEP]”."""
+    the 72 heads are first-token sinks or [SEP] sinks: 30 points more of their weight than an
+    even spread would put on the first token, “[CLS]”, or on the closing “[SEP]”."""
     n_layers, n_heads = scores.scores_lh["self"].shape
     sinks = [role for role in SINKS if role in scores.scores_lh]
     count = sum(
@@ -240,6 +240,6 @@ def sink_sentence(scores: RoleScores, tokens: Sequence[str]) -> str:
     places = ", or ".join(where(r, tokens).removeprefix("on ") for r in sinks)
     return (
         f"On your sentence, by the rule, {count} of the {n_layers * n_heads} heads are {kinds}: "
-        f"at least {RULE.floor:.0%} of their weight, and {RULE.times:g} times an even spread's, "
+        f"{RULE.margin * 100:.0f} points more of their weight than an even spread would put "
         f"on {places}."
     )

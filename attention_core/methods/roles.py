@@ -22,8 +22,8 @@ Three more are read off the pattern directly:
 
 The yardstick of every score is a head that spreads each query's weight evenly over the keys it
 may see: it gets ``even[role]`` by the same formula on the same tokens. A head is *named* by a
-role only when its score passes ``RULE`` (both an absolute floor and a multiple of the even
-spread); otherwise it is "mixed", described by its two largest scores.
+role only when its score passes ``RULE`` (at least ``RULE.margin`` above the even spread's);
+otherwise it is "mixed", described by its two largest scores.
 
 Shape suffixes: l layer, h head, q query, k key.
 """
@@ -67,24 +67,33 @@ WHAT = {  # what a head of each role does, in plain words (true of any head that
 
 @dataclass(frozen=True)
 class Rule:
-    """When a score names a head: at least ``floor`` and at least ``times`` the even spread's.
-    ``broad`` is named at ``broad_floor`` of normalised entropy, and only when no other role is."""
+    """When a score names a head: its share beats an even spread's share by ``margin`` (a
+    fixed gap, so a job stays within reach on a short text, where an even spread already gives
+    much, and a share near an even spread's never names one). ``broad`` is named at
+    ``broad_floor`` of normalised entropy, and only when no other role is."""
 
-    floor: float = 0.3
-    times: float = 3.0
+    margin: float = 0.3
     broad_floor: float = 0.9
+
+    def needs(self, even: float) -> float:
+        """The share a job needs where an even spread gives ``even``."""
+        return even + self.margin
 
     def passes(self, role: str, score: float, even: float) -> bool:
         if role == "broad":
             return score >= self.broad_floor
-        return score >= self.floor and score >= self.times * even
+        return score >= self.needs(even)
+
+    def short(self) -> str:
+        """The rule in a few words: "a job needs an even spread's share + 30 points"."""
+        return f"a job needs {self.margin * 100:.0f} points more than an even spread's share"
 
     def text(self) -> str:
         return (
-            f"a head is named by a job when at least {self.floor:.0%} of its weight goes where "
-            f"that job puts it and that share is at least {self.times:g} times what an even "
-            f"spread over the visible tokens would give; 'broad' when its spread is at least "
-            f"{self.broad_floor:.0%} as even as it can be; otherwise 'mixed'"
+            f"a head is named by a job when the share of its weight that goes where that job "
+            f"puts it is at least {self.margin * 100:.0f} percentage points above the share an "
+            f"even spread over the tokens each token can see would put there; 'broad' when its "
+            f"spread is at least {self.broad_floor:.0%} as even as it can be; otherwise 'mixed'"
         )
 
 
@@ -230,8 +239,7 @@ class HeadRole:
         (a, sa), (b, sb) = self.top
         return (
             f"{where} has no single job by the rule: its largest shares are {LABELS[a]} "
-            f"{sa:.0%} and {LABELS[b]} {sb:.0%} (a job needs {RULE.floor:.0%} and "
-            f"{RULE.times:g}× an even spread)."
+            f"{sa:.0%} and {LABELS[b]} {sb:.0%} ({RULE.short()})."
         )
 
 

@@ -20,14 +20,14 @@ def test_the_promise_names_the_other_models_and_the_what_ifs():
     at = open_page("learn", s=TEXT, step="1")
     promise = at.caption[0].value
     assert "Every number and chart below comes from running" not in promise
-    assert f"steps {STEP['masking']} and {STEP['decoder']} also run the decoder SmolLM2" in promise
+    decoder = f"steps {STEP['masking']}, {STEP['jobs']} and {STEP['decoder']} also run the decoder"
+    assert decoder + " SmolLM2" in promise
     assert f"step {STEP['decoder']} the speech model Whisper" in promise
-    assert (
-        f"steps {STEP['scaling']}, {STEP['masking']} and {STEP['weight_effect']} add what-ifs"
-        in promise
-    )
-    assert f"step {STEP['scaling']} random heads and step {STEP['cost']} times" in promise
-    for name in ("scaling", "masking", "weight_effect"):  # each what-if is named on its step
+    what_ifs = [STEP[k] for k in ("scaling", "masking", "weight_effect")]
+    assert f"steps {', '.join(map(str, what_ifs))} and {STEP['jobs']} add what-ifs" in promise
+    assert f"step {STEP['scaling']} random heads, step {STEP['jobs']} random tokens" in promise
+    assert f"step {STEP['cost']} times" in promise
+    for name in ("scaling", "masking", "weight_effect", "jobs"):  # each what-if is on its step
         at = open_page("learn", s=TEXT, step=str(STEP[name]))
         assert "what-if" in " ".join(m.value for m in at.markdown).lower(), name
     at = open_page("learn", s=TEXT, step=str(STEP["scaling"]))

@@ -168,14 +168,10 @@ def reference_name(case: Case, layer: int, head: int) -> str | None:
     else broad, else mixed; None when a score sits within the tolerance of a threshold."""
     own = {role: float(v[layer, head]) for role, v in case.ref.items()}
     even = case.ref_even
-    near = [
-        min(abs(own[r] - RULE.floor), abs(own[r] - RULE.times * even[r])) for r in NAMED if r in own
-    ]
+    near = [abs(own[r] - RULE.needs(even[r])) for r in NAMED if r in own]
     if min(near) <= TOL or abs(own["broad"] - RULE.broad_floor) <= TOL:
         return None
-    passing = [
-        r for r in NAMED if r in own and own[r] >= RULE.floor and own[r] >= RULE.times * even[r]
-    ]
+    passing = [r for r in NAMED if r in own and own[r] >= even[r] + RULE.margin]
     jobs = [r for r in passing if r not in ("first_token", "last_token")]
     for group in (jobs, [r for r in passing if r not in jobs]):
         if group:
@@ -199,8 +195,7 @@ def test_names_follow_the_rule_on_the_reference_scores(case):
             for role, score in named.top:
                 assert abs(case.ref[role][layer, head] - score) <= TOL
             if named.named and named.role != "broad":
-                assert named.score >= RULE.floor
-                assert named.score >= RULE.times * case.ref_even[named.role] - TOL
+                assert named.score >= case.ref_even[named.role] + RULE.margin - TOL
 
 
 def test_some_heads_are_named_and_some_mixed(case):

@@ -89,8 +89,8 @@ def job_words(best: PreviousHead) -> str:
         return f"enough for the rule to call it a **{LABELS[PREVIOUS]} head**"
     return (
         f"not enough for the rule to call it a {LABELS[PREVIOUS]} head (that needs "
-        f"{RULE.floor:.0%} and {RULE.times:g} times the {best.even:.0%} an even spread would "
-        "give)"
+        f"{RULE.needs(best.even):.0%}: the {best.even:.0%} an even spread would give, and "
+        f"{RULE.margin * 100:.0f} points more)"
     )
 
 

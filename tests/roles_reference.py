@@ -53,12 +53,16 @@ def detector_scores(pattern_lhqk: np.ndarray, ids: list[int]) -> dict[str, np.nd
     return out
 
 
-def pattern_scores(pattern_lhqk: np.ndarray, causal: bool, closing: bool) -> dict[str, np.ndarray]:
-    """The roles read off the pattern directly, in torch float64, each [L, H]."""
+def pattern_scores(
+    pattern_lhqk: np.ndarray, causal: bool, closing: bool, count_q: torch.Tensor | None = None
+) -> dict[str, np.ndarray]:
+    """The roles read off the pattern directly, in torch float64, each [L, H]; ``count_q`` is how
+    many keys each query may see (default: those up to itself if ``causal``, else all)."""
     p = torch.from_numpy(np.array(pattern_lhqk, dtype=np.float64))
     n = p.shape[-1]
-    seen = torch.tril(torch.ones(n, n, dtype=torch.float64)) if causal else torch.ones(n, n)
-    count_q = seen.sum(-1)
+    if count_q is None:
+        seen = torch.tril(torch.ones(n, n, dtype=torch.float64)) if causal else torch.ones(n, n)
+        count_q = seen.sum(-1)
     out = {
         "first_token": p[..., 0].mean(-1).numpy(),
         "self": torch.diagonal(p, dim1=-2, dim2=-1).mean(-1).numpy(),

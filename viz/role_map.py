@@ -54,17 +54,19 @@ def _colourscale() -> list[tuple[float, str]]:
     return steps
 
 
-def _hover_lines(role: HeadRole) -> list[str]:
-    """The head's badge and, wrapped, its sentence (the rule as it applies to this head)."""
-    return [escape(line) for line in [role.badge(), *textwrap.wrap(role.sentence(), 64)]]
+def _hover_lines(role: HeadRole, said: str) -> list[str]:
+    """The head's badge and, wrapped, what is said of it (the rule as it applies to it)."""
+    return [escape(line) for line in [role.badge(), *textwrap.wrap(said, 64)]]
 
 
-def _cells(names: Sequence[Sequence[HeadRole]], small: bool) -> go.Heatmap:
+def _cells(
+    names: Sequence[Sequence[HeadRole]], said: Sequence[Sequence[str]] | None, small: bool
+) -> go.Heatmap:
     """Every head as a cell: z its role's place in ``COLOURS``, its label and score as text
     (Plotly picks black or white text to read on each colour), its hover lines as customdata
     (the line breaks in the template: no markup in the data)."""
     order = list(COLOURS)
-    lines = [[_hover_lines(h) for h in row] for row in names]
+    lines = [[_hover_lines(h, said[h.layer][h.head] if said else "") for h in row] for row in names]
     n_lines = max(len(cell) for row in lines for cell in row)
     hover = "<br>".join(f"%{{customdata[{i}]}}" for i in range(n_lines))
     return go.Heatmap(
@@ -100,16 +102,21 @@ def _legend(roles: Sequence[str]) -> list[go.Scatter]:
 
 
 def make_role_map(
-    names: Sequence[Sequence[HeadRole]], *, small: bool = False, title: str | None = None
+    names: Sequence[Sequence[HeadRole]],
+    said: Sequence[Sequence[str]] | None = None,
+    *,
+    small: bool = False,
+    title: str | None = None,
 ) -> go.Figure:
     """``names`` [layer][head] (``methods.roles.name_heads``) as a map: layer 0 at the top,
     heads across; each cell coloured by the head's role, with its short label and score
-    ("prev 0.52"; ``small``: colours only), its badge and sentence on hover."""
+    ("prev 0.52"; ``small``: colours only), its badge and ``said`` of it ([layer][head],
+    ``lessons.head_words.head_sentence``) on hover."""
     if not names or not names[0]:
         raise ValueError("the role map needs at least one layer and one head")
     n_layers, n_heads = len(names), len(names[0])
     roles = {h.role for row in names for h in row}
-    data = [_cells(names, small), *_legend(sorted(roles))]
+    data = [_cells(names, said, small), *_legend(sorted(roles))]
     axis = {"showgrid": False, "zeroline": False, "dtick": 1}
     layout = {
         "xaxis": {**axis, "title": {"text": "head"}, "range": [-0.5, n_heads - 0.5], "side": "top"},

@@ -171,6 +171,14 @@ def head_sentence(
     )
 
 
+def head_sentences(scores: RoleScores, tokens: Sequence[str]) -> list[list[str]]:
+    """``head_sentence`` of every head, [layer][head] (the role map's hover)."""
+    n_layers, n_heads = scores.scores_lh["self"].shape
+    return [
+        [head_sentence(scores, lay, h, tokens) for h in range(n_heads)] for lay in range(n_layers)
+    ]
+
+
 def view_sentence(
     trace: Trace,
     scores: RoleScores,

@@ -221,27 +221,6 @@ class HeadRole:
         (a, sa), (b, sb) = self.top
         return f"mixed: {LABELS[a]} {sa:.2f} · {LABELS[b]} {sb:.2f}"
 
-    def sentence(self) -> str:
-        """What the head does, in plain words, with the numbers behind it."""
-        where = f"Layer {self.layer}, head {self.head}"
-        if self.role == "broad":
-            return (
-                f"{where} {WHAT['broad']}: its spread is {self.score:.0%} as even as it can be "
-                f"(a named job needs {RULE.broad_floor:.0%})."
-            )
-        if self.named:
-            return (
-                f"{where} is {article(LABELS[self.role])} {LABELS[self.role]} head: it "
-                f"{WHAT[self.role]}, with "
-                f"{self.score:.0%} of its weight there, where an even spread would put "
-                f"{self.even:.0%}."
-            )
-        (a, sa), (b, sb) = self.top
-        return (
-            f"{where} has no single job by the rule: its largest shares are {LABELS[a]} "
-            f"{sa:.0%} and {LABELS[b]} {sb:.0%} ({RULE.short()})."
-        )
-
 
 def name_head(scores: RoleScores, layer: int, head: int, rule: Rule = RULE) -> HeadRole:
     """Name one head: the largest passing token job (previous, duplicate, induction, self)

@@ -7,7 +7,7 @@ import pytest
 
 from attention_core import attention_steps, trace_sentence
 from attention_core.methods.export import export_nbytes, plan
-from attention_core.methods.roles import LABELS
+from attention_core.methods.roles import LABELS, article
 from tests.app.conftest import explorer_report, open_page
 from tests.roles_reference import reference_role
 
@@ -174,7 +174,7 @@ def _job(at) -> tuple[str, str]:
 
 def _assert_job(at, key: str, layer: int, head: int) -> None:
     badge, words = _job(at)
-    assert words.startswith(f"Layer {layer}, head {head} ")
+    assert words.startswith(f"Over the whole text, layer {layer}, head {head} is, by the rule, ")
     expected = reference_role(key, REPEATED, layer, head)
     if expected is None:
         return
@@ -184,7 +184,7 @@ def _assert_job(at, key: str, layer: int, head: int) -> None:
     if role != "mixed":
         assert label == LABELS[role]
     if role not in ("mixed", "broad"):
-        assert f"is a {LABELS[role]} head" in words
+        assert f"by the rule, {article(LABELS[role])} {LABELS[role]}" in words
     assert abs(float(shown) - score) <= 0.005 + 1e-5
 
 

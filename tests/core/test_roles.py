@@ -27,6 +27,7 @@ from attention_core.methods.induction import probe_tokens  # noqa: E402
 from attention_core.methods.roles import NAMED, RULE, name_heads, role_scores  # noqa: E402
 from tests.core.oracles import oracle, reference  # noqa: E402
 from tests.core.sentences import SENTENCES as VARIED  # noqa: E402
+from tests.roles_reference import detector_scores, pattern_scores  # noqa: E402
 
 TOL = 1e-5
 CAUSAL = {"minilm": False, "smollm2": True}
@@ -39,11 +40,6 @@ TEXTS = {
     ),
 }
 CASES = [(key, name) for key in CAUSAL for name in TEXTS]
-DETECTORS = {
-    "previous_token": hd.get_previous_token_head_detection_pattern,
-    "duplicate_token": hd.get_duplicate_token_head_detection_pattern,
-    "induction": hd.get_induction_head_detection_pattern,
-}
 
 
 def visible_count_q(n: int, causal: bool, mask_k: np.ndarray | None = None) -> torch.Tensor:
@@ -60,40 +56,10 @@ def reference_roles(
     pattern_lhqk: np.ndarray, ids: list[int], count_q: torch.Tensor, closing: bool
 ) -> dict[str, np.ndarray]:
     """Every role's score [L, H]: TransformerLens's detector for the token jobs, torch for
-    the rest."""
-    pattern = torch.from_numpy(np.array(pattern_lhqk, dtype=np.float32))
-    n_layers, n_heads = pattern.shape[:2]
-    tokens = torch.as_tensor([ids])
-    out: dict[str, np.ndarray] = {}
-    for role, detector in DETECTORS.items():
-        detection = detector(tokens)
-        out[role] = np.array(
-            [
-                [
-                    hd.compute_head_attention_similarity_score(
-                        pattern[lay, h],
-                        detection_pattern=detection,
-                        exclude_bos=False,
-                        exclude_current_token=False,
-                        error_measure="mul",
-                    )
-                    for h in range(n_heads)
-                ]
-                for lay in range(n_layers)
-            ]
-        )
-    p = pattern.double()
-    out["first_token"] = p[..., 0].mean(-1).numpy()
-    if closing:
-        out["last_token"] = p[..., -1].mean(-1).numpy()
-    out["self"] = torch.diagonal(p, dim1=-2, dim2=-1).mean(-1).numpy()
-    entropy_lhq = -torch.special.xlogy(p, p).sum(-1)
-    rows = count_q > 1
-    if rows.any():
-        out["broad"] = (entropy_lhq[..., rows] / torch.log(count_q[rows])).mean(-1).numpy()
-    else:
-        out["broad"] = np.full((n_layers, n_heads), np.nan)
-    return out
+    the rest (``tests.roles_reference``), over the keys ``count_q`` says each query sees."""
+    return detector_scores(pattern_lhqk, ids) | pattern_scores(
+        pattern_lhqk, False, closing, count_q
+    )
 
 
 def even_pattern(n: int, causal: bool, mask_k: np.ndarray | None = None) -> np.ndarray:

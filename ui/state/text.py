@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from attention_core.lessons.head_order import SORTS
 from ui.presets import DEFAULT_PROBES, MONEY_BANK, RIVER_BANK
 from ui.state.entry import Entry, State, Url, boolean, choice, float_in, int_in, text
 from ui.state.shared import D_MODEL, LAST_LAYER, LAST_TOKEN, N_HEADS
@@ -48,16 +49,7 @@ class AllHeads(State):
     sort = Url(  # "head" or a role (attention_core.lessons.head_order.SORTS)
         "ah_sort",
         "head",
-        choice(
-            "head",
-            "previous_token",
-            "duplicate_token",
-            "induction",
-            "first_token",
-            "last_token",
-            "self",
-            "broad",
-        ),
+        choice("head", *SORTS),
     )
     descending = Url("ah_desc", True, boolean)
     layers = Url("ah_layers", "all", all_or_layer)

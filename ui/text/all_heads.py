@@ -15,6 +15,7 @@ from streamlit.delta_generator import DeltaGenerator
 import explorer
 from attention_core.core.family import Trace
 from attention_core.lessons.head_order import list_heads, order_heads, role_figures, role_labels
+from attention_core.lessons.head_words import head_sentences
 from attention_core.methods.pack import MAX_TILE
 from attention_core.methods.roles import LABELS, RULE
 from ui import params, router, show
@@ -115,7 +116,8 @@ def role_map(shared: router.Shared, trace: Trace) -> None:
         for head in row:
             counts[head.role] = counts.get(head.role, 0) + 1
     left, right = st.columns([3, 1])
-    show.plot(make_role_map(names), "ah_role_map", left)
+    said = head_sentences(head_roles(shared.model, shared.text), trace.tokens.tokens)
+    show.plot(make_role_map(names, said), "ah_role_map", left)
     rule = RULE.text()
     right.markdown(f"**The rule.** {rule[0].upper()}{rule[1:]}.")
     right.markdown(

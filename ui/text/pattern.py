@@ -10,13 +10,14 @@ import streamlit as st
 
 from attention_core import ModelConfig, attention_steps
 from attention_core.core.family import Trace
+from attention_core.lessons.head_words import head_sentence
 from attention_core.methods.pack import visible_tokens
 from attention_core.methods.roles import RULE
 from ui import downloads, explore, params, router
 from ui.cache import get_trace
 from ui.state.shared import FRAME
 from ui.state.text import PATTERN, Pattern
-from ui.text.cache import head_names
+from ui.text.cache import head_names, head_roles
 from viz.pattern_heatmap import STAGE_TITLES
 
 TABLE_MAX = 64  # a bigger table is only built and sent when asked for
@@ -86,7 +87,9 @@ def head_job(shared: router.Shared, layer: int, head: int) -> None:
     """The head's job by the stated rule on this sentence (``methods.roles``): its badge and
     what it does, in one line."""
     role = head_names(shared.model, shared.text)[layer][head]
-    st.markdown(f"**What this head does** `{role.badge()}` {role.sentence()}")
+    tokens = get_trace(shared.model, shared.text).tokens.tokens
+    said = head_sentence(head_roles(shared.model, shared.text), layer, head, tokens)
+    st.markdown(f"**What this head does** `{role.badge()}` {said}")
     st.caption(
         f"By the rule on this sentence: {RULE.text()}. All heads shows every head's job at once."
     )

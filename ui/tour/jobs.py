@@ -10,12 +10,13 @@ import streamlit as st
 
 from attention_core.core.family import Trace
 from attention_core.lessons.explain import copy_stripe_q
+from attention_core.lessons.head_words import head_sentences
 from attention_core.methods.induction import LOW_ID, PROBE_SEED
 from attention_core.methods.roles import LABELS, RULE, WHAT, HeadRole
 from ui import safe
 from ui.cache import model_error
 from ui.router import Shared
-from ui.text.cache import ProbeView, head_names, probe_view
+from ui.text.cache import ProbeView, head_names, head_roles, probe_view
 from ui.text.decoder import MODEL as DECODER
 from ui.tour.common import chart, engineers
 from viz.pattern_heatmap import make_pattern_heatmap
@@ -46,7 +47,8 @@ def render(shared: Shared, trace: Trace) -> None:
         r"P_{ij} = 1 \text{ where the job puts token } i\text{'s weight on token } j"
     )
     names = head_names(shared.model, shared.text)
-    sentence_jobs(trace, names)
+    said = head_sentences(head_roles(shared.model, shared.text), trace.tokens.tokens)
+    sentence_jobs(trace, names, said)
     st.subheader("Testing one job: induction")
     if error := model_error(DECODER):
         st.warning(f"SmolLM2 could not be loaded, so this part is not shown. {error}")
@@ -72,7 +74,7 @@ def _job_line(role: str, n: int) -> str:
     return f"- {LABELS[role]}: **{n}** head{'s' if n != 1 else ''} ({what})"
 
 
-def sentence_jobs(trace: Trace, names: list[list[HeadRole]]) -> None:
+def sentence_jobs(trace: Trace, names: list[list[HeadRole]], said: list[list[str]]) -> None:
     """The role map in small and the count per job, with the rule in plain words."""
     cfg = trace.config
     rule = RULE.text()
@@ -82,7 +84,7 @@ def sentence_jobs(trace: Trace, names: list[list[HeadRole]]) -> None:
     )
     left, right = st.columns([3, 2])
     chart(
-        make_role_map(names, small=True),
+        make_role_map(names, said, small=True),
         "learn_jobs_map",
         "How to read this: one cell per head, layer 0 at the top, coloured by its job; hover "
         "for its scores.",

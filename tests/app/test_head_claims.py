@@ -39,6 +39,9 @@ GLOSSES = (  # how heads were described by hand before every sentence was built 
     "the word it",
     "looks at the word before",
     "favours nearby",
+    "nothing better to do",
+    "when they have nothing to do",
+    "different habits: some look",
 )
 
 

@@ -44,7 +44,8 @@ def test_the_badge_follows_the_head_in_the_explorer_and_on_the_page(app_url, pag
     page.keyboard.press("ArrowRight")  # redrawn in the browser, no rerun
     assert heading_badge(page, 4, 10) == badges("minilm")[4][10]
     page.locator("p", has_text=badges("minilm")[4][10]).first.wait_for(timeout=30_000)
-    assert "layer 4, head 10 is, by the rule" in job_line(page)  # the page's line, after the view was reported
+    # the page's line, after the view was reported
+    assert "layer 4, head 10 is, by the rule" in job_line(page)
 
 
 def test_a_decoders_badge_is_the_engines(app_url, page):

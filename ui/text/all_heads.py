@@ -70,7 +70,7 @@ def _groups(n_heads: int, n_kv_heads: int) -> list[str]:
 
 
 def rest_on(trace: Trace) -> str:
-    """Where a head with nothing to do puts its weight."""
+    """Where a sink head puts its weight: the first token, or [CLS]/[SEP] in an encoder."""
     return "the first token" if trace.config.causal else "[CLS]/[SEP]"
 
 
@@ -78,9 +78,10 @@ def intro(trace: Trace) -> None:
     cfg = trace.config
     st.caption(
         f"Every attention head of every layer at once: {cfg.n_layers} layers × {cfg.n_heads} "
-        f"heads = {cfg.n_layers * cfg.n_heads}, each drawn as a small pattern. Heads in the same "
-        "model learn different habits: some look at the previous word, some at themselves, many "
-        f"rest on {rest_on(trace)} when they have nothing better to do."
+        f"heads = {cfg.n_layers * cfg.n_heads}, each drawn as a small pattern. The map below names "
+        "each head by the job its numbers show on your sentence (reading the token before, an "
+        f"earlier copy, itself, resting on {rest_on(trace)}, or an even spread), by one stated "
+        "rule."
         + (
             f" Heads {', '.join(_groups(cfg.n_heads, cfg.n_kv_heads))} share one set of keys "
             "and values each (grouped-query attention): they ask different questions of the same "

@@ -32,8 +32,8 @@ INTRO = (
     "The last step showed heads of one layer with different habits. Researchers give those "
     "habits names and measure them: a **previous-token** head reads the token just before each "
     "token, a **duplicate-token** head an earlier copy of the same token, an **induction** head "
-    "the token that came *after* an earlier copy (what lets a model continue a repeat), and "
-    "many heads park their weight on the first token (a **sink**) when they have nothing to do. "
+    "the token that came *after* an earlier copy (what lets a model continue a repeat), and a "
+    "**sink** puts its weight on the first token, whatever that token says. "
     "Each head gets a score per job: the share of all its weight that lands where the job would "
     "put it (TransformerLens's head detector)."
 )

@@ -4,7 +4,6 @@ numbers: the reused buffer is written whole, and a trace that is still held keep
 from __future__ import annotations
 
 import gc
-import resource
 import threading
 
 import numpy as np
@@ -105,14 +104,15 @@ def test_a_pass_reusing_a_dropped_trace_s_memory_gives_the_same_numbers(model):
     addresses = {address, held.pattern_lhqk.ctypes.data}
     del first, held
     gc.collect()
-    faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
     again = run_model(model, tokens)
-    faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults
     assert again.pattern_lhqk.ctypes.data in addresses  # a dropped trace's buffer, reused
     for name, a in _arrays(again).items():
         np.testing.assert_array_equal(a, copies[name], err_msg=name)  # bit for bit
     np.testing.assert_array_equal(other.pattern_lhqk, other_before)
-    assert faults < 1000  # a fresh 24.5 MB trace takes about 3,600 (4 kB pages)
+    # Not asserted: the page faults the pass takes. A reused buffer is already mapped, but a
+    # fresh one can fault as little (758 against 4,720 pages here, with transparent huge pages and
+    # glibc handing freed memory back), and in CI a reused one faulted 1,363 times: the count
+    # says what else the process did, not whether the buffer was reused. The address above does.
 
 
 def test_memory_counts_know_a_buffer_the_pool_handed_out_and_nothing_else():

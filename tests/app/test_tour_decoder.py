@@ -111,7 +111,15 @@ def test_cross_attention_is_whispers_on_the_clip(whisper, clip):
 def test_nothing_is_borrowed_and_the_translation_note_is_plain():
     text = _words(_open()).lower()
     assert "illustrative" not in text and "borrow" not in text and "demonstration" not in text
-    assert "jane visits africa" in text and "no translation model ships" in text
+    assert "no translation model ships" in text
+    # The notes teach "Jane visits Africa" as self-attention, not translation (issue 35)
+    assert "jane visits africa" not in text
+    # A decoder-only model has no cross-attention; a decoder's attention does not "differ in
+    # two ways" (issue 35)
+    assert "two ways" not in text and "decoder-only model such as smollm2" in text
+    # Following the speech is a property of some heads, not of cross-attention (issue 35)
+    assert "so each word looks near the moment it was said" not in text
+    assert "of its 24 cross-attention heads as following the speech" in text
     assert "queries come from the written words" in text
     assert "keys and values from the audio" in text
 

@@ -33,17 +33,21 @@ PAGE = "listen"  # the page that explores this step further (ui.registry)
 HINT = "record your own voice"  # what to do there
 CLIP = "river"  # the clip the step opens on (examples/clips/river.wav)
 PREVIOUS = "previous_token"  # the role score (methods.roles) the masked head is chosen by
+FORWARD = 0.5  # a head "moves forward" through the audio from this rank correlation
 THREE = st.column_config.NumberColumn(format="%.3f")  # weights for learners: three decimals
 SECONDS = st.column_config.NumberColumn(format="%.2f")
 
 INTRO = (
     "So far the tour has walked through an encoder (MiniLM), which reads a whole sentence at "
-    "once. A model that writes text uses a **decoder**, and its attention differs in two ways. "
-    "Both are shown here on real models trained that way."
+    "once. A model that writes text uses a **decoder**, whose self-attention is masked: each "
+    "token sees only itself and the tokens before it. A decoder-only model such as SmolLM2 (or "
+    "GPT) has that attention alone. The decoder of an **encoder-decoder** model (Whisper here, "
+    "or a translator) adds a second one, **cross-attention**, to what the encoder made of its "
+    "input. Both are shown here on real models trained that way."
 )
 TRANSLATION = (
-    "The notes' example of cross-attention is translation (“Jane visits Africa” into another "
-    "language): the words being written look at the words of the sentence being translated. "
+    "The notes' example of an encoder-decoder is translation: the words being written look at "
+    "the words of the sentence being translated. "
     "No translation model ships with this app (it works offline), so the cross-attention shown "
     "here is speech to text: the written words look at the audio instead of at a sentence. The "
     "arithmetic is the same."
@@ -166,13 +170,21 @@ def cross() -> None:
         rf"{{\sqrt{{{d_head}}}}}\right) V_{{\text{{audio}}}}"
     )
     rho = float(clip.alignment.monotone_lh[layer, head])
+    n_cross = clip.cross_pattern_lhqk.shape[0] * clip.cross_pattern_lhqk.shape[1]
+    moves = (
+        "moves forward through the audio as the words do"
+        if rho >= FORWARD
+        else "does not move steadily forward"
+    )
     st.markdown(
         "In cross-attention the **queries come from the written words**, the **keys and values "
-        "from the audio**, as the encoder made it (one vector per 20 ms). So each word looks "
-        "near the moment it was said: the moment each token looks at most moves forward "
-        f"through the audio as the words do (rank correlation **{rho:.3f}**, 1 = always "
-        "forward). Each row is the step that wrote the word: the decoder reads the words "
-        "before it and listens to the audio to choose it."
+        "from the audio**, as the encoder made it (one vector per 20 ms). In this head the "
+        f"moment each token looks at most {moves} (rank correlation **{rho:.3f}**, 1 = always "
+        f"forward; we call it forward from {FORWARD}). Not every head does this: Whisper's "
+        f"makers list {len(clip.alignment_heads)} of its {n_cross} cross-attention heads as "
+        "following the speech, and the Listen page scores all of them. Each row is the step "
+        "that wrote the word: the decoder reads the words before it and listens to the audio "
+        "to choose it."
     )
     _moments(clip, layer, head)
     st.info(TRANSLATION, icon=":material/translate:")

@@ -69,9 +69,9 @@ def jane(model: str) -> None:
     role = head_sentence(head_roles(model, JANE), best.layer, best.head, tokens, "this head")
     st.markdown(
         f"Rule: the head closest to the notes' three numbers (smallest total difference, here "
-        f"**{total:.3f}**): layer {best.layer}, head {best.head}. {role}{blocked} The notes' "
-        "example comes from a translator, an encoder-decoder whose output words attend to the "
-        "input sentence (cross-attention); here the sentence attends to itself (self-attention)."
+        f"**{total:.3f}**): layer {best.layer}, head {best.head}. {role}{blocked} In the notes "
+        "this is self-attention inside one sentence (“your brain looks for the most related "
+        "word in the rest of the sentence”), as computed here: the sentence attends to itself."
     )
     st.page_link(
         registry.page("listen").path,

@@ -102,8 +102,8 @@ PAGES: tuple[PageInfo, ...] = (
         "decoder",
         "Inside a decoder",
         ":material/arrow_forward:",
-        "SmolLM2, a real decoder: each token sees only the ones before it; rotary positions, "
-        "shared key/value heads, the next-token guesses.",
+        "SmolLM2, a real decoder: each token sees only itself and the ones before it; rotary "
+        "positions, shared key/value heads, the next-token guesses.",
         ("smollm2",),
     ),
     PageInfo(

@@ -55,11 +55,11 @@ def _model_picker(sb: DeltaGenerator, on_pick: Callable[[], None]) -> None:
         key=Frame.model.key,
         format_func=LABELS.__getitem__,  # LABELS has every key of PICKABLE
         on_change=on_pick,
-        help="MiniLM reads the whole sentence at once (an encoder); SmolLM2 writes text one token "
-        "at a time and each token sees only the ones before it (a decoder; its weights are "
-        "4-bit quantized, Q4_1, and its numbers are that model's); Whisper tiny.en writes down "
-        "speech, its words attending to the audio (an encoder-decoder: cross-attention, on the "
-        "Listen page). A page that cannot show the model picked opens the one that does.",
+        help="MiniLM reads the whole sentence at once (an encoder); SmolLM2 writes text one token"
+        " at a time and each token sees only itself and the ones before it (a decoder; its weights"
+        " are 4-bit quantized, Q4_1, and its numbers are that model's); Whisper tiny.en writes "
+        "down speech, its words attending to the audio (an encoder-decoder: cross-attention, on"
+        " the Listen page). A page that cannot show the model picked opens the one that does.",
     )
 
 

@@ -22,3 +22,14 @@ def test_every_registered_page_opens():
     for page in registry.PAGES[1:]:
         at = open_page(page.name, s="The river bank was muddy")
         assert not at.exception, page.name
+
+
+def test_a_decoders_token_is_said_to_see_itself_too():
+    """A causal mask lets a token see itself and the tokens before it (issue 35): no text in
+    the app says it sees "only the ones before it"."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    texts = [p.read_text() for p in (root / "ui").rglob("*.py")]
+    assert not [t for t in texts if "sees only the ones before" in t]
+    assert any("sees only itself and the ones before it" in t for t in texts)

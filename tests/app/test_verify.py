@@ -152,3 +152,16 @@ def test_the_libraries_are_imported_only_when_pressed():
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
     )
     assert done.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("model_key", ["minilm", "smollm2"])
+def test_the_check_says_what_the_reference_runs(model_key):
+    """SmolLM2's reference is transformers reading a third-party 4-bit GGUF file, not "the
+    code the model was published with" (issue 35)."""
+    at = open_page("pattern", model=model_key)
+    said = " ".join(c.value for c in at.caption if "Run this sentence through" in c.value)
+    assert "the code the model was published" not in said
+    if model_key == "smollm2":
+        assert "third-party 4-bit GGUF file" in said
+    else:
+        assert "sentence-transformers and transformers" in said

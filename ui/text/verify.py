@@ -32,6 +32,11 @@ from ui.state.shared import VERIFY, Verify
 from ui.verify import BUTTON, Verdict, differ, engineers, lacking, table
 
 LIBRARY = {"minilm": "sentence-transformers and transformers", "smollm2": "transformers"}
+SOURCE = {  # what the reference library runs, in plain words (issue 35: not "as published")
+    "minilm": "the libraries the model was published for, on the same files",
+    "smollm2": "which reads the same third-party 4-bit GGUF file (its weights unpacked to "
+    "32-bit numbers) with its own code",
+}
 CALLS = {
     "minilm": '`transformers.AutoModel.from_pretrained(folder, attn_implementation="eager")` '
     "(a `BertModel`) with `output_attentions=True, output_hidden_states=True` for the weights "
@@ -116,9 +121,8 @@ def button(shared: Shared, trace: Trace) -> None:
         return
     st.subheader("Check it yourself")
     st.caption(
-        f"Run this sentence through {LIBRARY[shared.model]}, the code the model was published "
-        "with, and see how far its numbers are from ours. It checks the model as it is, without "
-        "any what-if switch."
+        f"Run this sentence through {LIBRARY[shared.model]}, {SOURCE[shared.model]}, and see how "
+        "far its numbers are from ours. It checks the model as it is, without any what-if switch."
     )
     asked = (shared.model, shared.text)
     if st.button(BUTTON, key=Verify.run.key, icon=":material/fact_check:"):

@@ -74,6 +74,7 @@ def test_step_pick_back_reset(smollm2):
 def test_seeded_sampling_repeats_the_engines_draws(smollm2):
     at = open_page("generate")
     at.text_input(key="gen_prompt").input("Once upon a time").run()
+    assert "leaves every attention pattern as trained" in at.slider(key="gen_temp").help
     at.slider(key="gen_temp").set_value(1.0).run()
     at.number_input(key="gen_top_k").set_value(20).run()
     at.number_input(key="gen_seed").set_value(7).run()

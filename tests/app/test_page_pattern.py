@@ -133,6 +133,7 @@ def test_the_switches_are_called_what_ifs_and_temperature_is_explained(model, tr
     assert f"√d_k = √32 = {32**0.5:.3f}" in text and "applies no mask" in text
     assert "never trained with the causal mask" in text
     assert "divides the scores before softmax: below 1 the pattern gets sharper" in text
+    assert "not the temperature of text generation" in text  # the two told apart (issue 35)
     scores = trace.scores_lhqk[4, 7]
     peak = {t: attention_steps(scores, 32, temperature=t).pattern.max(axis=-1) for t in (0.5, 1, 2)}
     assert (peak[0.5] >= peak[1]).all() and (peak[1] >= peak[2]).all()  # sharper, flatter

@@ -53,6 +53,9 @@ def steps(prompt: str) -> None:
             0.0,
             0.1,
             key=Generate.temp.key,
+            help="Divides the model's next-token scores before their softmax: how a token is "
+            "picked. It leaves every attention pattern as trained (unlike the Attention pattern "
+            "page's temperature, a what-if on the attention scores).",
         )
         top_k = st.number_input(
             "Top-k (0 = the whole vocabulary)", 0, 50, 0, key=Generate.top_k.key

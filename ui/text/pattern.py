@@ -38,7 +38,9 @@ def what_ifs(cfg: ModelConfig) -> str:
         f"the arithmetic to show what each step does. {cfg.name} itself divides every score by "
         f"√d_k = √{cfg.d_head} = {cfg.d_head**0.5:.3f}, {own}, and runs at temperature 1. "
         "**Temperature** divides the scores before softmax: below 1 the pattern gets sharper "
-        "(the largest weights grow), above 1 flatter (the weights even out)."
+        "(the largest weights grow), above 1 flatter (the weights even out). This is a what-if "
+        "on the attention scores, not the temperature of text generation, which divides the "
+        "next-token scores (the Generate page's)."
     )
 
 

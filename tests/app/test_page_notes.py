@@ -191,4 +191,6 @@ def test_context_window_is_the_patterns_size(shown):
     assert f"**{n}** tokens" in said and f"{n} × {n} = **{n * n:,}** weights" in said
     assert f"**{w.longest:,}** tokens" in said and f"{w.longest**2:,} weights per head" in said
     assert f"{w.heads} heads" in said
+    # the notes' slip said aloud: the context window is n tokens, the pattern n² (issue 35)
+    assert "strictly, the context window is the number of tokens" in said
     assert (f"at most {w.runs:,} tokens" in _text(at)) == (w.runs < w.longest)

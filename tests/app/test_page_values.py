@@ -178,3 +178,12 @@ def test_checks_and_widths_are_for_engineers_and_learners_get_three_decimals():
         for columns in formats
         for config in columns.values()
     ), formats
+
+
+def test_z_is_said_to_have_fewer_numbers_not_to_be_shorter(model):
+    """z has d_k numbers where a token's vector has the model's width: "fewer numbers", not
+    "shorter", which a learner reads as a smaller length (issue 35)."""
+    at = open_page("values")
+    said = " ".join(c.value for c in at.caption)
+    assert "z has fewer numbers than the token's vector" in said and "z is shorter" not in said
+    assert model.config.d_head < model.config.d_model  # what the sentence says, on this model

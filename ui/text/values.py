@@ -101,9 +101,9 @@ def weighted_sum(trace: Trace, f: Followed) -> None:
     st.markdown(_sum(trace, up, f.token))
     st.caption(
         "The notes write this sum as the update itself, e.g. ΔE₂ = 0.55·V₀ + 0.4·V₁ + "
-        "0.05·V₂ for “Dirty Quantum Plumbing”. In the real model z is shorter than the token's "
-        "vector, and it still passes through the output matrix W_O to become this head's update "
-        "of the whole vector (step 3)."
+        "0.05·V₂ for “Dirty Quantum Plumbing”. In the real model z has fewer numbers than the "
+        "token's vector (one head's d_k, not the model's width), and it still passes through "
+        "the output matrix W_O to become this head's update of the whole vector (step 3)."
     )
     dims = [f"V[{e}]" for e in range(SHOWN)]
     table = {

@@ -214,8 +214,9 @@ def context(model: str) -> None:
         f"The monster passage is **{w.n_tokens}** tokens, so each head's pattern is "
         f"{w.n_tokens} × {w.n_tokens} = **{w.weights:,}** weights, and {LABELS[model]} has "
         f"{w.heads} heads ({cfg.n_layers} layers × {cfg.n_heads}). The notes call the "
-        "pattern's size the **context window**: "
-        f"{LABELS[model]} was built for inputs of up to **{w.longest:,}** tokens, a pattern of "
+        "pattern's size the **context window**; strictly, the context window is the number of "
+        "tokens a model reads at once (here n), and the pattern has n² weights: "
+        f"{LABELS[model]} was built for a context window of **{w.longest:,}** tokens, a pattern of "
         f"{w.weights_longest:,} weights per head. Twice the tokens, four times the weights: "
         "that is why the window was hard to grow."
     )

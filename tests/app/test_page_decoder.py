@@ -34,6 +34,9 @@ def test_the_page_shows_the_decoders_own_numbers(smollm2):
     z = array(charts["dec_pattern"]["data"][0]["z"])
     np.testing.assert_array_equal(z, trace.pattern_lhqk[layer, head])
     assert (z[np.triu_indices(trace.n_tokens, 1)] == 0).all()
+    captions = " ".join(c.value for c in at.caption)
+    # RoPE makes the position's part of a score relative, not the whole score (issue 35)
+    assert "the position's part of a score depends on how far apart" in captions
     table = at.dataframe[-1].value  # groups, overlap, next-token guesses
     assert table["token"].tolist() == list(trace.tokens.tokens)
     np.testing.assert_array_equal(table["p1"].to_numpy(np.float32), trace.next_top_probs_tk[:, 0])
@@ -59,6 +62,10 @@ def test_the_notes_table_follows_its_rule(smollm2):
         np.testing.assert_allclose(array(charts["dec_note_own"]["data"][0]["z"]), NOTE_TABLE_QK.T)
         said = next(m.value for m in at.markdown if m.value.startswith("In this head"))
         assert f"**{tables[pick.layer, pick.head, 2, 1]:.3f}** to “quantum”" in said
+        # the comparison is the head's own, measured (issue 35: not a note printed for any head)
+        apart = np.abs(tables[pick.layer, pick.head, 2] - NOTE_TABLE_QK[2]).sum()
+        assert f"a total difference of **{apart:.3f}**" in said
+        assert "Where it differs" not in said and "find nothing to look for" not in said
 
 
 def test_the_sidebars_layer_and_head_sliders(smollm2):

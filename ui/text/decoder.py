@@ -105,11 +105,13 @@ def _explain(trace: TextTrace, tables: NDArray[np.float64], pick: HeadPick) -> N
     )
     share = sink_lh[pick.layer, pick.head]
     note = ", ".join(f"{w:g}" for w in NOTE_TABLE_QK[2])
+    apart = float(np.abs(np.asarray(col[:3]) - NOTE_TABLE_QK[2]).sum())
     st.markdown(
         f"In this head “plumbing” gives **{col[0]:.3f}** to “dirty”, **{col[1]:.3f}** to "
-        f"“quantum” and **{col[2]:.3f}** to itself; the notes say {note}. Where it "
-        f"differs: “dirty” holds the first token, “{safe.md(tokens[0])}”, where a decoder's heads "
-        "park weight when they find nothing to look for (an “attention sink”): here the last "
+        f"“quantum” and **{col[2]:.3f}** to itself; the notes say {note} (a total difference "
+        f"of **{apart:.3f}**). Mind that “dirty” holds the first token, “{safe.md(tokens[0])}”, "
+        "where many of a decoder's heads put weight whatever it says (an “attention sink”): "
+        "here the last "
         f"piece of “plumbing” puts **{share:.3f}** of its weight on it. Over all {sink_lh.size} "
         f"heads the median is **{np.median(sink_lh):.3f}**, and more than half in "
         f"**{int((sink_lh > 0.5).sum())}** heads. So a large number in the “dirty” row need not "
@@ -122,8 +124,9 @@ def positions(trace: TextTrace, layer: int, head: int) -> None:
     distance."""
     st.caption(
         "MiniLM adds a learned position vector to each token. SmolLM2 adds nothing: it turns each "
-        "query and key by an angle that grows with the position, so a score depends on how far "
-        "apart two tokens are, not where they stand."
+        "query and key by an angle that grows with the position, so the position's part of a "
+        "score depends on how far apart two tokens are, not where they stand (what the tokens "
+        "say still counts too)."
     )
     _curves(trace, layer, head)
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from attention_core import cosine, embed_words, output_bias, trace_sentence
-from attention_core.methods.telling import telling_head
+from attention_core.methods.telling import NEIGHBOUR_SHARE, telling_head
 from tests.app.conftest import open_page, url_param
 from ui import router
 from ui.presets import BANK_PROBES, CURATED, MONEY_BANK, RIVER_BANK
@@ -39,6 +39,12 @@ def test_a_typed_sentence_opens_on_its_telling_head(model):
     assert f"{pick.weight:.3f} of its weight" in said
     pattern = trace_sentence(model, text).pattern_lhqk
     assert pick.weight == pytest.approx(float(pattern[pick.layer, pick.head, pick.query, pick.key]))
+    # the caption states every exclusion of the rule (issue 35): neighbour-bound heads included,
+    # and the rule itself leaves them out (methods.telling: half of every token's weight)
+    caption = " ".join(c.value for c in at.caption)
+    assert f"at least {NEIGHBOUR_SHARE:.0%} of every token's weight" in caption
+    assert "just before or just after it are left out" in caption
+    assert "fewer than two content words" in caption
 
 
 @pytest.mark.parametrize("preset", CURATED[:2], ids=lambda p: p.sentence)

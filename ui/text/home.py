@@ -22,6 +22,7 @@ from attention_core.lessons.head_words import (
     weight_sentence,
 )
 from attention_core.methods.roles import RoleScores
+from attention_core.methods.telling import NEIGHBOUR_SHARE
 from ui import explore, registry, safe
 from ui.cache import get_model, get_trace
 from ui.presets import BANK_PROBES, MONEY_BANK, RIVER_BANK, picked_by
@@ -159,7 +160,11 @@ def _caption(view: OpeningView, on_view: bool, trace: Trace) -> str:
     else:
         shown = (
             f"Shown: the head where one word (not a little word like “the”, not {skipped}, not "
-            "itself) puts the most weight on another word, measured on your sentence."
+            "a piece of itself) puts the most weight on another word, measured on your "
+            f"sentence; heads that give at least {NEIGHBOUR_SHARE:.0%} of every token's weight to "
+            "the token just "
+            "before or just after it are left out, since they would pick a neighbour whatever "
+            "it says (with fewer than two content words, the little words are allowed too)."
         )
     return (
         "How to read this: each row is a token reading the sentence, each column a token it can "

@@ -145,7 +145,7 @@ function crossTip(tokens, first, token, frame, value) {
 function stripTip(first, frame) {
   const from = secondsText(frameSeconds(first, frame));
   const to = secondsText(frameSeconds(first, frame + 1));
-  return `The sound at ${from}–${to} (frame ${first + frame} of the clip)`;
+  return `The sound at ${from}–${to}`;
 }
 function crossReadout(tokens, first, view, rows, nFrames, peak) {
   const { layer, head, token } = view;
@@ -154,7 +154,7 @@ function crossReadout(tokens, first, view, rows, nFrames, peak) {
   const start = frameSeconds(first, f);
   const cell = { layer, head, token, frame: first + f, seconds: start, value };
   const lines = [
-    `Layer ${layer}, head ${head}: token ${token} “${tokens[token]}” gives the moment ${secondsText(start)}–${secondsText(frameSeconds(first, f + 1))} (frame ${first + f} of the clip) a weight of ${value.toFixed(6)}.`,
+    `Layer ${layer}, head ${head}: token ${token} “${tokens[token]}” gives the moment ${secondsText(start)}–${secondsText(frameSeconds(first, f + 1))} a weight of ${value.toFixed(3)}.`,
     `Its largest weight over the speech: ${peak.value.toFixed(3)} at ${secondsText(frameSeconds(first, peak.col))}.`
   ];
   return { cell, lines };

@@ -244,11 +244,11 @@ export function crossTip(tokens, first, token, frame, value) {
   return `“${tokens[token]}” (token ${token}) at ${at}: ${fmt(value, 3)}`;
 }
 
-// The strip's tooltip: “The sound at 1.24 s–1.26 s (frame 62 of the clip)”
+// The strip's tooltip: “The sound at 1.24 s–1.26 s”
 export function stripTip(first, frame) {
   const from = secondsText(frameSeconds(first, frame));
   const to = secondsText(frameSeconds(first, frame + 1));
-  return `The sound at ${from}–${to} (frame ${first + frame} of the clip)`;
+  return `The sound at ${from}–${to}`;
 }
 
 // The readout of the view's cell (view.frame of the span, or the token's own peak when it is
@@ -263,7 +263,7 @@ export function crossReadout(tokens, first, view, rows, nFrames, peak) {
   const lines = [
     `Layer ${layer}, head ${head}: token ${token} “${tokens[token]}” gives the moment ` +
       `${secondsText(start)}–${secondsText(frameSeconds(first, f + 1))} ` +
-      `(frame ${first + f} of the clip) a weight of ${value.toFixed(6)}.`,
+      `a weight of ${value.toFixed(3)}.`,
     `Its largest weight over the speech: ${peak.value.toFixed(3)} at ` +
       `${secondsText(frameSeconds(first, peak.col))}.`,
   ];

@@ -136,7 +136,7 @@ test("the tooltips give the token, the moment in seconds and the weight to 3 dec
     crossTip(["▁the", "▁river"], 62, 1, 3, 0.12345),
     "“▁river” (token 1) at 1.30 s: 0.123",
   );
-  assert.equal(stripTip(62, 3), "The sound at 1.30 s–1.32 s (frame 65 of the clip)");
+  assert.equal(stripTip(62, 3), "The sound at 1.30 s–1.32 s");
 });
 
 test("the readout names the cell, its moment and the token's peak", () => {
@@ -153,7 +153,7 @@ test("the readout names the cell, its moment and the token's peak", () => {
   });
   assert.equal(
     picked.lines[0],
-    "Layer 3, head 0: token 1 “<b>” gives the moment 2.04 s–2.06 s (frame 102 of the clip) a weight of 0.100000.",
+    "Layer 3, head 0: token 1 “<b>” gives the moment 2.04 s–2.06 s a weight of 0.100.",
   );
   assert.equal(picked.lines[1], "Its largest weight over the speech: 0.800 at 2.06 s.");
   const unpicked = { ...view, token: 0, frame: -1 }; // the token's own peak

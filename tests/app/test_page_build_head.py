@@ -279,3 +279,16 @@ def test_code_names_and_the_rounding_check_are_for_engineers():
     assert len(learner) == 2
     for text in learner:
         assert "`" not in text and "|difference|" not in text and "e-0" not in text, text
+
+
+@pytest.mark.parametrize(
+    ("model", "norm", "absent"),
+    [("minilm", "LayerNorm", "RMSNorm"), ("smollm2", "RMSNorm", "LayerNorm")],
+)
+def test_the_input_is_described_with_the_models_own_norm_and_positions(model, norm, absent):
+    """SmolLM2 normalises with RMSNorm and rotates positions; MiniLM adds position vectors and
+    uses LayerNorm: the block's input is told in the sidebar model's terms (issue 35)."""
+    at = open_page("build_head", s=SENTENCE, model=model)
+    said = " ".join(m.value for m in [*at.markdown, *at.caption])
+    assert norm in said and absent not in said
+    assert ("rotary positions" in said) == (model == "smollm2")

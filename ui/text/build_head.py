@@ -130,15 +130,18 @@ def input_and_weights(shared: router.Shared, b: Block) -> None:
     """What the block reads, and where its weights come from, in words."""
     d, n = b.x_td.shape[1], f"{len(b.tokens)} token{'s' if len(b.tokens) != 1 else ''}"
     model_cfg, cfg = model_config(shared.model), b.cfg
+    causal = bool(model_cfg and model_cfg.causal)
+    before = "rotary positions, RMSNorm" if causal else "position vectors, LayerNorm"
+    norm = "an RMSNorm" if causal else "a LayerNorm"
     what = (
         f"the model's static word embeddings of the {n} shown (the raw rows of its "
-        "embedding table, before positions, LayerNorm or any context)"
+        f"embedding table, before {before} or any context)"
         if b.use_model
         else f"hashed random vectors for the {n} (words and punctuation marks)"
     ) + (
         f", each rescaled to unit variance per dimension (length √{d} ≈ {np.sqrt(d):.1f}: the "
-        "size a LayerNorm gives a vector before its learned gain and bias, and the size the "
-        "random weights are drawn for)"
+        f"size {norm} gives a vector before its learned gain, and the size the random weights "
+        "are drawn for)"
     )
     how = {
         "random": f"W_Q, W_K, W_V, W_O drawn at random (seed {cfg.seed}), as an untrained layer "

@@ -72,6 +72,15 @@ def test_the_path_says_what_delta_e_really_is():
     text = " ".join(m.value for m in at.markdown)
     assert "E′ = E + ΔE is the token's vector in context" not in text
     assert "LayerNorm" in text and "feed-forward" in text and "proposals" in text
+    assert "*q = E·W_Q + b_Q*" in text and "RoPE" not in text  # MiniLM: biases, no rotation
+
+
+def test_the_path_on_smollm2_names_rmsnorm_and_rope():
+    """SmolLM2 rescales E (RMSNorm) before W_Q and turns q and k by position (RoPE), and its
+    projections have no bias: the path says so, not MiniLM's q = E·W_Q + b_Q (issue 35)."""
+    at = open_page(None, model="smollm2")
+    text = " ".join(m.value for m in at.markdown)
+    assert "*q = RMSNorm(E)·W_Q*" in text and "b_Q" not in text and "RoPE" in text
 
 
 def test_no_sentence_no_view():

@@ -229,13 +229,21 @@ def one_head(shared: Shared, cfg: ModelConfig | None, error: str | None) -> None
     """The path of one attention head, in the order the pages show it."""
     bias, ffn = block_phrases(shared, cfg) if not error else ("", "a feed-forward network")
     biased = cfg is None or cfg.attention_bias  # BERT's projections have biases; Llama's none
-    q, k, v = (f"{x} = E·W_{x.upper()}" + (f" + b_{x.upper()}" if biased else "") for x in "qkv")
+    causal = cfg is not None and cfg.causal  # Llama: RMSNorm before, q and k rotated after
+    e = "RMSNorm(E)" if causal else "E"
+    q, k, v = (f"{x} = {e}·W_{x.upper()}" + (f" + b_{x.upper()}" if biased else "") for x in "qkv")
+    rotated = (
+        " (in this model E is first rescaled, RMSNorm, and q and k are then turned by an angle "
+        "that grows with the token's position, RoPE)"
+        if causal
+        else ""
+    )
     st.markdown(
         "**The path of one attention head**, in the order the pages show it:  \n"
         "1. every token gets a vector *E* (its embedding; in later layers, what the layer before "
         "hands on);  \n"
         f"2. each vector asks a question, its **query** *{q}*, and offers an answer, its "
-        f"**key** *{k}*;  \n"
+        f"**key** *{k}*{rotated};  \n"
         "3. a query scores every key by a dot product *q·k*, divided by √d_k;  \n"
         "4. softmax turns one query's scores into weights that sum to 1: the **pattern**;  \n"
         f"5. the weights blend the tokens' **values** *{v}* into this head's proposed change. "

@@ -106,6 +106,10 @@ def test_cross_attention_is_whispers_on_the_clip(whisper, clip):
     text = _words(at)
     assert trace.text.rstrip(".") in text.replace("\\", "")
     assert f"rank correlation **{peaks.monotone_lh[3, 0]:.3f}**" in text
+    # the cut silence's share of the weight is said (issue 35), from the engine's rows
+    outside = 1 - float(rows_qk[:, lo:hi].sum(-1, dtype=np.float64).mean())
+    captions = " ".join(c.value for c in at.caption)
+    assert f"those frames hold {outside:.0%} of a row's weight on average" in captions
 
 
 def test_nothing_is_borrowed_and_the_translation_note_is_plain():

@@ -61,7 +61,9 @@ def test_a_recording_from_the_microphone_is_transcribed_and_drawn(app_url, mic_p
     trace = transcribe(load_whisper(), log_mel(recorded.samples_n))
     heard = heard_line(page)
     assert heard == f"Whisper heard: {trace.text}"
-    assert "river bank was muddy" in trace.text.lower()
+    # the fake microphone's clip was heard (Whisper writes "river bank" or "riverbank" as the
+    # recording's start moves by a few ms: spaces are not what this checks)
+    assert "riverbankwasmuddy" in trace.text.lower().replace(" ", "")
     title = page.locator(".ax-cross .ax-title").text_content() or ""  # the explorer's view
     assert title.startswith("Layer 3, head 0")
     page.screenshot(path=SHOT)

@@ -146,6 +146,9 @@ class ScaleEffect:
     top_scaled: float  # largest weight of a row, softmax of the scaled scores
     grad_raw: float  # size (Frobenius norm) of softmax's Jacobian on a raw row
     grad_scaled: float  # the same on a scaled row (the Jacobian at softmax's own input)
+    grad_to_scores: float  # with the division, the gradient that reaches the raw scores q·k
+    # (and through them W_Q and W_K): softmax(s / √d_k)'s Jacobian with respect to s is the one
+    # at its own input times 1/√d_k. Without the division that gradient is ``grad_raw`` itself.
 
 
 def scale_effect(scores_qk: NDArray[np.floating], d_k: int) -> ScaleEffect:
@@ -159,7 +162,7 @@ def scale_effect(scores_qk: NDArray[np.floating], d_k: int) -> ScaleEffect:
             float(jacobian_norms(steps.pattern).mean()),
         ]
     (s_raw, t_raw, g_raw), (s_sc, t_sc, g_sc) = figures[:3], figures[3:]
-    return ScaleEffect(s_raw, s_sc, t_raw, t_sc, g_raw, g_sc)
+    return ScaleEffect(s_raw, s_sc, t_raw, t_sc, g_raw, g_sc, g_sc / float(np.sqrt(d_k)))
 
 
 def random_scale_effect(x_td: NDArray[np.floating], d_k: int, n_heads: int = 8) -> ScaleEffect:

@@ -248,7 +248,9 @@ def test_step_scaling_spread_gradient_and_saturation(trace):
     eff = scale_effect(scores, 32)
     assert f"spread by **{eff.spread_raw:.3f}**" in text
     assert f"by **{eff.spread_scaled:.3f}**" in text
-    assert f"**{eff.grad_raw:.3f}** per row instead of **{eff.grad_scaled:.3f}**" in text
+    without = f"**{eff.grad_raw:.3f}** per row without the division"
+    assert f"{without} and **{eff.grad_scaled:.3f}**" in text
+    assert f"= **{eff.grad_to_scores:.3f}**" in text
     assert "its average stays near 0" in text and "grows like √d_k" in text
     assert "its gradient vanishes" in text and "What-if on this head" in text
     saturation = spec(_chart(at, "learn_saturation"))["data"]

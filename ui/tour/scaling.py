@@ -32,7 +32,7 @@ def text(d_ks: tuple[int, ...], stds: NDArray[np.float64]) -> str:
         "whatever the width. Without the division, widely spread scores make softmax saturate: "
         "one weight near 1, the rest near 0. A saturated softmax hardly changes when its inputs "
         "move a little (its gradient vanishes), so in training almost no signal would flow "
-        "back through it to W_Q and W_K, and the head would learn slowly."
+        "back through a saturated row to W_Q and W_K, and the head would learn slowly."
     )
 
 
@@ -69,8 +69,9 @@ def render(shared: Shared, trace: Trace) -> None:
             "Gradient size: the Frobenius norm of softmax's Jacobian diag(a) − a·aᵀ at softmax's "
             "own input (the scaled scores with the division, the raw ones without), per row, "
             "averaged (`attention_core.lessons.demos.scale_effect`). With the division, the "
-            "gradient "
-            "with respect to the raw scores is that Jacobian ÷ √d_k. Spread: "
+            "gradient with respect to the raw scores is that Jacobian ÷ √d_k "
+            "(`ScaleEffect.grad_to_scores`; tests/app/test_tour_scaling.py checks it against "
+            "torch.autograd). Spread: "
             "`scores.std(axis=-1)`. Random widths: `attention_core.lessons.demos.dot_spread` "
             "(4,096 "
             "pairs each); random heads: `attention_core.lessons.saturation.random_scores` "
@@ -80,15 +81,22 @@ def render(shared: Shared, trace: Trace) -> None:
 
 
 def head_text(eff: ScaleEffect, layer: int, head: int, e: int) -> str:
+    more = "larger" if eff.grad_to_scores > eff.grad_raw else "smaller"
     return (
         f"**What-if on this head** (layer {layer}, head {head}): MiniLM was trained with the "
         "division, so switching it off shows what the division does, not how the model runs. "
         f"On your sentence the scores of a row spread by **{eff.spread_raw:.3f}** (standard "
         f"deviation, mean over rows); divided by √{e}, by **{eff.spread_scaled:.3f}**. "
         f"Without the division a row's largest weight averages **{eff.top_raw:.3f}** instead of "
-        f"**{eff.top_scaled:.3f}**, and softmax's gradient (how much its weights move when its "
-        f"inputs move a little) averages **{eff.grad_raw:.3f}** per row instead of "
-        f"**{eff.grad_scaled:.3f}**."
+        f"**{eff.top_scaled:.3f}**. Softmax's gradient at its own input (how much its weights "
+        f"move when its inputs move a little) averages **{eff.grad_raw:.3f}** per row without "
+        f"the division and **{eff.grad_scaled:.3f}** with it.\n\n"
+        "What reaches the dot products q·k, and through them W_Q and W_K, is that same "
+        f"**{eff.grad_raw:.3f}** without the division; with it, the division also multiplies "
+        f"the gradient by 1/√{e}: **{eff.grad_scaled:.3f}** ÷ {np.sqrt(e):.2f} = "
+        f"**{eff.grad_to_scores:.3f}**, {more} than without. A constant factor like 1/√{e} is "
+        "not what the division is for (training's step size can make up for a constant); it "
+        "is for the rows that saturate, whose gradient is near 0 whatever multiplies it."
     )
 
 
@@ -115,10 +123,10 @@ def experiment_text(eff: ScaleEffect, d_k: int) -> str:
         f"At d_k = {d_k}, on your sentence's tokens: the scores of a row spread by "
         f"**{eff.spread_raw:.3f}**, and by **{eff.spread_scaled:.3f}** divided by √{d_k}. "
         f"Without the division a row's largest weight averages **{eff.top_raw:.3f}** and "
-        f"softmax's gradient **{eff.grad_raw:.3f}**; with it, **{eff.top_scaled:.3f}** and "
-        f"**{eff.grad_scaled:.3f}**. "
+        f"softmax's gradient at its own input **{eff.grad_raw:.3f}**; with it, "
+        f"**{eff.top_scaled:.3f}** and **{eff.grad_scaled:.3f}**. "
         + (
-            "So without the division the rows pile onto one key and the gradient shrinks."
+            "So without the division the rows pile onto one key and softmax's gradient shrinks."
             if saturates
             else "On this sentence the difference is small."
         )

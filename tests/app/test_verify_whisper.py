@@ -163,7 +163,10 @@ def test_listen_shows_the_button_and_the_verdict(clip, measured):
         f"CTranslate2 writes the same {n_text} tokens as ours. Our numbers and those of "
         "CTranslate2 and transformers agree on this clip: the encoder's output to within "
         f"{round_up(measured['encoder_relative'])} times its largest number, every attention "
-        f"weight to within {attention}. That is rounding in the last digits a computer keeps."
+        f"weight to within {attention}. That is rounding in the last digits a computer keeps. "
+        "All of them read the same input: the log-mel spectrogram our engine made of the sound "
+        "(its loudness in 80 pitch bands, every 10 ms), so this check covers everything after "
+        "that step, not the step itself."
     ]
     (engineers,) = [
         e

@@ -39,6 +39,13 @@ def verified_clip(key: str, _heard: Heard, _tokens: tuple[str, ...]) -> Verdict:
     return Verdict(found, problem, time.perf_counter() - start)
 
 
+SHARED_INPUT = (
+    "All of them read the same input: the log-mel spectrogram our engine made of the sound (its "
+    "loudness in 80 pitch bands, every 10 ms), so this check covers everything after that step, "
+    "not the step itself."
+)
+
+
 def clip_summary(verdict: Verdict, n_tokens: int) -> str:
     """The one plain sentence a learner reads about a clip."""
     encoder, *weights = verdict.differences
@@ -52,6 +59,7 @@ def clip_summary(verdict: Verdict, n_tokens: int) -> str:
             f"attention weight to within {attention}. That is rounding in the last digits a "
             "computer keeps."
         )
+    numbers += " " + SHARED_INPUT
     if verdict.token_problem:
         return f"CTranslate2 writes another transcript: {verdict.token_problem}. " + numbers
     return f"CTranslate2 writes the same {n_tokens} tokens as ours. " + numbers

@@ -52,3 +52,35 @@ def test_every_mention_of_the_mask_on_minilm_is_a_what_if():
     whatif = next(m.value for m in at.markdown if m.value.startswith("What-if, for token 3"))
     assert "with the mask switched on, **0.000**" in whatif
     assert "the mask is switched on to show the difference" not in " ".join(minilm)
+
+
+@pytest.mark.parametrize("text", ["the cat sat on the mat because it was tired"])
+def test_one_pass_holds_an_exercise_per_token(smollm2, text):
+    """The step's "why the mask lets a decoder learn from a whole text at once", against
+    transformers: the probability one pass gives each real next token, and that a pass on a
+    prefix alone guesses what the whole pass guesses there."""
+    from attention_core.lessons.one_pass import CUT_MAX, one_pass
+    from tests.core.oracles import oracle, reference, run_reference
+
+    dec = trace_sentence(smollm2, text)
+    mine = one_pass(smollm2, dec)
+    ids = oracle("smollm2").ids(text)
+    assert ids == list(dec.tokens.input_ids_t)
+    probs_tv = reference("smollm2", text).probs_tv  # transformers' whole pass
+    want = probs_tv[np.arange(len(ids) - 1), ids[1:]]
+    np.testing.assert_allclose(mine.next_prob_t, want, atol=1e-5)
+    assert mine.cut == min(max(1, len(ids) // 2), CUT_MAX)
+    alone = run_reference(oracle("smollm2"), ids[: mine.cut]).probs_tv  # transformers, prefix
+    assert np.abs(alone - probs_tv[: mine.cut]).max() < 1e-4  # the claim, on the oracle's side
+    assert mine.gap < 1e-4  # "to within" rounding, on ours
+    at = open_page("learn", s=text, step=str(STEP))
+    assert not at.exception, [e.value for e in at.exception]
+    words = " ".join(m.value for m in at.markdown)
+    assert f"your first {mine.cut} token" in words
+    assert f"to within **{mine.gap:.0e}**" in words
+    assert f"one pass over your {len(ids)} tokens holds {len(ids) - 1} fair exercises" in words
+    [shown] = [
+        d.value for d in at.dataframe if "the real next token" in getattr(d.value, "columns", ())
+    ]
+    assert list(shown["the real next token"]) == list(dec.tokens.tokens[1:])
+    np.testing.assert_allclose(shown["SmolLM2's probability for it"], want, atol=1e-5)

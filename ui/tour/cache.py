@@ -9,8 +9,10 @@ from contextlib import AbstractContextManager, nullcontext
 
 import streamlit as st
 
+from attention_core.core.family import predicts_next
 from attention_core.lessons.cost import CostPoint, measure_cost
 from attention_core.lessons.demos import Padding, SplitPoint, measure_split, padding_demo
+from attention_core.lessons.one_pass import OnePass, one_pass
 from attention_core.lessons.saturation import Saturation, saturation_curve
 from ui.cache import as_encoder, as_encoder_trace, get_model, get_trace
 from ui.presets import DEFAULT_SENTENCE
@@ -63,3 +65,13 @@ def padding(model_name: str, text: str) -> Padding:
     """Layer 0 on the sentence plus ``N_PAD`` [PAD] tokens, without and with the padding mask."""
     model, trace = as_encoder(get_model(model_name)), as_encoder_trace(get_trace(model_name, text))
     return padding_demo(model, trace, N_PAD)
+
+
+# Worst case 16 × ~5 kB (a probability per token, at most 512).
+@st.cache_data(max_entries=16, show_spinner=False)
+def decoder_one_pass(model_name: str, text: str) -> OnePass:
+    """A decoder's one pass read as training reads it (``lessons.one_pass``)."""
+    trace = get_trace(model_name, text)
+    if not predicts_next(trace):
+        raise ValueError(f"{model_name} does not predict the next token")
+    return one_pass(get_model(model_name), trace)

@@ -116,3 +116,29 @@ def test_the_generation_survives_a_visit_to_another_page(smollm2):
     assert not at.exception
     assert at.text_input(key="gen_prompt").value == "Paris is"
     _check(at, run)
+
+
+def test_the_vocabulary_layer_is_told_as_transformers_builds_it(smollm2):
+    """The guesses' caption: one linear layer of vocab rows × d_model, tied to the embeddings,
+    after the final RMSNorm; checked on transformers' own LlamaForCausalLM, and the bars are the
+    softmax of that layer on the newest vector (transformers' logits)."""
+    torch = pytest.importorskip("torch")
+    from tests.core.oracles import oracle
+
+    ora = oracle("smollm2")
+    head = ora.model.lm_head.weight.detach()
+    cfg = smollm2.config
+    assert tuple(head.shape) == (cfg.vocab_size, cfg.d_model)
+    assert torch.equal(head, ora.model.model.embed_tokens.weight.detach())  # the same table
+    assert type(ora.model.model.norm).__name__ == "LlamaRMSNorm"  # the final RMSNorm
+    at = open_page("generate")  # the guesses after PROMPT, the page's own
+    assert not at.exception
+    said = " ".join(c.value for c in at.caption)
+    assert generation.VOCAB_LAYER.format(vocab=cfg.vocab_size, d=cfg.d_model) in said
+    ids = ora.ids(PROMPT)
+    with torch.no_grad():
+        logits = ora.model(input_ids=torch.as_tensor([ids])).logits[0, -1].double()
+    theirs = torch.softmax(logits, -1).numpy()
+    bars = _charts(at)["gen_guesses"]["data"][0]
+    top = np.argsort(theirs)[::-1][:10]
+    np.testing.assert_allclose(array(bars["x"]), theirs[top], atol=1e-4)

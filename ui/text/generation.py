@@ -113,6 +113,15 @@ def reset() -> None:
         st.toast(str(err))
 
 
+VOCAB_LAYER = (
+    "Where the scores come from: after the last layer (and a final RMSNorm), the newest "
+    "token's vector of {d} numbers goes through one linear layer, a table of {vocab:,} rows, one "
+    "per vocabulary token (in SmolLM2 the same table as its token embeddings); each row's dot "
+    "product with the vector is that token's score, and softmax turns the scores into these "
+    "probabilities."
+)
+
+
 def show_guesses(run: Generation) -> None:
     """The model's top 10 for the next token as bars, and a menu to write another of them."""
     last, cfg = run.last, run.model.config
@@ -124,7 +133,8 @@ def show_guesses(run: Generation) -> None:
         "gen_guesses",
         caption="The ten most likely next tokens: the model's softmax over all "
         f"{cfg.vocab_size:,} tokens of its vocabulary (at temperature 1). Next token takes the "
-        "top one, or draws one with the sampling settings.",
+        "top one, or draws one with the sampling settings. "
+        + VOCAB_LAYER.format(vocab=cfg.vocab_size, d=cfg.d_model),
     )
     pick = st.selectbox(  # a key per length: each step's candidates are a new menu
         "Or write another of these",

@@ -121,6 +121,15 @@ def test_every_number_on_the_default_clip_is_the_engines(whisper):
     assert data["frames"] == [lo, hi]
     assert data["view"] == {"layer": layer, "head": head, "token": 0}
     assert {tuple(p) for p in data["named"]} == set(trace.alignment_heads)
+    rows = trace.cross_pattern_lhqk[:, :, n - 1 : -1].astype(np.float64)
+    np.testing.assert_allclose(rows.sum(-1), 1.0, atol=1e-5)  # a row's weight is all 1500 frames'
+    outside = 1.0 - rows[..., lo:hi].sum(-1).mean(-1)  # per head, the cut-off silence's share
+    said = (
+        f"Only the speech is drawn ({lo * 0.02:.2f}–{hi * 0.02:.2f} s); the silence around it "
+        f"holds {outside.mean():.0%} of a row's weight on average over the {outside.size} heads "
+        f"(from {outside.min():.0%} in one head to {outside.max():.0%} in another)."
+    )
+    assert said in data["caption"]
     table = at.dataframe[0].value
     np.testing.assert_allclose(table["monotone"], al.monotone_lh.reshape(-1))
     np.testing.assert_allclose(table["concentrated"], al.concentrated_lh.reshape(-1))

@@ -70,6 +70,26 @@ def _cross_told(heard: Heard) -> Callable[[], None]:
     return take
 
 
+def outside_share_lh(heard: Heard) -> NDArray[np.float64]:
+    """Per head: the share of a writing row's weight on the frames outside the speech span (the
+    silence the view cuts off), averaged over the rows."""
+    lo, hi = heard.alignment.span
+    rows_lhqk = heard.cross_pattern_lhqk[:, :, heard.rows]
+    inside = rows_lhqk[..., lo:hi].sum(-1, dtype=np.float64) / rows_lhqk.sum(-1, dtype=np.float64)
+    return 1.0 - inside.mean(-1)
+
+
+def outside_words(heard: Heard) -> str:
+    """What the cut-off silence holds, in the heads' own numbers."""
+    lo, hi = (f * spectrogram.FRAME_S for f in heard.alignment.span)
+    share = outside_share_lh(heard)
+    return (
+        f"Only the speech is drawn ({lo:.2f}–{hi:.2f} s); the silence "
+        f"around it holds {share.mean():.0%} of a row's weight on average over the "
+        f"{share.size} heads (from {share.min():.0%} in one head to {share.max():.0%} in another)."
+    )
+
+
 def cross(heard: Heard, layer: int, head: int) -> None:
     """Cross-attention tokens × time over the speech span under the sound itself (the log-mel
     pooled to the same 20 ms frames), every layer and head drawn in the browser (the explorer),
@@ -88,7 +108,9 @@ def cross(heard: Heard, layer: int, head: int) -> None:
         named=heard.alignment_heads,
         caption=(
             "Each row is the decoder writing that token (it reads the words before it and "
-            "listens to the audio to choose it), each column 20 ms of the audio. A head that "
+            "listens to the audio to choose it), each column 20 ms of the audio. "
+            + outside_words(heard)
+            + " A head that "
             "follows the speech draws a bright diagonal: each word listens near where it was "
             "said. Colours run from 0 to this head's largest weight (the number on the bar). "
             "Click a cell: the token below follows. ← → change the head, ↑ ↓ the layer."

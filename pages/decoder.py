@@ -12,7 +12,7 @@ cfg = decoder.require_models()
 st.caption(decoder.lead(cfg))
 trace = decoder.require_trace(shared)
 layer, head = shared.layer, shared.head
-st.subheader("1 · Each token sees only the tokens before it")
+st.subheader("1 · Each token sees only itself and the tokens before it")
 decoder.masked(trace, layer, head)
 st.subheader("2 · The notes' “Dirty Quantum Plumbing” head, on a real decoder")
 decoder.note_table(decoder.MODEL)

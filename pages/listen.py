@@ -15,7 +15,7 @@ st.markdown(
     "Whisper tiny.en writes down speech. Its decoder's **queries come from the words** it has "
     "written so far; the **keys and values come from the audio**, encoded into 20 ms frames. "
     "So every written word attends to moments of the sound. This is the descendant of the "
-    "attention first used for translation (Bahdanau et al., 2015)."
+    "attention first used for translation (Bahdanau, Cho and Bengio, 2014)."
 )
 if error := whisper_error():
     st.error(f"Whisper could not be loaded. {error}")
@@ -43,8 +43,8 @@ st.subheader("One token, over the sound")
 views.token_view(clip, audio, layer, head)
 st.subheader("Self-attention, in the decoder and the encoder")
 st.markdown(
-    "The decoder's tokens also attend to each other, each only to the ones before it (masked). "
-    "The encoder's frames attend to each other, shown here over the speech alone."
+    "The decoder's tokens also attend to each other, each only to itself and the ones before "
+    "it (masked). The encoder's frames attend to each other, shown here over the speech alone."
 )
 views.decoder_self(clip, layer, head)
 views.encoder_self(clip, key, head)

@@ -187,3 +187,24 @@ def test_z_is_said_to_have_fewer_numbers_not_to_be_shorter(model):
     said = " ".join(c.value for c in at.caption)
     assert "z has fewer numbers than the token's vector" in said and "z is shorter" not in said
     assert model.config.d_head < model.config.d_model  # what the sentence says, on this model
+
+
+@pytest.mark.parametrize("model", ["minilm", "smollm2"])
+def test_the_layer_update_caption_names_a_bias_only_where_the_model_has_one(model):
+    """Section 5's caption: "plus the bias b_O" on MiniLM, whose output projection has a bias in
+    transformers' BertModel; "no bias b_O" on SmolLM2, whose o_proj has none in transformers."""
+    from tests.core.oracles import oracle
+
+    ora = oracle(model)
+    out = (
+        ora.model.encoder.layer[0].attention.output.dense
+        if model == "minilm"
+        else ora.model.model.layers[0].self_attn.o_proj
+    )
+    at = open_page("values", model=model, s="the river bank was muddy")
+    assert not at.exception
+    [said] = [c.value for c in at.caption if "the whole layer's update ΔE" in c.value]
+    if out.bias is None:
+        assert "this model has no bias b_O" in said and "plus the bias" not in said
+    else:
+        assert "plus the bias b_O" in said

@@ -208,9 +208,9 @@ def every_token(trace: Trace, f: Followed) -> None:
     )
     show.plot(fig, "v_tokens")
     st.caption(
-        "How to read this: the size of the whole layer's update ΔE for each token (all heads "
-        "plus the bias); the orange bar is the chosen token. Tokens with tall bars are rewritten "
-        "the most."
+        "How to read this: the size of the whole layer's update ΔE for each token (all heads"
+        + (" plus the bias b_O" if f.up.normed_d is not None else ": this model has no bias b_O")
+        + "); the orange bar is the chosen token. Tokens with tall bars are rewritten the most."
     )
 
 

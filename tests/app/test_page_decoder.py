@@ -64,7 +64,11 @@ def test_the_notes_table_follows_its_rule(smollm2):
         assert f"**{tables[pick.layer, pick.head, 2, 1]:.3f}** to “quantum”" in said
         # the comparison is the head's own, measured (issue 35: not a note printed for any head)
         apart = np.abs(tables[pick.layer, pick.head, 2] - NOTE_TABLE_QK[2]).sum()
-        assert f"a total difference of **{apart:.3f}**" in said
+        assert f"a difference of **{apart:.3f}** on this row" in said
+        if pick.rule == "closest":  # the rule's own figure says what it sums over
+            total = np.abs(tables[pick.layer, pick.head] - NOTE_TABLE_QK).sum()
+            rule = next(c.value for c in at.caption if c.value.startswith("Rule: the head"))
+            assert f"This one: total difference over the six cells {total:.3f}." in rule
         assert "Where it differs" not in said and "find nothing to look for" not in said
 
 

@@ -95,7 +95,7 @@ def _explain(trace: TextTrace, tables: NDArray[np.float64], pick: HeadPick) -> N
         [first_token_share(trace.pattern_lhqk[i], plumbing) for i in range(trace.config.n_layers)]
     )
     col = tables[pick.layer, pick.head, 2]
-    measured = "total difference" if pick.rule == "closest" else "weight"
+    measured = "total difference over the six cells" if pick.rule == "closest" else "weight"
     st.caption(
         f"Rule: the head {RULES[pick.rule]}. This one: {measured} {pick.value:.3f}. The model "
         f"reads the phrase as {len(tokens)} tokens ({' · '.join(tokens)}); a word's row is the "
@@ -108,8 +108,8 @@ def _explain(trace: TextTrace, tables: NDArray[np.float64], pick: HeadPick) -> N
     apart = float(np.abs(np.asarray(col[:3]) - NOTE_TABLE_QK[2]).sum())
     st.markdown(
         f"In this head “plumbing” gives **{col[0]:.3f}** to “dirty”, **{col[1]:.3f}** to "
-        f"“quantum” and **{col[2]:.3f}** to itself; the notes say {note} (a total difference "
-        f"of **{apart:.3f}**). Mind that “dirty” holds the first token, “{safe.md(tokens[0])}”, "
+        f"“quantum” and **{col[2]:.3f}** to itself; the notes say {note} (a difference "
+        f"of **{apart:.3f}** on this row). Mind that “dirty” holds the first token, “{safe.md(tokens[0])}”, "
         "where many of a decoder's heads put weight whatever it says (an “attention sink”): "
         "here the last "
         f"piece of “plumbing” puts **{share:.3f}** of its weight on it. Over all {sink_lh.size} "

@@ -52,6 +52,27 @@ def test_every_mention_of_the_mask_on_minilm_is_a_what_if():
     whatif = next(m.value for m in at.markdown if m.value.startswith("What-if, for token 3"))
     assert "with the mask switched on, **0.000**" in whatif
     assert "the mask is switched on to show the difference" not in " ".join(minilm)
+    assert "almost nothing after it to hide" not in whatif  # token 3 has weight to hide
+
+
+def test_a_token_with_nothing_to_hide_points_to_one_that_has(model):
+    """On the river sentence the default token ("muddy") has only [SEP] after it: the what-if
+    says so and names the word with the most weight on later tokens, by transformers' pattern."""
+    from tests.core.oracles import reference
+
+    text = "the river bank was muddy"
+    at = open_page("learn", s=text, step=str(STEP))
+    assert not at.exception
+    whatif = next(m.value for m in at.markdown if m.value.startswith("What-if, for token"))
+    layer, head = at.session_state["layer"], at.session_state["head"]
+    pattern = reference("minilm", text).pattern_lhqk[layer, head].astype(np.float64)
+    i = int(whatif.split("What-if, for token ")[1].split()[0])
+    later = np.triu(pattern, 1).sum(-1)
+    assert later[i] < 0.005
+    later[[0, len(later) - 1]] = 0.0  # [CLS], [SEP]
+    best = int(np.argmax(later))
+    assert f"almost nothing after it to hide; token {best} " in whatif
+    assert f"gives the most to later tokens, **{later[best]:.3f}**" in whatif
 
 
 @pytest.mark.parametrize("text", ["the cat sat on the mat because it was tired"])

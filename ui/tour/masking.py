@@ -81,7 +81,24 @@ def _whatif(shared: Shared, trace: Trace) -> None:
     st.markdown(
         f"What-if, for {say(i, trace)}: as MiniLM runs, it gives **{before:.3f}** of its "
         f"attention to later tokens; with the mask switched on, **{after:.3f}**. Largest "
-        f"weight above the diagonal: **{top:.3f}**."
+        f"weight above the diagonal: **{top:.3f}**." + little_to_hide(trace, layer, head, before)
+    )
+
+
+LITTLE = 0.005  # below this weight on later tokens, the mask has nothing to show on a token
+
+
+def little_to_hide(trace: Trace, layer: int, head: int, before: float) -> str:
+    """When the followed token gives almost nothing to later tokens: the word that gives most."""
+    if before >= LITTLE:
+        return ""
+    later_q = np.triu(trace.pattern_lhqk[layer, head], 1).sum(-1)
+    later_q[trace.tokens.special_t] = 0.0  # a word, not [CLS] or [SEP]
+    best = int(np.argmax(later_q))
+    return (
+        f" This token has almost nothing after it to hide; {say(best, trace)} gives the most "
+        f"to later tokens, **{later_q[best]:.3f}**: pick it in “Token to follow” to see the "
+        "mask move weight."
     )
 
 

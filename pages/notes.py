@@ -6,7 +6,7 @@ import streamlit as st
 from ui import router
 from ui.cache import LABELS, model_error
 from ui.text import decoder
-from ui.text.notes import select, tables
+from ui.text.notes import bank, delta, select, slips, tables
 
 shared = router.shared()  # the sidebar's model runs every example but the decoder's table
 model = shared.model
@@ -23,6 +23,7 @@ st.caption(
 
 st.subheader("1 · “Dirty quantum plumbing”: the notes' table on a real decoder")
 tables.plumbing()
+delta.delta()
 st.subheader("2 · “Fluffy blue creature”, “verdant forest”: adjectives and their nouns")
 tables.fluffy(model)
 st.subheader("3 · “Jane visits Africa” as a soft SELECT")
@@ -31,7 +32,12 @@ st.subheader("4 · Dot product or cosine similarity?")
 select.dot_cosine(model)
 st.subheader("5 · Does “monster” move towards “Mike Wazowski”?")
 select.monster(model)
-st.subheader("6 · The context window")
+st.subheader("6 · “Bank” by the river and “bank” for money")
+bank.bank(model)
+st.subheader("7 · The context window")
 select.context(model)
+st.subheader("8 · Two more slips in the notes, said plainly")
+slips.value_slip(model)
+slips.embedding_slip(model)
 
 tables.engineers()

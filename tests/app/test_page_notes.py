@@ -21,10 +21,18 @@ from attention_core.lessons.notes import (
     length_effect,
     monster_shift,
 )
+from attention_core.lessons.notes_bank import BANK_MONEY, BANK_PROBES, BANK_RIVER, bank_probes
+from attention_core.lessons.notes_delta import plumbing_delta
 from attention_core.methods.decoder_heads import NOTE_PHRASE, note_tables, pick_head
+from attention_core.methods.values import output_bias
 from tests.app.conftest import open_page
+from tests.core.oracles import oracle
+from tests.core.test_notes_bank import ref_cosine, reference_bank, reference_probe
+from tests.core.test_notes_delta import reference_layer
 from tests.figdata import array, spec
 from ui.cache import LABELS
+from ui.state.text import Decoder
+from ui.text.notes.delta import ROUGHLY, SAME_WAY
 
 MODELS = ("minilm", "smollm2")
 
@@ -187,10 +195,125 @@ def test_context_window_is_the_patterns_size(shown):
     _, engine, at = shown
     n = trace_sentence(engine, MONSTER_CONTEXT).n_tokens
     w = context_window(engine.config, n)
-    said = _said(at, "context window")
+    said = _said(at, "A gentle correction: the context window")
     assert f"**{n}** tokens" in said and f"{n} × {n} = **{n * n:,}** weights" in said
     assert f"**{w.longest:,}** tokens" in said and f"{w.longest**2:,} weights per head" in said
     assert f"{w.heads} heads" in said
-    # the notes' slip said aloud: the context window is n tokens, the pattern n² (issue 35)
-    assert "strictly, the context window is the number of tokens" in said
+    # the notes' slip quoted, then corrected: the window is n tokens, the pattern n² (issue 35)
+    quoted = _said(at, "The notes: “The size of the attention pattern")
+    assert "is what’s commonly referred to as the context window" in quoted
+    assert said.startswith("A gentle correction: the context window is the number of tokens")
+    assert "n × n weights" in said and "The notes call the pattern's size" not in _text(at)
     assert (f"at most {w.runs:,} tokens" in _text(at)) == (w.runs < w.longest)
+
+
+def _delta_text(at) -> str:
+    return _said(at, "The notes' ΔE₂ on this head") + "\n" + _said(at, "Their sum")
+
+
+def test_delta_on_the_plumbing_head_is_transformers(shown, smollm2):
+    """Section 1's ΔE₂: every number from the engine, the head's sum and E₂ from transformers."""
+    _, _, at = shown
+    trace = trace_sentence(smollm2, NOTE_PHRASE)
+    pick = pick_head(note_tables(trace), "closest")  # the radio's first rule
+    d = plumbing_delta(trace, output_bias(smollm2, pick.layer), pick.layer, pick.head)
+    terms = _table(at, "weight × V")
+    np.testing.assert_allclose(terms["weight"].to_numpy(), d.weights_k)
+    assert list(terms["token"]) == list(d.tokens) and len(d.tokens) == 4  # "dir" + "ty"
+    said = _delta_text(at)
+    assert f"layer {pick.layer}, head {pick.head}" in said and f"{d.v_ke.shape[1]} numbers" in said
+    ref = reference_layer(pick.layer)
+    e = d.v_ke.shape[1]
+    z = ref["z"][-1, pick.head * e : (pick.head + 1) * e]  # transformers' o_proj input
+    assert "(" + ", ".join(f"{x:.3f}" for x in z[:3]) + ", …)" in said
+    assert f"length **{np.linalg.norm(z):.2f}**" in said
+    assert f"length **{np.linalg.norm(ref['hidden'][-1]):.1f}**" in said  # E₂ entering the layer
+    assert f"{z.size} numbers" in said and f"has {ref['hidden'].shape[1]} numbers" in said
+    for word, w in zip(("dirty", "quantum", "plumbing"), d.word_weights, strict=True):
+        assert f"“{word}” {w:.3f}" in said
+
+
+def test_what_e2_prime_is_in_the_model(shown, smollm2):
+    _, _, at = shown
+    trace = trace_sentence(smollm2, NOTE_PHRASE)
+    pick = pick_head(note_tables(trace), "closest")
+    d = plumbing_delta(trace, output_bias(smollm2, pick.layer), pick.layer, pick.head)
+    said = _said(at, "What E'₂ = E₂ + ΔE₂ is in the model")
+    ref = reference_layer(pick.layer)
+    delta, hidden = ref["delta"][-1], ref["hidden"][-1]  # transformers' attention output and E₂
+    assert f"length **{np.linalg.norm(delta):.2f}**" in said
+    assert f"{np.linalg.norm(delta) / np.linalg.norm(hidden):.0%} of E₂'s" in said
+    n_heads = smollm2.config.n_heads
+    rank = int((d.head_norms_h > d.head_norms_h[pick.head]).sum()) + 1
+    assert f"number {rank} by length of the layer's {n_heads} heads" in said
+    assert f"length **{np.linalg.norm(d.head_delta_d):.2f}**" in said
+    assert f"from all {n_heads} heads, not one" in said and "W_O" in said
+    what_if = _said(at, "What-if, not the model")
+    cos = d.note_agreement
+    way = "nearly the same" if cos >= SAME_WAY else "roughly the same" if cos >= ROUGHLY else "a"
+    assert f"points {way}" in what_if and f"cosine {cos:.3f}" in what_if
+
+
+def test_delta_follows_the_radios_head(smollm2):
+    at = open_page("notes", model="smollm2")
+    at.radio(key=Decoder.rule.key).set_value("adjective").run()
+    assert not at.exception
+    trace = trace_sentence(smollm2, NOTE_PHRASE)
+    pick = pick_head(note_tables(trace), "adjective")
+    assert f"layer {pick.layer}, head {pick.head}" in _said(at, "The notes' ΔE₂ on this head")
+    d = plumbing_delta(trace, output_bias(smollm2, pick.layer), pick.layer, pick.head)
+    np.testing.assert_allclose(_table(at, "weight × V")["weight"].to_numpy(), d.weights_k)
+
+
+def test_bank_probes_are_transformers_and_the_words_follow_them(shown):
+    key, engine, at = shown
+    b = bank_probes(
+        trace_sentence(engine, BANK_RIVER),
+        trace_sentence(engine, BANK_MONEY),
+        BANK_PROBES,
+        embed_words(engine, list(BANK_PROBES)),
+    )
+    table = _table(at, "nearer after")
+    river, money = reference_bank(key, BANK_RIVER), reference_bank(key, BANK_MONEY)
+    probes_lpd = np.stack([reference_probe(key, w) for w in BANK_PROBES], axis=1)
+    theirs = {
+        "before attention (both)": ref_cosine(river[0], probes_lpd[0]),
+        "after the layers: fisherman sentence": ref_cosine(river[-1], probes_lpd[-1]),
+        "after the layers: deposit sentence": ref_cosine(money[-1], probes_lpd[-1]),
+    }
+    for column, expected in theirs.items():
+        np.testing.assert_allclose(table[column].to_numpy(), expected, atol=2e-4)
+    said = _said(at, "Before attention the two “bank” vectors")
+    assert f"cosine is **{ref_cosine(river[-1], money[-1]):.3f}**" in said
+    assert "the same (cosine 1.000)" in said and np.array_equal(river[0], money[0])
+    for word in ("teller", "vault"):
+        i = BANK_PROBES.index(word)
+        assert f"“{word}” {b.river_after_p[i]:.3f} against {b.money_after_p[i]:.3f}" in said
+    if not b.river_nearer_p.any():
+        assert "all 5 probes, river words and money words alike, are nearer the deposit" in said
+    elif b.as_expected_p.all():
+        assert "All 5 probes lean the way the notes expect" in said
+    else:
+        assert f"{int(b.as_expected_p.sum())} of the 5 probes lean the way" in said
+    if key == "minilm":  # measured: the encoder separates the two meanings on all five probes
+        assert b.as_expected_p.all()
+    for sentence in (BANK_RIVER, BANK_MONEY):
+        assert f"“{sentence}”" in _text(at)
+
+
+def test_the_slips_are_quoted_and_corrected_with_the_models_numbers(shown):
+    key, engine, at = shown
+    ora = oracle(key)
+    cfg = engine.config
+    value = _said(at, "the value vector is smaller, not larger")
+    assert f"**{cfg.d_model}** numbers" in value and f"has **{ora.d_head}**" in value
+    assert f"{cfg.d_model} ÷ {cfg.n_heads} heads" in value and ora.d_head < cfg.d_model
+    assert "higher dimensional context space" in _said(at, "The notes, on the value matrix")
+    table = ora.model.get_input_embeddings().weight  # transformers' own embedding table
+    embedding = _said(at, "embedding table is its own")
+    assert f"**{table.shape[0]:,}** rows of **{table.shape[1]}** numbers" in embedding
+    pieces = ora.tokenizer.tokenize("Wazowski")
+    assert f"is {len(pieces)} rows" in embedding and "no Word2Vec or GloVe table" in embedding
+    assert "Word2Vec or GLoVE" in _said(at, "The notes, on the first layer's input")
+    learned = "position vectors" in embedding
+    assert learned == (cfg.positions == "learned") and ("rotary" in embedding) != learned

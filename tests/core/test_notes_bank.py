@@ -30,12 +30,12 @@ def keyed(request, engines):
     return request.param, engines[request.param]
 
 
-def _cos(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def ref_cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     a, b = a.astype(np.float64), b.astype(np.float64)
     return (a * b).sum(-1) / np.linalg.norm(a, axis=-1) / np.linalg.norm(b, axis=-1)
 
 
-def _reference_bank(key: str, text: str) -> np.ndarray:
+def reference_bank(key: str, text: str) -> np.ndarray:
     """transformers' "bank" at every hidden state [l, d] (one piece in both vocabularies)."""
     ora = oracle(key)
     pieces = ora.tokenizer.convert_ids_to_tokens(ora.ids(text))
@@ -44,7 +44,7 @@ def _reference_bank(key: str, text: str) -> np.ndarray:
     return reference(key, text).hidden_ltd[:, where[0]]
 
 
-def _reference_probe(key: str, word: str) -> np.ndarray:
+def reference_probe(key: str, word: str) -> np.ndarray:
     """A probe run alone through transformers: the mean of its pieces ([CLS]/[SEP] left out)."""
     hidden = reference(key, word).hidden_ltd
     return hidden[:, 1:-1].mean(1) if key == "minilm" else hidden.mean(1)
@@ -58,14 +58,14 @@ def test_bank_probes_are_the_reference_models_cosines(keyed):
         BANK_PROBES,
         embed_words(engine, list(BANK_PROBES)),
     )
-    river, money = _reference_bank(key, BANK_RIVER), _reference_bank(key, BANK_MONEY)
-    probes_lpd = np.stack([_reference_probe(key, w) for w in BANK_PROBES], axis=1)
+    river, money = reference_bank(key, BANK_RIVER), reference_bank(key, BANK_MONEY)
+    probes_lpd = np.stack([reference_probe(key, w) for w in BANK_PROBES], axis=1)
     tol = 2e-4
-    np.testing.assert_allclose(b.river_before_p, _cos(river[0], probes_lpd[0]), atol=tol)
-    np.testing.assert_allclose(b.money_before_p, _cos(money[0], probes_lpd[0]), atol=tol)
-    np.testing.assert_allclose(b.river_after_p, _cos(river[-1], probes_lpd[-1]), atol=tol)
-    np.testing.assert_allclose(b.money_after_p, _cos(money[-1], probes_lpd[-1]), atol=tol)
-    assert b.same_after == pytest.approx(float(_cos(river[-1], money[-1])), abs=tol)
+    np.testing.assert_allclose(b.river_before_p, ref_cosine(river[0], probes_lpd[0]), atol=tol)
+    np.testing.assert_allclose(b.money_before_p, ref_cosine(money[0], probes_lpd[0]), atol=tol)
+    np.testing.assert_allclose(b.river_after_p, ref_cosine(river[-1], probes_lpd[-1]), atol=tol)
+    np.testing.assert_allclose(b.money_after_p, ref_cosine(money[-1], probes_lpd[-1]), atol=tol)
+    assert b.same_after == pytest.approx(float(ref_cosine(river[-1], money[-1])), abs=tol)
     # before attention "bank" is the same vector in both sentences (same piece, same position)
     np.testing.assert_array_equal(river[0], money[0])
     np.testing.assert_array_equal(b.river_before_p, b.money_before_p)

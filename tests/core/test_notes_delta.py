@@ -22,7 +22,7 @@ from attention_core.methods.decoder_heads import (  # noqa: E402
 from tests.core.oracles import oracle  # noqa: E402
 
 
-def _reference_layer(layer: int) -> dict[str, np.ndarray]:
+def reference_layer(layer: int) -> dict[str, np.ndarray]:
     """transformers' numbers for the phrase in ``layer``: the value projection's output, the
     input of o_proj (every head's z side by side), the attention's output (ΔE), the stream
     entering the layer, the pattern, and W_O."""
@@ -59,7 +59,7 @@ def trace(smollm2):
 def test_plumbing_delta_is_transformers_numbers(smollm2, trace, rule):
     pick = pick_head(note_tables(trace), rule)
     d = plumbing_delta(trace, output_bias(smollm2, pick.layer), pick.layer, pick.head)
-    ref = _reference_layer(pick.layer)
+    ref = reference_layer(pick.layer)
     ora = oracle("smollm2")
     e, last = ora.d_head, trace.n_tokens - 1
     assert len(ora.ids(NOTE_PHRASE)) == trace.n_tokens and d.tokens == trace.tokens.tokens

@@ -27,6 +27,9 @@ from ui.text.cache import head_roles
 from ui.text.notes.tables import THREE, config, get_jane, get_monster, quote
 
 SHOWN = 3  # numbers of a value vector shown
+CONTEXT_SLIP = (
+    "The size of the attention pattern is what’s commonly referred to as the context window."
+)
 
 
 def word(token: str) -> str:
@@ -210,15 +213,17 @@ def context(model: str) -> None:
     cfg = config(model)
     n = len(tokenize(get_model(model), MONSTER_CONTEXT))
     w = context_window(cfg, n)
+    st.markdown(f"The notes: “{CONTEXT_SLIP}”")
     st.markdown(
-        f"The monster passage is **{w.n_tokens}** tokens, so each head's pattern is "
+        "A gentle correction: the context window is the number of tokens a model can read at "
+        "once; for a text of n tokens each head's pattern has n × n weights, so the pattern "
+        f"grows as the square of the tokens. The monster passage is **{w.n_tokens}** tokens: "
+        "each head's pattern is "
         f"{w.n_tokens} × {w.n_tokens} = **{w.weights:,}** weights, and {LABELS[model]} has "
-        f"{w.heads} heads ({cfg.n_layers} layers × {cfg.n_heads}). The notes call the "
-        "pattern's size the **context window**; strictly, the context window is the number of "
-        "tokens a model reads at once (here n), and the pattern has n² weights: "
-        f"{LABELS[model]} was built for a context window of **{w.longest:,}** tokens, a pattern of "
-        f"{w.weights_longest:,} weights per head. Twice the tokens, four times the weights: "
-        "that is why the window was hard to grow."
+        f"{w.heads} heads ({cfg.n_layers} layers × {cfg.n_heads}). {LABELS[model]} was built for "
+        f"a context window of **{w.longest:,}** tokens, a pattern of {w.weights_longest:,} "
+        "weights per head. Twice the tokens, four times the weights: that is why the window was "
+        "hard to grow, as the notes say."
     )
     if w.runs < w.longest:
         st.caption(

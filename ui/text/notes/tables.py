@@ -30,6 +30,7 @@ from attention_core.lessons.notes import (
     monster_shift,
     word_index,
 )
+from attention_core.lessons.notes_bank import BANK_PROBES
 from ui import show
 from ui.cache import LABELS, get_trace, model_config
 from ui.text import decoder
@@ -180,7 +181,19 @@ def engineers() -> None:
             "rows, "
             "column = sum of its pieces' columns); [CLS] and [SEP] count as words on MiniLM.\n"
             "Plumbing table: attention_core.methods.decoder_heads.note_tables / pick_head through "
-            "ui.text.decoder.note_table.",
+            "ui.text.decoder.note_table.\n"
+            "ΔE₂: attention_core.lessons.notes_delta.plumbing_delta over methods.values."
+            "value_update at the last token of 'plumbing'; v = RMSNorm(E)·W_V of KV head "
+            "h // 3 (GQA); z_e = pattern row @ v_ke; head_delta_d = z_e @ W_O[h·64:(h+1)·64]; "
+            "Σ_h head_delta_d (no b_O on Llama) = delta_ltd[l] (checked to 1e-5 of its largest "
+            "value against transformers' o_proj input and self_attn output); hidden_ltd[l] + "
+            "delta_ltd[l] = E'₂. What-if z_note_e: NOTE_TABLE_QK[-1] spread over a word's pieces "
+            "in the head's own proportions.\n"
+            "Bank: attention_core.lessons.notes_bank.bank_probes, methods.geometry.probe_cosines "
+            "raw_lp at state 0 (hidden_ltd[0]) and the last state; probes by embed_words "
+            f"{list(BANK_PROBES)}.\n"
+            "Slips: attention_core.lessons.notes_slips.model_sizes (config.d_model, d_head, "
+            "n_heads, vocab_size; the pieces of PIECES_WORD from its trace's tokens).",
             language=None,
             wrap_lines=True,
         )

@@ -22,7 +22,7 @@ def test_the_promise_names_the_other_models_and_the_what_ifs():
     assert "Every number and chart below comes from running" not in promise
     decoder = f"steps {STEP['masking']}, {STEP['jobs']} and {STEP['decoder']} also run the decoder"
     assert decoder + " SmolLM2" in promise
-    assert f"step {STEP['decoder']} the speech model Whisper" in promise
+    assert f"steps {STEP['decoder']} and {STEP['writing']} the speech model Whisper" in promise
     what_ifs = [STEP[k] for k in ("scaling", "masking", "weight_effect")]
     assert f"steps {', '.join(map(str, what_ifs))} and {STEP['jobs']} add what-ifs" in promise
     assert f"step {STEP['scaling']} random heads, step {STEP['jobs']} random tokens" in promise

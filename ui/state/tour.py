@@ -18,6 +18,9 @@ class Tour(State):
     next = Entry("learn_next", False)
     next_bottom = Entry("learn_next_bottom", False)
     clip: Entry[str | None] = Entry("learn_clip", None)  # the decoder step's example clip
+    written: Entry[int | None] = Entry("learn_written", None)  # the writing step's token
+    block_layer: Entry[int | None] = Entry("learn_block_layer", None)  # its decoder layer
+    block_head: Entry[int | None] = Entry("learn_block_head", None)  # and head
 
 
 TOUR = Tour()

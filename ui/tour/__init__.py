@@ -29,6 +29,7 @@ ORDER: tuple[str, ...] = (
     "weight_effect",
     "block",
     "decoder",
+    "writing",
     "cost",
 )
 N_STEPS = len(ORDER)

@@ -26,14 +26,15 @@ def move_step(by: int, last: int) -> None:
 def intro(shared: router.Shared, trace: Trace) -> None:
     """What the tour runs, and which steps run more than the sidebar's model; a note when the
     visitor picked another model (the tour teaches on MiniLM)."""
-    scaling, masking, knockout, jobs, decoding, cost = map(
-        _number, ("scaling", "masking", "weight_effect", "jobs", "decoder", "cost")
+    scaling, masking, knockout, jobs, decoding, writing, cost = map(
+        _number, ("scaling", "masking", "weight_effect", "jobs", "decoder", "writing", "cost")
     )
     st.caption(
         f"A guided walk through one transformer layer, on your own sentence (change it in the "
         f"sidebar). The numbers and charts come from running {trace.config.name} on that "
         f"sentence, except where a step says otherwise: steps {masking}, {jobs} and {decoding} "
-        f"also run the decoder SmolLM2 and step {decoding} the speech model Whisper; steps "
+        f"also run the decoder SmolLM2 and steps {decoding} and {writing} the speech model "
+        f"Whisper; steps "
         f"{scaling}, {masking}, {knockout} and {jobs} add what-ifs (the √d_k division switched "
         f"off, a mask MiniLM was not trained with, heads switched off), step {scaling} random "
         f"heads, step {jobs} random tokens and step {cost} times the model on random inputs, "
@@ -46,7 +47,7 @@ def intro(shared: router.Shared, trace: Trace) -> None:
             f"here; you picked {LABELS[picked]}, which the other pages keep showing. Step "
             f"{masking} shows the mask of a decoder (SmolLM2); step {jobs} its induction heads; "
             f"step {decoding} a decoder "
-            "(SmolLM2) and cross-attention (Whisper)."
+            f"(SmolLM2) and cross-attention (Whisper); step {writing} how Whisper writes a token."
         )
 
 

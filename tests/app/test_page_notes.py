@@ -299,6 +299,9 @@ def test_bank_probes_are_transformers_and_the_words_follow_them(shown):
         assert b.as_expected_p.all()
     for sentence in (BANK_RIVER, BANK_MONEY):
         assert f"“{sentence}”" in _text(at)
+    how = _said(at, "Each number is the cosine of “bank”")
+    assert ("final rescaling (RMSNorm)" in how) == (not engine.config.post_norm)
+    assert ("position's vector" in how) == (engine.config.positions == "learned")
 
 
 def test_the_slips_are_quoted_and_corrected_with_the_models_numbers(shown):

@@ -20,6 +20,7 @@ from attention_core.lessons.notes_bank import (
     bank_vector,
 )
 from attention_core.lessons.notes_slips import PIECES_WORD, model_sizes
+from attention_core.methods.geometry import split_words
 from tests.core.oracles import oracle, reference
 
 MODELS = ("minilm", "smollm2")
@@ -71,6 +72,18 @@ def test_bank_probes_are_the_reference_models_cosines(keyed):
     np.testing.assert_array_equal(b.river_before_p, b.money_before_p)
     assert b.same_before == pytest.approx(1.0)
     assert b.same_after < 0.99  # the layers move the two apart
+
+
+def test_the_sentences_are_fair_as_the_page_says(keyed):
+    """ "bank" is the last word at the same place in both, and no probe word is in either."""
+    _, engine = keyed
+    river, money = (trace_sentence(engine, s) for s in (BANK_RIVER, BANK_MONEY))
+    assert bank_vector(river).shape == bank_vector(money).shape
+    for trace in (river, money):
+        words = [w.lower() for w, _ in split_words(trace.tokens.tokens)]
+        assert words[-1] == "bank" and not set(words) & set(BANK_PROBES)
+    spans = [[p for w, p in split_words(t.tokens.tokens) if w == "bank"] for t in (river, money)]
+    assert spans[0] == spans[1]  # the same token position
 
 
 def test_which_way_each_probe_leans(keyed):

@@ -43,7 +43,8 @@ def bank(model: str) -> None:
         "The notes: “the embedding for ‘bank’ is always the same … but by attending to it with "
         "Attention, we can change it’s position”, and “Bank + having river in sentence moves "
         "vector in matrix space closer to a sand dune, where Bank + teller in sentence moves it "
-        f"closer to a financial worker”. Two sentences test it: {quote(BANK_RIVER)} and {quote(BANK_MONEY)} "
+        f"closer to a financial worker”. Two sentences test it: {quote(BANK_RIVER)} and "
+        f"{quote(BANK_MONEY)} "
         "(the second is the notes' own “make a deposit at the bank”). They are chosen so the "
         "test is fair: “bank” is the last word in both, at the same place, so it starts as the "
         "same vector; the words that tell its meaning come before it, so a decoder, whose words "
@@ -71,12 +72,13 @@ def bank(model: str) -> None:
         },
     )
     st.markdown(_result(model, b))
+    cfg = config(model)
+    start = "plus the position's vector, rescaled" if cfg.positions == "learned" else "as it is"
+    end = "" if cfg.post_norm else ", after its final rescaling (RMSNorm)"
     st.caption(
         "Each number is the cosine of “bank” with the probe word run through the model on its "
         "own, both taken at the same point: before attention = the vector entering the first "
-        "layer (the embedding"
-        + (", plus the position's vector" if config(model).positions == "learned" else "")
-        + "), after the layers = the model's last layer."
+        f"layer (the embedding, {start}), after the layers = the model's last output{end}."
     )
 
 

@@ -191,7 +191,8 @@ def engineers() -> None:
             "in the head's own proportions.\n"
             "Bank: attention_core.lessons.notes_bank.bank_probes, methods.geometry.probe_cosines "
             "raw_lp at state 0 (hidden_ltd[0]) and the last state; probes by embed_words "
-            f"{list(BANK_PROBES)}.\n"
+            f"{list(BANK_PROBES)} (a probe alone: MiniLM's [CLS] word [SEP]; SmolLM2's word "
+            "at position 0, without the leading space the sentences' '▁bank' has).\n"
             "Slips: attention_core.lessons.notes_slips.model_sizes (config.d_model, d_head, "
             "n_heads, vocab_size; the pieces of PIECES_WORD from its trace's tokens).",
             language=None,

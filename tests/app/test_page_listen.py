@@ -27,7 +27,13 @@ from attention_core.models.whisper.audio import MAX_BYTES, MB, load_audio, speak
 from attention_core.models.whisper.forward import encoder_pattern
 from explorer import PATH
 from server import api
-from tests.app.conftest import explorer_report, open_page, url_param
+from tests.app.conftest import (
+    engineers_text,
+    explorer_report,
+    learner_texts,
+    open_page,
+    url_param,
+)
 from tests.figdata import array, spec
 from ui import safe
 from ui.listen import views as listen_views
@@ -125,8 +131,9 @@ def test_every_number_on_the_default_clip_is_the_engines(whisper):
     np.testing.assert_allclose(rows.sum(-1), 1.0, atol=1e-5)  # a row's weight is all 1500 frames'
     outside = 1.0 - rows[..., lo:hi].sum(-1).mean(-1)  # per head, the cut-off silence's share
     said = (
-        f"Only the speech is drawn ({lo * 0.02:.2f}–{hi * 0.02:.2f} s); the silence around it "
-        f"holds {outside.mean():.0%} of a row's weight on average over the {outside.size} heads "
+        f"Only the speech is drawn ({lo * 0.02:.2f}–{hi * 0.02:.2f} s); the rest of Whisper's "
+        "30-second window (silence, and the padding that fills the window) holds "
+        f"{outside.mean():.0%} of a row's weight on average over the {outside.size} heads "
         f"(from {outside.min():.0%} in one head to {outside.max():.0%} in another)."
     )
     assert said in data["caption"]
@@ -401,3 +408,13 @@ def test_a_click_in_the_cross_attention_moves_the_shared_layer_and_head(whisper)
     assert (url_param(at, "layer"), url_param(at, "head")) == ("1", "4")  # the URL too
     at.selectbox(key="lis_token").set_value(0).run()  # news from the page: handed over
     assert _cross(at)[0]["view"] == {"layer": 1, "head": 4, "token": 0}
+
+
+def test_the_learner_text_has_no_code_names_or_unexplained_statistics(whisper):
+    """Issue 35: the heads' table is explained in plain words; the config's name for the aligning
+    heads and the statistic's name live in the closed "For engineers" section."""
+    at = _ok(open_page("listen"))
+    said = " ".join(learner_texts(at.main))
+    assert "alignment_heads" not in said and "Spearman" not in said and "entropy" not in said
+    assert "1 = always forward, 0 = no order" in said
+    assert "alignment_heads" in engineers_text(at) and "Spearman" in engineers_text(at)

@@ -84,8 +84,9 @@ def outside_words(heard: Heard) -> str:
     lo, hi = (f * spectrogram.FRAME_S for f in heard.alignment.span)
     share = outside_share_lh(heard)
     return (
-        f"Only the speech is drawn ({lo:.2f}–{hi:.2f} s); the silence "
-        f"around it holds {share.mean():.0%} of a row's weight on average over the "
+        f"Only the speech is drawn ({lo:.2f}–{hi:.2f} s); the rest of Whisper's 30-second "
+        "window (silence, and the padding that fills the window) holds "
+        f"{share.mean():.0%} of a row's weight on average over the "
         f"{share.size} heads (from {share.min():.0%} in one head to {share.max():.0%} in another)."
     )
 
@@ -140,10 +141,10 @@ def scores(heard: Heard) -> None:
     """The alignment table with how to read it."""
     st.markdown(
         "**Which heads follow time?** *monotone*: does the moment each token listens to most "
-        "move forward with the words (Spearman's ρ: 1 always forward, 0 no order)? "
-        "*concentrated*: does it listen to a few moments or everywhere (1 − normalised "
-        "entropy over the speech)? The last column marks the heads the model's makers list as "
-        "aligning (`alignment_heads` in its config.json)."
+        "move forward with the words (a rank correlation: 1 = always forward, 0 = no order)? "
+        "*concentrated*: does it listen to a few moments or everywhere (1 = all its weight on "
+        "one moment, 0 = spread evenly over the speech)? The last column marks the heads "
+        "Whisper's makers list as following the speech (its “aligning” heads)."
     )
     st.dataframe(
         scores_table(heard).style.format({"monotone": "{:.2f}", "concentrated": "{:.2f}"}),
@@ -217,7 +218,8 @@ def engineers() -> None:
             "`is_silent`.\n"
             "- Model: `load_whisper()` (CTranslate2 `model.bin` read in NumPy), "
             "`transcribe(model, log_mel(samples))` → `WhisperTrace`: `cross_pattern_lhqk` "
-            "[4, 6, T, 1500], `self_pattern_lhqk` [4, 6, T, T], `alignment_heads`.\n"
+            "[4, 6, T, 1500], `self_pattern_lhqk` [4, 6, T, T], `alignment_heads` (the "
+            "table's last column: the list in the model's config.json).\n"
             "- Scores: `attention_core.methods.alignment.head_alignment` (per head: Spearman's ρ "
             "of "
             "`peak_lhq` against token order; mean 1 − entropy / log(frames) over the span).\n"

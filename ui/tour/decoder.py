@@ -160,9 +160,10 @@ def cross() -> None:
         fig,
         "learn_dec_cross",
         "How to read this: each row is the decoder writing that token, each column 20 ms of "
-        "the audio (the speech only, silence before and after cut off: those frames hold "
-        f"{outside:.0%} of a row's weight on average); a bright diagonal means the words look at "
-        "the audio in the order they were said.",
+        "the audio (the speech only; the rest of Whisper's 30-second window, silence and the "
+        f"padding that fills the window, is cut off and holds {outside:.0%} of a row's weight on "
+        "average); a bright diagonal means the words look at the audio in the order they were "
+        "said.",
     )
     n_heads = clip.cross_pattern_lhqk.shape[1]
     d_head = clip.encoder_hidden_ltd.shape[-1] // n_heads

@@ -106,6 +106,16 @@ class Writing:
     def cross_sum(self) -> float:
         return float(self.cross_row_k.sum(dtype=np.float64))
 
+    def role(self, i: int, name: str) -> str:
+        """What token ``i`` (``name``: as the vocabulary spells it) is, in plain words."""
+        if name in SPECIAL_WORDS:
+            return SPECIAL_WORDS[name]
+        if i == self.row:
+            return "itself: the token written last"
+        if i < self.row:
+            return "written earlier"
+        return "being written (masked)" if i == self.written else "not written yet (masked)"
+
 
 def _rule_choice(model: WhisperModel, scores_v: F64, first: bool) -> int:
     """The token greedy decoding picks from ``scores_v``: suppressed ids never, the begin

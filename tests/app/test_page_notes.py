@@ -182,6 +182,8 @@ def test_monster_which_way(shown):
     assert f"**{way}** “Mike Wazowski”" in said
     assert f"{m.without_p[mike]:.3f} → {m.with_p[mike]:.3f}" in said
     rank = int((m.with_p > m.with_p[mike]).sum()) + 1
+    how = _said(at, "Each cosine compares “monster”")
+    assert ("final rescaling, RMSNorm" in how) == (not engine.config.post_norm)
     assert f"number {rank} of the 4 probes" in said and f"cosine {m.moved:.3f}" in said
     if (m.change_p < 0).all():
         assert "All 4 cosines fall" in said

@@ -191,8 +191,10 @@ def monster(model: str) -> None:
         f"have cosine {m.moved:.3f} (1 would be not moved at all)."
     )
     st.caption(
-        "Each cosine compares “monster” at the model's last layer with the probe word run "
-        "through the model on its own, at the same layer."
+        "Each cosine compares “monster” at the model's last output with the probe word run "
+        "through the model on its own, at the same point"
+        + ("" if config(model).post_norm else " (after the final rescaling, RMSNorm)")
+        + "."
     )
 
 

@@ -200,3 +200,22 @@ def test_a_link_with_heads_the_model_lacks_warns_and_opens_the_sidebar_head(raw)
     assert any("knock" in w.value for w in at.warning)
     layer, head = at.session_state["layer"], at.session_state["head"]
     assert at.session_state["bey_heads"] == [f"{layer}.{head}"]
+
+
+@pytest.mark.parametrize("model", ["minilm", "smollm2"])
+def test_the_sink_caption_names_only_tokens_the_model_has(model):
+    """[CLS]/[SEP] are named only where transformers' tokenizer puts them; SmolLM2's first token
+    is the text's own first word."""
+    from tests.core.oracles import oracle
+
+    text = "the river bank was muddy"
+    tokenizer = oracle(model).tokenizer
+    ids = oracle(model).ids(text)
+    at = open_page("beyond", model=model, s=text)
+    assert not at.exception
+    [said] = [c.value for c in at.caption if c.value.startswith("Shares are summed")]
+    if ids[0] == tokenizer.cls_token_id:
+        assert "[CLS] or [SEP]" in said
+    else:
+        assert not set(ids) & set(tokenizer.all_special_ids)
+        assert "[CLS]" not in said and "the first token, whatever word it is" in said

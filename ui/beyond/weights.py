@@ -87,9 +87,13 @@ def norm_weighted(shared: Shared, trace: Trace) -> None:
         )
     sinks = sink_sentence(head_roles(shared.model, shared.text), trace.tokens.tokens)
     st.caption(
-        "Shares are summed over every attending token. A head can park weight on a token every "
-        "sentence has, the first one or [CLS]/[SEP], whose value vector may be short: an "
-        f"“attention sink”. {safe.md(sinks)}"
+        "Shares are summed over every attending token. A head can park weight on "
+        + (
+            "a token every sentence has, [CLS] or [SEP], "
+            if trace.config.special_tokens
+            else "the first token, whatever word it is, "
+        )
+        + f"whose value vector may be short: an “attention sink”. {safe.md(sinks)}"
     )
 
 

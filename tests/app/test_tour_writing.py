@@ -121,8 +121,14 @@ def _self_attention(at, text, trace, w, tokens):
         f"The largest weight, **{w.self_row_k[top]:.3f}**, lands on {safe.token(tokens[top])}"
         in text
     )
-    before = f"Whisper works at the position just before it, {safe.token(tokens[row])}"
+    before = f"it works at the position just before it, {safe.token(tokens[row])}"
     assert f"To write {safe.token(tokens[w.written])}, {before}" in text
+    given = [f"{safe.token(tokens[i])} ({SPECIAL_WORDS[names[i]]})" for i in range(2)]
+    assert (
+        f"Whisper writes after 2 tokens it is given, not ones it wrote: {' and '.join(given)}."
+        in text
+    )
+    assert "<|startoftranscript|>" in names[0] and "start token" in SPECIAL_WORDS[names[0]]
 
 
 def _cross_attention(at, text, w):

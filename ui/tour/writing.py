@@ -10,7 +10,7 @@ import streamlit as st
 
 from attention_core.core.family import Trace
 from attention_core.core.pieces import show_piece
-from attention_core.lessons.decoder_block import Writing, writing
+from attention_core.lessons.decoder_block import SPECIAL_WORDS, Writing, writing
 from attention_core.models.whisper.audio import speech_frames
 from ui import safe
 from ui.cache import get_whisper, whisper_error
@@ -79,11 +79,16 @@ def render(shared: Shared, trace: Trace) -> None:
     written, layer, head = _choices(clip, n_layers, n_heads)
     w = followed(clip.key, clip, written, layer, head)
     tokens = [show_piece(t) for t in clip.tokens]
+    given = " and ".join(
+        f"{safe.token(tokens[i])} ({SPECIAL_WORDS.get(clip.tokens[i], 'a prompt token')})"
+        for i in range(clip.n_prompt)
+    )
     st.markdown(
-        f"To write {safe.token(tokens[w.written])}, Whisper works at the position just before "
-        f"it, {safe.token(tokens[w.row])}, the last token written so far: that position's "
-        "vector asks the questions (the query) in both attentions, and what comes out at the "
-        "end predicts the next token."
+        f"Whisper writes after {clip.n_prompt} tokens it is given, not ones it wrote: {given}. "
+        f"To write {safe.token(tokens[w.written])}, it works at the position just before it, "
+        f"{safe.token(tokens[w.row])}, the last token so far: that position's vector asks the "
+        "questions (the query) in both attentions, and what comes out at the end predicts the "
+        "next token."
     )
     st.subheader(f"1. Masked self-attention (layer {layer}, head {head})")
     self_part(w, tokens)

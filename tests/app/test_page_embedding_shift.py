@@ -251,3 +251,22 @@ def test_the_embedding_is_said_to_include_the_position(model):
     intro = at.caption[0].value
     assert model.config.positions == "learned"
     assert "plus a vector for its position" in intro and "whatever the sentence" not in intro
+
+
+@pytest.mark.parametrize("model", ["minilm", "smollm2"])
+def test_the_plane_caption_says_what_its_axes_hold(model):
+    """When the first axis holds nearly all the spread (SmolLM2: the vectors move along one
+    direction), the caption says the picture shows little else, not "only a shadow"."""
+    from ui.text.embedding_shift import ONE_DIRECTION
+
+    at = open_page("embedding_shift", model=model, s=RIVER)
+    assert not at.exception
+    fig = _chart(at, "es_plane")
+    first = fig["layout"]["xaxis"]["title"]["text"]  # "PC1 (97% of variance)"
+    share = float(first.split("(")[1].split("%")[0]) / 100
+    said = " ".join(c.value for c in at.caption)
+    if share >= ONE_DIRECTION + 0.005:
+        assert f"Its first axis alone holds {share:.0%} of the vectors' spread" in said
+        assert "only a shadow" not in said
+    elif share < ONE_DIRECTION - 0.005:
+        assert "only a shadow" in said and "first axis alone" not in said

@@ -153,9 +153,8 @@ def plane(s: Shift) -> None:
         "layer**; stars are the probe words at the same point. Drag the slider or press Play to "
         f"go from the embedding to {s.last}; it opens {s.now}, the output of the sidebar's layer "
         f"{s.layer}. The plane is one PCA, fitted once on the vectors shown at every point, so "
-        f"the axes stay put; it keeps {s.pca.explained_ratio_c.sum():.0%} of their variance, so "
-        "distances here are only a shadow of those in "
-        f"{s.trace.hidden_ltd.shape[-1]} dimensions. The numbers below are exact."
+        f"the axes stay put. {plane_words(s.pca.explained_ratio_c, s.trace.hidden_ltd.shape[-1])}"
+        " The numbers below are exact."
     )
 
 
@@ -248,6 +247,23 @@ def path(s: Shift) -> None:
         )
 
 
+ONE_DIRECTION = 0.95  # from this share of the spread on the first axis, the plane shows little else
+
+
+def plane_words(ratio_c: NDArray[np.float64], width: int) -> str:
+    """What the PCA plane keeps of the vectors, read off its two axes' shares of the spread."""
+    if ratio_c[0] >= ONE_DIRECTION:
+        return (
+            f"Its first axis alone holds {ratio_c[0]:.0%} of the vectors' spread: here they "
+            "move mostly along one direction, so the picture shows that movement and little "
+            "else; read the numbers below."
+        )
+    return (
+        f"It keeps {ratio_c.sum():.0%} of their spread, so distances here are only a shadow of "
+        f"those in {width} dimensions."
+    )
+
+
 def engineers(s: Shift) -> None:
     hidden = s.trace.hidden_ltd
     with st.expander("For engineers", expanded=False):
@@ -256,10 +272,12 @@ def engineers(s: Shift) -> None:
             + (
                 "word + position + segment embeddings, LayerNormed"
                 if s.trace.config.post_norm  # BERT LayerNorms its embedding; Llama normalizes last
-                else "the word embedding row; the last state is after the final RMSNorm"
+                else "the word embedding row"
             )
             + f": what layer 0 receives); `hidden_ltd[l]` is the output of layer "
-            f"l − 1, so the sidebar's layer {s.layer} is `hidden_ltd[{s.state}]`.\n"
+            f"l − 1, so the sidebar's layer {s.layer} is `hidden_ltd[{s.state}]`"
+            + ("" if s.trace.config.post_norm else "; the last state is after the final RMSNorm")
+            + ".\n"
             "- Probes: `embed_words` runs each probe alone (`[CLS] word [SEP]`) and averages its "
             "word pieces at every state, `[l, p, d]`.\n"
             "- Bars, table and lines: `attention_core.methods.geometry.probe_cosines(hidden_ltd"

@@ -394,6 +394,10 @@ def test_step_cost_split_crossover_and_memory(model, trace):
     np.testing.assert_allclose(att + array(split[1]["y"]), 100.0)
     assert f"**{att[0] / 100:.0%}** of a layer's time at 16 tokens" in text
     assert f"**{att[-1] / 100:.0%}** at 512" in text
+    # the whole pass against the six layers' own work: its time is the table's, and larger
+    assert f"at 512 tokens it took **{times[-1]:.0f} ms**, while the 6 layers'" in text
+    layers_ms = float(text.split("dense work alone (the split above) take **")[1].split(" ms")[0])
+    assert 0 < layers_ms < times[-1]  # "the difference is the rest of the engine's work"
 
 
 def test_navigation_buttons_selector_and_url():

@@ -8,7 +8,7 @@ import streamlit as st
 
 from attention_core import ModelConfig, attention_bytes
 from attention_core.core.family import Trace
-from attention_core.lessons.demos import crossover_tokens
+from attention_core.lessons.demos import SplitPoint, crossover_tokens
 from attention_core.lessons.tour_numbers import attention_share, loglog_slope
 from ui.cache import as_encoder_trace
 from ui.router import Shared
@@ -39,7 +39,7 @@ def text(cfg: ModelConfig) -> str:
 def render(shared: Shared, trace: Trace) -> None:
     st.markdown(text(trace.config))
     _split(shared)
-    load_note = _whole_pass(shared)
+    load_note = _whole_pass(shared, trace.config.n_layers)
     _memory(trace, load_note)
 
 
@@ -68,7 +68,22 @@ def _split(shared: Shared) -> None:
     )
 
 
-def _whole_pass(shared: Shared) -> str:
+def pass_words(n: int, whole_s: float, split: SplitPoint, n_layers: int) -> str:
+    """The whole pass against the layers' own work from the split, at the same length."""
+    layers_s = n_layers * (split.attention_s + split.dense_s)
+    if split.n_tokens != n:
+        return ""
+    return (
+        f"This pass is this app's engine, which also keeps every layer's scores, patterns and "
+        f"more for the pages: at {n} tokens it took **{whole_s * 1e3:.0f} ms**, while the "
+        f"{n_layers} layers' attention and dense work alone (the split above) take "
+        f"**{layers_s * 1e3:.0f} ms**. The difference is the rest of the engine's work, writing "
+        "those n² tables included, so this slope says how this app grows, not how a bare model "
+        "would."
+    )
+
+
+def _whole_pass(shared: Shared, n_layers: int) -> str:
     """The whole forward pass timed, and the memory of its scores and patterns, per length."""
     points, load, cpus, one_thread = cache.cost_points(shared.model)
     ns = np.array([p.n_tokens for p in points])
@@ -82,9 +97,11 @@ def _whole_pass(shared: Shared) -> str:
         "measured: compare its slope with the dashed line rather than assume it.",
     )
     slope = loglog_slope(ns, secs, last=3)
+    split = cache.split_points(shared.model)[-1]
     st.markdown(
         f"Measured slope of the forward time over the last three lengths: **{slope:.2f}** "
-        "(1 would be linear growth, 2 quadratic)."
+        "(1 would be linear growth, 2 quadratic). "
+        + pass_words(int(ns[-1]), float(secs[-1]), split, n_layers)
     )
     st.dataframe(
         {

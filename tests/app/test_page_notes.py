@@ -95,8 +95,11 @@ def test_fluffy_claims_are_the_engines(shown):
     weakest = min(a.best.weights)
     assert f"**{max(a.even):.3f}**" in strength and f"**{weakest:.3f}**" in strength
     assert f"**{a.look_back:.3f}**" in strength
-    if a.look_back >= weakest:
-        assert "as much as its weakest adjective" in strength and "nearly" not in strength
+    if a.look_back > max(a.best.weights):
+        assert "more than any of its adjectives gets" in strength
+    elif a.look_back >= weakest:
+        assert "at least as much as its weakest adjective" in strength
+        assert "nearly" not in strength
     elif a.look_back >= 0.8 * weakest:
         assert "nearly as much" in strength
     else:

@@ -147,9 +147,12 @@ def _strength(a: Adjectives) -> str:
     verb, noun = LOOK_BACK
     ratio = weakest / even
     strength = "well above" if ratio >= 2 else "above" if ratio > 1 else "not above"
-    if a.look_back >= weakest:
-        also = "as much as its weakest adjective gets, so these weights do not single out "
+    if a.look_back > max(a.best.weights):
+        also = "more than any of its adjectives gets, so these weights do not single out "
         also += "adjectives"
+    elif a.look_back >= weakest:
+        also = "at least as much as its weakest adjective gets, so these weights do not single "
+        also += "out adjectives"
     elif a.look_back >= NEARLY * weakest:
         also = "nearly as much as its weakest adjective gets"
     else:

@@ -30,8 +30,8 @@ def self_part(w: Writing, tokens: list[str]) -> None:
         f"weights sum to **{w.self_sum:.3f}**. The **{n_after}** tokens after it, "
         f"{safe.token(tokens[w.written])} itself included, get weight exactly 0 (largest "
         f"**{w.after_max:.3f}**): when Whisper chose {safe.token(tokens[w.written])} none of "
-        "them was written yet, and the mask keeps it so in this pass over the whole "
-        f"transcript. The largest weight, **{w.self_row_k[top]:.3f}**, lands on "
+        "them was written yet, and the mask keeps it so here, where the decoder runs over the "
+        f"whole transcript at once. The largest weight, **{w.self_row_k[top]:.3f}**, lands on "
         f"{safe.token(tokens[top])}."
     )
     st.dataframe(

@@ -32,7 +32,7 @@ clip = heard(key, audio.samples_n, speech_frames(audio.samples_n))
 if len(clip.token_ids) == clip.n_prompt:
     st.info("Whisper heard no words in this recording. Try speaking more clearly or closer.")
     st.stop()
-views.transcript(clip)
+views.transcript(clip, source.said())
 verify.button(clip, key, views.shown(clip))
 st.subheader("Where each word listened")
 layer, head = shared.layer, shared.head

@@ -21,15 +21,17 @@ import numpy.typing as npt
 import soundfile as sf
 import soxr
 
+from ui.presets import SPOKEN  # the sentences, where the app shows them beside what was heard
+
 RATE = 16_000
 OUT = Path(__file__).resolve().parent.parent / "examples" / "clips"
 
 # (file name, sentence, espeak-ng speed in words per minute, seconds of silence on each side)
 CLIPS: list[tuple[str, str, int, float]] = [
-    ("river.wav", "The river bank was muddy after the rain.", 150, 0.5),
-    ("fluffy.wav", "The fluffy blue creature roamed the verdant forest.", 140, 0.0),
-    ("animal.wav", "The animal didn't cross the street because it was too tired.", 150, 0.0),
-    ("plumbing.wav", "Dirty quantum plumbing needs a good plumber.", 160, 0.0),
+    ("river.wav", SPOKEN["river"], 150, 0.5),
+    ("fluffy.wav", SPOKEN["fluffy"], 140, 0.0),
+    ("animal.wav", SPOKEN["animal"], 150, 0.0),
+    ("plumbing.wav", SPOKEN["plumbing"], 160, 0.0),
 ]
 
 

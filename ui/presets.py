@@ -136,6 +136,13 @@ def curated(sentence: str, model: str = "minilm") -> Preset | None:
 
 
 CLIPS = Path(__file__).resolve().parents[1] / "examples" / "clips"  # the Listen page's examples
+# What each shipped clip says (scripts/make_clips.py speaks these with espeak-ng).
+SPOKEN: dict[str, str] = {
+    "river": "The river bank was muddy after the rain.",
+    "fluffy": "The fluffy blue creature roamed the verdant forest.",
+    "animal": "The animal didn't cross the street because it was too tired.",
+    "plumbing": "Dirty quantum plumbing needs a good plumber.",
+}
 
 
 def clip_names() -> list[str]:

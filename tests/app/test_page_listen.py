@@ -418,3 +418,20 @@ def test_the_learner_text_has_no_code_names_or_unexplained_statistics(whisper):
     assert "alignment_heads" not in said and "Spearman" not in said and "entropy" not in said
     assert "1 = always forward, 0 = no order" in said
     assert "alignment_heads" in engineers_text(at) and "Spearman" in engineers_text(at)
+
+
+@pytest.mark.parametrize("name", ["river", "plumbing"])
+def test_a_shipped_clip_shows_what_was_said_and_what_was_misheard(whisper, name):
+    """The clip's sentence beside the transcript; the plumbing clip's "Dirty" is heard as "30"
+    (examples/clips/README.md, from CTranslate2's own greedy decoding), one word of seven."""
+    from ui.presets import SPOKEN
+
+    at = open_page("listen")
+    at.selectbox(key="lis_clip").set_value(name).run()
+    _ok(at)
+    assert f"**Said:** {safe.md(SPOKEN[name])}" in _words(at)
+    captions = " ".join(c.value for c in at.caption)
+    if name == "plumbing":
+        assert "Whisper misheard 1 of the 7 words said" in captions
+    else:
+        assert "misheard" not in captions

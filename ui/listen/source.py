@@ -23,7 +23,7 @@ from attention_core.models.whisper.audio import (
 from ui import safe
 from ui.listen.cache import spoken
 from ui.listen.decode import decode_once, mic_length, upload_limit_mb
-from ui.presets import CLIPS, clip_names
+from ui.presets import CLIPS, SPOKEN, clip_names
 from ui.state.listen import Listen
 
 SOURCES = ("An example clip", "Your microphone", "Upload a file", "Type a sentence")
@@ -46,6 +46,17 @@ MIC_HELP = (
     "reload. If it says “An error has occurred” after a short recording, the browser found no "
     "microphone. Either way, you can upload a file instead."
 )
+
+
+def said() -> str | None:
+    """What the chosen audio says, when the app knows it: a shipped clip's sentence or the typed
+    text; None for a recording or an upload."""
+    source = st.session_state.get(Listen.source.key)
+    if source == SOURCES[0]:
+        return SPOKEN.get(str(st.session_state.get(Listen.clip.key)))
+    if source == SOURCES[3]:
+        return str(st.session_state.get(Listen.text.key) or "") or None
+    return None
 
 
 def choose() -> Audio | None:

@@ -4,6 +4,8 @@ the moment it listened to played back, and the decoder's and encoder's self-atte
 
 from __future__ import annotations
 
+import difflib
+import re
 from collections.abc import Callable
 
 import numpy as np
@@ -38,9 +40,25 @@ def text_tokens(heard: Heard) -> list[str]:
     return shown(heard)[heard.n_prompt :]
 
 
-def transcript(heard: Heard) -> None:
-    """The transcript, then its tokens."""
+def missed_words(said: str, heard: str) -> tuple[int, int]:
+    """How many of the words said are not in the transcript, in order (case and punctuation
+    ignored), and how many words were said."""
+    said_w, heard_w = (re.findall(r"[\w']+", t.lower()) for t in (said, heard))
+    kept = sum(b.size for b in difflib.SequenceMatcher(a=said_w, b=heard_w).get_matching_blocks())
+    return len(said_w) - kept, len(said_w)
+
+
+def transcript(heard: Heard, said: str | None = None) -> None:
+    """What was said (when the app knows it), the transcript, then its tokens."""
+    if said:
+        st.markdown(f"**Said:** {safe.md(said)}")
     st.markdown(f"**Whisper heard:** {safe.md(heard.text)}")
+    if said and (missed := missed_words(said, heard.text))[0]:
+        st.caption(
+            f"Whisper misheard {missed[0]} of the {missed[1]} words said: its model of speech "
+            "is small (tiny.en), and every number below is about what it wrote, not what was "
+            "said."
+        )
     st.caption("As tokens: " + " · ".join(safe.token(t) for t in text_tokens(heard)))
 
 

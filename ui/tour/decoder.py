@@ -13,13 +13,12 @@ from numpy.typing import NDArray
 from attention_core.core.family import Trace
 from attention_core.methods.roles import LABELS, RULE
 from attention_core.models.whisper.audio import speech_frames
-from ui import safe
 from ui.cache import OPENING_HEAD, get_trace, model_error, whisper_error
 from ui.listen.cache import Heard, digest, heard
 from ui.listen.decode import decode_once
 from ui.listen.source import wav_bytes
-from ui.listen.views import text_tokens
-from ui.presets import CLIPS, clip_names
+from ui.listen.views import text_tokens, transcript
+from ui.presets import CLIPS, SPOKEN, clip_names
 from ui.router import Shared
 from ui.state.tour import Tour
 from ui.text.cache import head_roles
@@ -149,7 +148,7 @@ def cross() -> None:
     audio = decode_once((CLIPS / f"{name}.wav").read_bytes())  # once per server, not per rerun
     clip = heard(digest(audio.samples_n), audio.samples_n, speech_frames(audio.samples_n))
     st.audio(wav_bytes(audio.samples_n), format="audio/wav")
-    st.markdown(f"**Whisper heard:** {safe.md(clip.text)}")
+    transcript(clip, SPOKEN[name])
     layer, head = cross_head(clip)
     lo, hi = clip.alignment.span
     rows_qk = clip.cross_pattern_lhqk[layer, head, clip.rows, lo:hi]

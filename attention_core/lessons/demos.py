@@ -2,16 +2,16 @@
 
 A query recomputed from the layer's input and weights, a repeated word's two vectors, the
 sentence padded with [PAD] tokens with and without the padding mask, what ÷√d_k does to a
-head's scores and to softmax's gradient, how much weight heads park on [CLS]/[SEP], how far a
-token's vector turns per block, where two uses of one word part ways, random heads with and
-without ÷√d_k, and where the time of a layer goes (attention vs dense layers).
+how much weight heads park on [CLS]/[SEP], how far a token's vector turns per block, where two
+uses of one word part ways, and where the time of a layer goes (attention vs dense layers). What
+÷√d_k does to a head's scores and to softmax's gradient is ``lessons.saturation``'s.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import astuple, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
@@ -22,7 +22,6 @@ from attention_core.core.family import Trace
 from attention_core.core.functional import attention_steps, gelu, softmax
 from attention_core.core.tokens import Tokens
 from attention_core.core.whatif import WhatIf
-from attention_core.lessons.saturation import random_scores
 from attention_core.methods.geometry import cosine
 from attention_core.models.bert.forward import Trace as BertTrace
 from attention_core.models.bert.forward import embed
@@ -120,68 +119,6 @@ def padding_demo(model: Model, trace: BertTrace, n_pad: int) -> Padding:
     leak, masked_leak = (p[:, :n, n:].sum(axis=-1) for p in (free, masked))
     tokens = (*trace.tokens.tokens, *["[PAD]"] * n_pad)
     return Padding(tokens, n, free, masked, leak, masked_leak, gap)
-
-
-def softmax_jacobian(pattern_k: NDArray[np.floating]) -> F64:
-    """∂a/∂x of softmax for one row: diag(a) − a·aᵀ. Near 0 everywhere when one weight is ~1."""
-    a = np.asarray(pattern_k, dtype=np.float64)
-    return np.diag(a) - np.outer(a, a)
-
-
-def jacobian_norms(pattern_qk: NDArray[np.floating]) -> F64:
-    """Per row, the size (Frobenius norm) of ``softmax_jacobian``, without building it:
-    ‖diag(a) − a·aᵀ‖² = Σa² − 2·Σa³ + (Σa²)²."""
-    a = np.asarray(pattern_qk, dtype=np.float64)
-    sq = (a * a).sum(axis=-1)
-    return np.sqrt(np.maximum(sq - 2 * (a**3).sum(axis=-1) + sq * sq, 0.0))
-
-
-@dataclass(frozen=True)
-class ScaleEffect:
-    """What dividing by √d_k does to one head on one sentence (means over query rows)."""
-
-    spread_raw: float  # standard deviation of a row's raw scores
-    spread_scaled: float  # the same after ÷√d_k
-    top_raw: float  # largest weight of a row, softmax of the raw scores
-    top_scaled: float  # largest weight of a row, softmax of the scaled scores
-    grad_raw: float  # size (Frobenius norm) of softmax's Jacobian on a raw row
-    grad_scaled: float  # the same on a scaled row (the Jacobian at softmax's own input)
-    grad_to_scores: float  # with the division, the gradient that reaches the raw scores q·k
-    # (and through them W_Q and W_K): softmax(s / √d_k)'s Jacobian with respect to s is the one
-    # at its own input times 1/√d_k. Without the division that gradient is ``grad_raw`` itself.
-
-
-def scale_effect(scores_qk: NDArray[np.floating], d_k: int) -> ScaleEffect:
-    """Spread, largest weight and softmax gradient of one head, with and without ÷√d_k."""
-    figures = []
-    for scale in (False, True):
-        steps = attention_steps(np.asarray(scores_qk, np.float64), d_k, scale=scale)
-        figures += [
-            float(steps.scaled.std(axis=-1).mean()),
-            float(steps.pattern.max(axis=-1).mean()),
-            float(jacobian_norms(steps.pattern).mean()),
-        ]
-    (s_raw, t_raw, g_raw), (s_sc, t_sc, g_sc) = figures[:3], figures[3:]
-    return ScaleEffect(s_raw, s_sc, t_raw, t_sc, g_raw, g_sc, g_sc / float(np.sqrt(d_k)))
-
-
-def random_scale_effect(x_td: NDArray[np.floating], d_k: int, n_heads: int = 8) -> ScaleEffect:
-    """``scale_effect`` averaged over ``n_heads`` random heads of width ``d_k`` on the tokens
-    ``x_td`` (attention_core.lessons.saturation.random_scores: q and k entries of variance 1)."""
-    effects = [scale_effect(random_scores(x_td, d_k, seed), d_k) for seed in range(n_heads)]
-    return ScaleEffect(*(float(m) for m in np.mean([astuple(e) for e in effects], axis=0)))
-
-
-def dot_spread(d_ks: tuple[int, ...], n_pairs: int = 4096, seed: int = 0) -> tuple[F64, F64]:
-    """Mean and standard deviation of q·k for random q, k with unit-variance entries, per width:
-    the mean stays near 0 while the spread grows like √d_k."""
-    rng = np.random.default_rng(seed)
-    means, stds = [], []
-    for d_k in d_ks:
-        dots = np.einsum("ne,ne->n", *rng.standard_normal((2, n_pairs, d_k)))
-        means.append(dots.mean())
-        stds.append(dots.std())
-    return np.array(means), np.array(stds)
 
 
 def shift_gap(scaled_k: NDArray[np.floating], shift: float) -> float:

@@ -24,9 +24,9 @@ from attention_core.lessons.demos import (
     padding_demo,
     query_from_weights,
     repeated_word,
-    scale_effect,
     special_share,
 )
+from attention_core.lessons.saturation import scale_effect
 from tests.app.conftest import engineers_text, learner_texts, open_page, url_param
 from tests.figdata import array, spec
 from ui import tour

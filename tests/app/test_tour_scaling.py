@@ -8,8 +8,12 @@ import numpy as np
 import pytest
 
 from attention_core import trace_sentence
-from attention_core.lessons.demos import dot_spread, random_scale_effect, scale_effect
-from attention_core.lessons.saturation import saturation_curve
+from attention_core.lessons.saturation import (
+    dot_spread,
+    random_scale_effect,
+    saturation_curve,
+    scale_effect,
+)
 from tests.app.conftest import open_page
 from ui import tour
 

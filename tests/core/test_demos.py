@@ -13,21 +13,23 @@ import pytest
 from attention_core import cosine, trace_sentence
 from attention_core.lessons.demos import (
     crossover_tokens,
-    dot_spread,
     drift,
-    jacobian_norms,
     layer_flops,
     measure_split,
     padding_demo,
     parting,
     query_from_weights,
-    random_scale_effect,
     repeated_word,
-    scale_effect,
     shift_gap,
-    softmax_jacobian,
     special_share,
     weight_counts,
+)
+from attention_core.lessons.saturation import (
+    dot_spread,
+    jacobian_norms,
+    random_scale_effect,
+    scale_effect,
+    softmax_jacobian,
 )
 
 SENTENCE = "the cat saw the dog near the bank"  # "the" at 1, 4 and 7

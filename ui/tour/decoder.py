@@ -138,17 +138,24 @@ def cross_head(clip: Heard) -> tuple[int, int]:
     return OPENING_HEAD if OPENING_HEAD in clip.alignment_heads else clip.alignment_heads[0]
 
 
-def cross() -> None:
-    """Whisper's cross-attention on a shipped clip, tokens × seconds over the speech."""
-    if error := whisper_error():
-        st.warning(f"Whisper could not be loaded, so this part is not shown. {error}")
-        return
+def example_clip() -> Heard:
+    """The shipped clip the learner picks (the same choice on every Whisper step), heard, played
+    and its transcript shown beside what it says."""
     names = clip_names()
     name = st.selectbox("Example clip", names, index=names.index(CLIP), key=Tour.clip.key)
     audio = decode_once((CLIPS / f"{name}.wav").read_bytes())  # once per server, not per rerun
     clip = heard(digest(audio.samples_n), audio.samples_n, speech_frames(audio.samples_n))
     st.audio(wav_bytes(audio.samples_n), format="audio/wav")
     transcript(clip, SPOKEN[name])
+    return clip
+
+
+def cross() -> None:
+    """Whisper's cross-attention on a shipped clip, tokens × seconds over the speech."""
+    if error := whisper_error():
+        st.warning(f"Whisper could not be loaded, so this part is not shown. {error}")
+        return
+    clip = example_clip()
     layer, head = cross_head(clip)
     lo, hi = clip.alignment.span
     rows_qk = clip.cross_pattern_lhqk[layer, head, clip.rows, lo:hi]

@@ -8,7 +8,12 @@ from numpy.typing import NDArray
 
 from attention_core import attention_steps, cell_arithmetic, row_entropy_bits
 from attention_core.core.family import Trace
-from attention_core.lessons.demos import ScaleEffect, dot_spread, random_scale_effect, scale_effect
+from attention_core.lessons.saturation import (
+    ScaleEffect,
+    dot_spread,
+    random_scale_effect,
+    scale_effect,
+)
 from ui import explore
 from ui.router import Shared
 from ui.tour import cache
@@ -68,15 +73,15 @@ def render(shared: Shared, trace: Trace) -> None:
         st.markdown(
             "Gradient size: the Frobenius norm of softmax's Jacobian diag(a) − a·aᵀ at softmax's "
             "own input (the scaled scores with the division, the raw ones without), per row, "
-            "averaged (`attention_core.lessons.demos.scale_effect`). With the division, the "
+            "averaged (`attention_core.lessons.saturation.scale_effect`). With the division, the "
             "gradient with respect to the raw scores is that Jacobian ÷ √d_k "
             "(`ScaleEffect.grad_to_scores`; tests/app/test_tour_scaling.py checks it against "
             "torch.autograd). Spread: "
-            "`scores.std(axis=-1)`. Random widths: `attention_core.lessons.demos.dot_spread` "
+            "`scores.std(axis=-1)`. Random widths: `attention_core.lessons.saturation.dot_spread` "
             "(4,096 "
             "pairs each); random heads: `attention_core.lessons.saturation.random_scores` "
             "(unit-length "
-            "token vectors, N(0, 1) weights, seeds 0–7), `demos.random_scale_effect`."
+            "token vectors, N(0, 1) weights, seeds 0–7), `saturation.random_scale_effect`."
         )
 
 

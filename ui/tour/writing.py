@@ -11,17 +11,13 @@ import streamlit as st
 from attention_core.core.family import Trace
 from attention_core.core.pieces import show_piece
 from attention_core.lessons.decoder_block import SPECIAL_WORDS, Writing, writing
-from attention_core.models.whisper.audio import speech_frames
 from ui import safe
 from ui.cache import get_whisper, whisper_error
-from ui.listen.cache import Heard, digest, heard
-from ui.listen.decode import decode_once
-from ui.listen.source import wav_bytes
-from ui.presets import CLIPS, clip_names
+from ui.listen.cache import Heard
 from ui.router import Shared
 from ui.state.tour import TOUR, Tour
 from ui.tour.common import engineers
-from ui.tour.decoder import CLIP, cross_head
+from ui.tour.decoder import cross_head, example_clip
 from ui.tour.writing_parts import cross_part, ffn_part, next_part, once_part, self_part
 
 TITLE = "How Whisper writes one token"
@@ -75,7 +71,7 @@ def render(shared: Shared, trace: Trace) -> None:
         "puts a LayerNorm (LN) at the start of each sub-layer; MiniLM, in the encoder block "
         "step, puts it after."
     )
-    clip = _clip()
+    clip = example_clip()
     written, layer, head = _choices(clip, n_layers, n_heads)
     w = followed(clip.key, clip, written, layer, head)
     tokens = [show_piece(t) for t in clip.tokens]
@@ -102,16 +98,6 @@ def render(shared: Shared, trace: Trace) -> None:
     once_part(w)
     st.info(HISTORY, icon=":material/history_edu:")
     _engineers(w)
-
-
-def _clip() -> Heard:
-    names = clip_names()
-    name = st.selectbox("Example clip", names, index=names.index(CLIP), key=Tour.clip.key)
-    audio = decode_once((CLIPS / f"{name}.wav").read_bytes())  # once per server, not per rerun
-    clip = heard(digest(audio.samples_n), audio.samples_n, speech_frames(audio.samples_n))
-    st.audio(wav_bytes(audio.samples_n), format="audio/wav")
-    st.markdown(f"**Whisper heard:** {safe.md(clip.text)}")
-    return clip
 
 
 def default_written(n_prompt: int, n_tokens: int) -> int:

@@ -23,8 +23,13 @@ def test_the_promise_names_the_other_models_and_the_what_ifs():
     decoder = f"steps {STEP['masking']}, {STEP['jobs']} and {STEP['decoder']} also run the decoder"
     assert decoder + " SmolLM2" in promise
     assert f"steps {STEP['decoder']} and {STEP['writing']} the speech model Whisper" in promise
-    what_ifs = [STEP[k] for k in ("scaling", "masking", "weight_effect")]
-    assert f"steps {', '.join(map(str, what_ifs))} and {STEP['jobs']} add what-ifs" in promise
+    six, seven, ten, eleven = (STEP[k] for k in ("scaling", "masking", "jobs", "weight_effect"))
+    assert six < seven < ten < eleven  # named in the tour's order, each with its what-if
+    assert (
+        f"steps {six}, {seven}, {ten} and {eleven} add what-ifs ({six}: the √d_k division "
+        f"switched off; {seven}: a mask MiniLM was not trained with; {ten} and {eleven}: heads "
+        "switched off)"
+    ) in promise
     assert f"step {STEP['scaling']} random heads, step {STEP['jobs']} random tokens" in promise
     assert f"step {STEP['cost']} times" in promise
     for name in ("scaling", "masking", "weight_effect", "jobs"):  # each what-if is on its step

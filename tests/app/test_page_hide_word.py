@@ -42,7 +42,23 @@ def _check_page(at, model, text, word, token, base, probes):
     assert f"most {layer_name(state)}:" in summary
     assert f"cosine {cos:.3f}" in summary and f"lie {dist:.2f} apart" in summary
     assert f"{dist / effect.length_l[state]:.0%} of the vector's length" in summary
-    assert f"cosine {other.cosine_l[other.most_changed]:.3f}" in summary
+    # the other word at the same state (issue 35: not at its own most-changed one)
+    cos2, dist2 = other.cosine_l[state], other.distance_l[state]
+    assert f"instead, at the same point: cosine {cos2:.3f}, {dist2:.2f} apart" in summary
+    if abs(dist2 - dist) > 0.005 * max(dist, dist2):
+        assert ("farther" if dist2 > dist else "less far") in summary
+    # the probes: the drift they share, then the one that stands out beyond it (if any)
+    change = effect.probe_pull_lp[after]
+    said = next(m.value for m in at.markdown if "probe" in m.value and "on average" in m.value)
+    assert f"by {change.mean():+.3f} on average" in said or f"({change.mean():+.3f} on " in said
+    beyond = change - change.mean()
+    big = int(np.argmax(np.abs(beyond)))
+    if abs(beyond[big]) >= 0.002:
+        direction = "towards" if beyond[big] > 0 else "away from"
+        assert f"“{probes[big]}” stands out, at {change[big]:+.3f}" in said
+        assert f"{direction} it, compared with the other probes" in said
+    else:
+        assert "no probe stands out" in said
     bars = _chart(at, "hw_moved")["data"]
     assert [b["x"] for b in bars] == [STATES, STATES]
     np.testing.assert_allclose(array(bars[0]["y"]), effect.distance_l, atol=1e-9)
@@ -216,3 +232,16 @@ def test_the_bank_probes_survive_a_visit_to_another_page():
 def test_the_notes_are_named_without_a_source():
     at = open_page("hide_word", s=RIVER)
     assert "3Blue1Brown" not in at.caption[0].value and "The notes say" in at.caption[0].value
+
+
+def test_a_decoder_page_names_no_sentence_embedding_in_its_engineers_notes():
+    """SmolLM2 pools no sentence vector (transformers' LlamaForCausalLM has no pooler): the
+    engineers' note does not describe one."""
+    from tests.app.conftest import engineers_text
+    from tests.core.oracles import oracle
+
+    assert not hasattr(oracle("smollm2").model, "pooler")
+    at = open_page("hide_word", model="smollm2", s="the cat sat on the mat because it was tired")
+    assert not at.exception
+    assert "sentence embedding" not in engineers_text(at)
+    assert "hide_word.hide_word`." in engineers_text(at)

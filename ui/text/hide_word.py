@@ -97,8 +97,7 @@ def _menus(trace: Trace, keep: list[int], bases: list[str]) -> str:
         bases,
         key=HideWord.base.key,
         disabled=not bases,
-        help="A second word, hidden instead, to show what a word that does not matter much "
-        "changes.",
+        help="A second word to hide instead, for comparison: the same measures, at the same layer.",
     )
     return str(
         st.text_input(
@@ -157,10 +156,15 @@ def summary(trace: Trace, h: Hidden) -> None:
         f"{dist / h.effect.length_l[most]:.0%} of the vector's length."
     )
     if h.other is not None and h.base is not None:
-        top = h.other.most_changed
+        cos2, dist2 = h.other.cosine_l[most], h.other.distance_l[most]
         said += (
-            f" Hiding {safe.token(h.base)} instead changes it at most to cosine "
-            f"{h.other.cosine_l[top]:.3f}, distance {h.other.distance_l[top]:.2f}."
+            f" Hiding {safe.token(h.base)} instead, at the same point: cosine {cos2:.3f}, "
+            f"{dist2:.2f} apart"
+            + (
+                f", {'farther' if dist2 > dist else 'less far'} than with {hw} hidden."
+                if abs(dist2 - dist) > 0.005 * max(dist, dist2)
+                else ", about as far."
+            )
         )
     st.markdown(said)
 
@@ -220,12 +224,35 @@ def meaning(trace: Trace, h: Hidden, after: int) -> None:
         "Layer slider to compare another layer's output. A positive "
         f"difference means {hw} pulls {who(trace, h)} towards that probe."
     )
-    big = int(np.argmax(np.abs(with_p - without_p)))
-    pull = with_p[big] - without_p[big]
-    left.markdown(
-        f"Largest effect {layer_name(after)}: {hw} changes {who(trace, h)}'s cosine with "
-        f"{safe.token(h.probes[big])} by {pull:+.3f} (pulls it "
-        f"{'towards' if pull > 0 else 'away from'} that probe)."
+    left.markdown(probe_words(hw, who(trace, h), h.probes, with_p - without_p, after))
+
+
+SAME = 0.002  # below this spread of the probes' changes, no probe stands out
+
+
+def probe_words(hw: str, watched: str, probes: list[str], change_p: Any, after: int) -> str:
+    """What the hidden word does to the watched token's cosines with the probes, beyond the
+    drift every probe shares (their mean change)."""
+    change_p = np.asarray(change_p, dtype=np.float64)
+    if change_p.size == 1:
+        pull = float(change_p[0])
+        return (
+            f"{layer_name(after).capitalize()}: {hw} changes {watched}'s cosine with "
+            f"{safe.token(probes[0])} by {pull:+.3f}."
+        )
+    shared = float(change_p.mean())
+    beyond = change_p - shared
+    big = int(np.argmax(np.abs(beyond)))
+    if abs(beyond[big]) < SAME:
+        return (
+            f"{layer_name(after).capitalize()}, {hw} moves {watched} about equally with respect "
+            f"to every probe ({shared:+.3f} on average): no probe stands out."
+        )
+    return (
+        f"{layer_name(after).capitalize()}, {hw} changes {watched}'s cosine with every probe by "
+        f"{shared:+.3f} on average; {safe.token(probes[big])} stands out, at {change_p[big]:+.3f}: "
+        f"{hw} pulls {watched} {'towards' if beyond[big] > 0 else 'away from'} it, compared with "
+        "the other probes."
     )
 
 
@@ -267,7 +294,11 @@ def engineers(h: Hidden) -> None:
             "embedding against transformers (eager attention) with `attention_mask` 0 at those "
             "positions, to 1e-5 / 1e-4 / 1e-5. Check on this sentence: in the embedding the "
             f"distance is {effect.distance_l[0]:.1e} (nothing read yet). "
-            "Numbers come from `attention_core.methods.hide_word.hide_word`; the sentence "
-            "embedding uses "
-            "sentence-transformers' 256-token window and leaves the hidden tokens out of its mean."
+            "Numbers come from `attention_core.methods.hide_word.hide_word`"
+            + (
+                "; the sentence embedding uses sentence-transformers' 256-token window and "
+                "leaves the hidden tokens out of its mean."
+                if effect.sentence_cosine is not None
+                else "."
+            )
         )

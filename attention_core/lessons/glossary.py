@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-I = re.IGNORECASE
+IGNORE = re.IGNORECASE
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,7 @@ class Term:
     sentence: str
 
 
-def _term(name: str, pattern: str, sentence: str, flags: int = I) -> Term:
+def _term(name: str, pattern: str, sentence: str, flags: int = IGNORE) -> Term:
     return Term(name, re.compile(pattern, flags), sentence)
 
 

@@ -24,7 +24,7 @@ def test_names_are_unique_and_there_are_enough():
 @pytest.mark.parametrize("t", TERMS, ids=lambda t: t.name)
 def test_each_sentence_is_one_plain_sentence(t):
     s = t.sentence
-    assert s.endswith(".") and s[0].isupper() or s[0] in "[√Δd"
+    assert s.endswith(".") and (s[0].isupper() or s[0] in "[√Δd")
     # one sentence: no full stop followed by a new sentence inside it
     assert not re.search(r"[.!?] +[A-Z]", s[:-1]), s
     assert len(s) <= 260, (t.name, len(s))

@@ -17,7 +17,7 @@ from numpy.typing import NDArray
 
 from attention_core.core.family import Trace
 from attention_core.methods.pack import visible_tokens
-from ui import params, registry, sidebar
+from ui import glossary, params, registry, sidebar
 from ui.cache import OPENING_HEAD, get_telling_head, get_trace, model_config, model_error
 from ui.presets import Preset, curated
 from ui.state.shared import FRAME, Frame
@@ -185,6 +185,7 @@ def keep_shared_settings() -> None:
 def shared() -> Shared:
     """The shared settings; every page calls this first (it also makes sure the run is framed)."""
     ensure_framed()
+    glossary.start_run()  # each full run of a page explains each term once (ui.glossary)
     return Shared(FRAME.s, FRAME.model, FRAME.layer, FRAME.head, FRAME.hide_special)
 
 

@@ -8,6 +8,8 @@ import plotly.graph_objects as go
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
+from ui import glossary
+
 # Where an element is drawn: a column, the sidebar, an expander, or the page itself (the st
 # module, whose element functions draw in the main area).
 Area = DeltaGenerator | ModuleType
@@ -21,4 +23,4 @@ def plot(fig: go.Figure, key: str, where: Area = st, caption: str | None = None)
     """Draw ``fig`` in ``where`` (the page, a column, the sidebar), with a caption below."""
     where.plotly_chart(fig, key=key, config=CHART_CONFIG)
     if caption:
-        where.caption(caption)
+        glossary.note(caption, where)

@@ -1,15 +1,13 @@
 """Compare two sentences: the same head's patterns side by side, and one shared word's
 contextual vectors compared layer by layer."""
 
-import streamlit as st
-
-from ui import router
+from ui import glossary, router
 from ui.text import compare
 
 shared = router.shared()
-st.title(f"Compare two sentences · layer {shared.layer}, head {shared.head}")
-st.caption(compare.LEAD)
+glossary.heading(f"Compare two sentences · layer {shared.layer}, head {shared.head}", level="title")
+glossary.note(compare.LEAD)
 compare.require_model(shared.model)
 traces = compare.sentences(shared)
-st.subheader("One word, two contexts")
+glossary.heading("One word, two contexts", level="subheader")
 compare.one_word(shared, traces)

@@ -1,21 +1,20 @@
 """What did that word do? One word of the sidebar's sentence hidden from every token, and how a
 watched token's vector, its probe cosines and the sentence embedding change, layer by layer."""
 
-import streamlit as st
-
-from ui import router, safe
+from ui import glossary, router, safe
 from ui.text import hide_word
 
 shared = router.shared()
 trace = router.require_trace(shared)
-st.title("What did that word do?")
-st.caption(hide_word.LEAD)
+glossary.heading("What did that word do?", level="title")
+glossary.note(hide_word.LEAD)
 hidden = hide_word.choose(shared, trace)
 hide_word.summary(trace, hidden)
-st.subheader(f"How far {hide_word.who(trace, hidden)} moved, layer by layer")
+glossary.heading(f"How far {hide_word.who(trace, hidden)} moved, layer by layer", level="subheader")
 hide_word.moved(trace, hidden)
-st.subheader(
-    f"What {safe.token(hidden.word)} adds to the meaning of {hide_word.who(trace, hidden)}"
+glossary.heading(
+    f"What {safe.token(hidden.word)} adds to the meaning of {hide_word.who(trace, hidden)}",
+    level="subheader",
 )
 hide_word.meaning(trace, hidden, shared.layer + 1)
 hide_word.sentence(trace, hidden)

@@ -7,17 +7,17 @@ link.
 
 import streamlit as st
 
-from ui import router
+from ui import glossary, router
 from ui.tour import learn
 from ui.tour.common import keep_choices
 
 shared = router.shared()  # the sidebar shows MiniLM here (ui.registry: the tour's model)
 trace = router.require_trace(shared)
 keep_choices()
-st.title("Learn step by step")
+glossary.heading("Learn step by step", level="title")
 learn.intro(shared, trace)
 number, step = learn.navigation()
-st.header(f"{number}. {step.TITLE}")
+glossary.heading(f"{number}. {step.TITLE}", level="header")
 step.render(shared, trace)
 st.divider()
 learn.further(number, step)

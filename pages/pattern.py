@@ -4,22 +4,20 @@ The explorer (explorer/) draws the four stages and redraws every switch in the b
 mounts it, keeps the session's settings in step when the browser reports a new view, and offers
 the numbers as a table and files."""
 
-import streamlit as st
-
-from ui import router
+from ui import glossary, router
 from ui.text import pattern, verify
 
 shared = router.shared()
 trace = router.require_trace(shared)  # messages and a stop when there is nothing to show
-st.title("Attention pattern")
-st.caption(
+glossary.heading("Attention pattern", level="title")
+glossary.note(
     "Each token asks a question (its query) and every token offers an answer (its key). "
     "Their dot products are scaled"
     + (", masked (no token reads a later one)" if trace.config.causal else "")
     + " and turned by softmax into weights that sum to 1 for each query: how much that token "
     "draws from each of the others."
 )
-st.caption(pattern.what_ifs(trace.config))
+glossary.note(pattern.what_ifs(trace.config))
 pattern.keep_cell_in(trace)
 pattern.view_and_numbers(shared)
 

@@ -23,7 +23,7 @@ from attention_core.lessons.head_words import (
 )
 from attention_core.methods.roles import RoleScores
 from attention_core.methods.telling import NEIGHBOUR_SHARE
-from ui import explore, registry, safe
+from ui import explore, glossary, registry, safe
 from ui.cache import get_model, get_trace
 from ui.presets import BANK_PROBES, MONEY_BANK, RIVER_BANK, picked_by
 from ui.router import OpeningView, Shared, open_view
@@ -147,7 +147,7 @@ def _sidebar_head(
     lead = f"Layer {layer}, head {head} (the sidebar's)"
     weight = weight_sentence(trace, layer, head, query, key, lead)
     role = head_sentence(scores, layer, head, trace.tokens.tokens, "this head")
-    st.markdown(safe.md(f"{weight} No token gets more of its weight in this head. {role}"))
+    glossary.say(safe.md(f"{weight} No token gets more of its weight in this head. {role}"))
 
 
 def _caption(view: OpeningView, on_view: bool, trace: Trace) -> str:
@@ -185,9 +185,9 @@ def your_sentence(shared: Shared, view: OpeningView | None) -> None:
     on_view = (layer, head) == (view.layer, view.head)
     query = view.query
     key = view.key if on_view else int(np.argmax(trace.pattern_lhqk[layer][head, query]))
-    st.subheader(f"Your sentence, layer {layer}, head {head}")
+    glossary.heading(f"Your sentence, layer {layer}, head {head}", level="subheader")
     if on_view:
-        st.markdown(safe.md(view_sentence(trace, scores, layer, head, query, view.keys)))
+        glossary.say(safe.md(view_sentence(trace, scores, layer, head, query, view.keys)))
     else:
         _sidebar_head(trace, scores, layer, head, query, key)
         st.button(
@@ -205,18 +205,19 @@ def your_sentence(shared: Shared, view: OpeningView | None) -> None:
         controls=(),
         tell=False,
     )
-    st.caption(_caption(view, on_view, trace))
+    glossary.note(_caption(view, on_view, trace))
 
 
 def intro(shared: Shared, cfg: ModelConfig | None, error: str | None) -> None:
     """What attention is, and what this app runs it on (a warning when the model is missing)."""
     about = f"{cfg.name}: {cfg.n_layers} layers × {cfg.n_heads} heads" if cfg else shared.model
     if error:
-        st.warning(
+        glossary.box(
             "The model could not be loaded, so the pages that run it show only this message. "
-            f"{error}  \nBuild your own head still works without it, on hashed random vectors."
+            f"{error}  \nBuild your own head still works without it, on hashed random vectors.",
+            kind="warning",
         )
-    st.markdown(
+    glossary.say(
         "A word on its own has one fixed vector, whatever sentence it sits in. **Attention** is "
         "how a transformer lets each word look at the others and move its vector by what it "
         f"finds. This app runs a real trained model ({about}) on **your** sentence and shows "
@@ -238,7 +239,7 @@ def one_head(shared: Shared, cfg: ModelConfig | None, error: str | None) -> None
         if causal
         else ""
     )
-    st.markdown(
+    glossary.say(
         "**The path of one attention head**, in the order the pages show it:  \n"
         "1. every token gets a vector *E* (its embedding; in later layers, what the layer before "
         "hands on);  \n"
@@ -265,7 +266,7 @@ def one_head(shared: Shared, cfg: ModelConfig | None, error: str | None) -> None
 
 def where_to_go() -> None:
     """Every other page, with its line."""
-    st.caption("Type a sentence in the sidebar first, or pick an example; every page uses it.")
+    glossary.note("Type a sentence in the sidebar first, or pick an example; every page uses it.")
     for page in registry.PAGES[1:]:  # every page but this one
         st.page_link(page.path, label=page.title, icon=page.icon)
-        st.caption(page.blurb)
+        glossary.note(page.blurb)

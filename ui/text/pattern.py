@@ -13,7 +13,7 @@ from attention_core.core.family import Trace
 from attention_core.lessons.head_words import head_sentence
 from attention_core.methods.pack import visible_tokens
 from attention_core.methods.roles import RULE
-from ui import downloads, explore, params, router
+from ui import downloads, explore, glossary, params, router
 from ui.cache import get_trace
 from ui.state.shared import FRAME
 from ui.state.text import PATTERN, Pattern
@@ -91,8 +91,8 @@ def head_job(shared: router.Shared, layer: int, head: int) -> None:
     role = head_names(shared.model, shared.text)[layer][head]
     tokens = get_trace(shared.model, shared.text).tokens.tokens
     said = head_sentence(head_roles(shared.model, shared.text), layer, head, tokens)
-    st.markdown(f"**What this head does** `{role.badge()}` {said}")
-    st.caption(
+    glossary.say(f"**What this head does** `{role.badge()}` {said}")
+    glossary.note(
         f"By the rule on this sentence: {RULE.text()}. All heads shows every head's job at once."
     )
 
@@ -110,7 +110,7 @@ def numbers_section(trace: Trace, layer: int, head: int, shared: router.Shared) 
     cells = np.ix_(keep, keep)
     names = [f"{i}:{trace.tokens.tokens[i]}" for i in keep]  # unique, even repeated
     changed = active_what_ifs(trace.config)
-    st.caption(
+    glossary.note(
         f"Layer {layer}, head {head}: rows are queries, columns are keys. "
         + (
             f"What-if: {', '.join(changed)}; the model's own weights differ."

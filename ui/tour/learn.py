@@ -8,7 +8,7 @@ from types import ModuleType
 import streamlit as st
 
 from attention_core.core.family import Trace
-from ui import registry, router, tour
+from ui import glossary, registry, router, tour
 from ui.cache import LABELS
 from ui.state.tour import TOUR, Tour
 from ui.widgets import numbered
@@ -29,7 +29,7 @@ def intro(shared: router.Shared, trace: Trace) -> None:
     scaling, masking, knockout, jobs, decoding, writing, cost = map(
         _number, ("scaling", "masking", "weight_effect", "jobs", "decoder", "writing", "cost")
     )
-    st.caption(
+    glossary.note(
         f"A guided walk through one transformer layer, on your own sentence (change it in the "
         f"sidebar). The numbers and charts come from running {trace.config.name} on that "
         f"sentence, except where a step says otherwise: steps {masking}, {jobs} and {decoding} "
@@ -43,7 +43,7 @@ def intro(shared: router.Shared, trace: Trace) -> None:
         "with a link to the page that explores it in full."
     )
     if (picked := router.last_pick()) != shared.model:
-        st.info(
+        glossary.box(
             f"The tour teaches on {LABELS[shared.model]}, an encoder, so the sidebar shows it "
             f"here; you picked {LABELS[picked]}, which the other pages keep showing. Step "
             f"{masking} shows the mask of a decoder (SmolLM2); step {jobs} its induction heads; "

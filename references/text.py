@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from attention_core.core.config import ModelConfig
 from attention_core.core.display import state_name
 from attention_core.core.family import Stack
 
@@ -198,13 +199,16 @@ def compare_patterns(ours: Stack, theirs: F32, tokens: tuple[str, ...], tol: flo
     return Difference("attention weights, every layer and head", worst, worst, where, tol)
 
 
-def compare_states(ours: F32, theirs: F32, tokens: tuple[str, ...], tol: float) -> Difference:
-    """Hidden states, relative to each state's largest reference value (SmolLM2's reach ~800)."""
+def compare_states(
+    ours: F32, theirs: F32, tokens: tuple[str, ...], tol: float, config: ModelConfig | None = None
+) -> Difference:
+    """Hidden states, relative to each state's largest reference value (SmolLM2's reach ~800);
+    the worst one named by ``state_name(state, config)``."""
     diff = np.abs(np.asarray(ours, np.float64) - theirs)
     scale = np.abs(theirs).max(axis=(1, 2), keepdims=True).astype(np.float64)
     ratio = diff / scale
     state, t, d = (int(i) for i in np.unravel_index(int(ratio.argmax()), ratio.shape))
-    where = f"{state_name(state)}, token “{tokens[t]}”, number {d} of {diff.shape[-1]}"
+    where = f"{state_name(state, config)}, token “{tokens[t]}”, number {d} of {diff.shape[-1]}"
     largest, relative = float(diff[state, t, d]), float(ratio.max())
     scale = " times the layer's largest number"
     return Difference("token vectors, every layer", largest, relative, where, tol, scale)

@@ -10,6 +10,7 @@ import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import ArrayLike, NDArray
 
+from attention_core.core.config import ModelConfig
 from attention_core.core.display import state_name
 from viz.common import BLUE, ORANGE, VERMILLION, base_layout, escape
 
@@ -74,12 +75,13 @@ def _arrows(
     )
 
 
-def name_states(fig: go.Figure, value: str) -> go.Figure:
+def name_states(fig: go.Figure, value: str, config: ModelConfig | None = None) -> go.Figure:
     """Relabel a figure whose x values are hidden-state indices (such as
-    ``viz.layer_similarity``'s lines) with the state names, and its y values as ``value``."""
+    ``viz.layer_similarity``'s lines) with the state names (``config``: the model's, see
+    ``state_name``), and its y values as ``value``."""
     for trace in fig.data:  # categories keep their index as x, so vertical lines stay put
         trace.update(
-            x=[layer_name(int(i)) for i in trace.x],
+            x=[layer_name(int(i), config) for i in trace.x],
             hovertemplate=f"{trace.name}<br>%{{x}}: {value} %{{y:.4f}}<extra></extra>",
         )
     fig.update_xaxes(title_text=None, type="category", tickmode="auto")
@@ -93,10 +95,9 @@ def _frame_traces(
     probes_p2: NDArray[np.floating],
     tokens: Sequence[str],
     probe_words: Sequence[str],
-    state: int,
+    name: str,
     focus: int | None,
 ) -> list[go.Scatter]:
-    name = layer_name(state)
     sizes = [13 if i == focus else 8 for i in range(len(tokens))]
     return [
         go.Scatter(
@@ -123,7 +124,7 @@ def _frame_traces(
     ]
 
 
-def _controls(n_frames: int, active: int) -> dict[str, object]:
+def _controls(names: Sequence[str], active: int) -> dict[str, object]:
     """A slider with one step per hidden state, named like the frames ("embedding", "after
     layer 0", …), and a Play button that runs through every state."""
     move = {
@@ -137,7 +138,6 @@ def _controls(n_frames: int, active: int) -> dict[str, object]:
         "transition": {"duration": 500},
         "fromcurrent": False,
     }
-    names = [layer_name(i) for i in range(n_frames)]
     steps = [{"label": name, "method": "animate", "args": [[name], move]} for name in names]
     # the slider ends at 0.92: the last label is centred on its step and would be cut at 1.0
     slider = {
@@ -173,11 +173,12 @@ def make_embedding_shift(
     explained_c: Sequence[float] = (),
     focus: int | None = None,
     height: int = 560,
+    config: ModelConfig | None = None,
 ) -> go.Figure:
     """``tokens_lt2[0]`` are the embeddings and ``tokens_lt2[l]`` the vectors after layer l − 1,
-    already projected; ``probes_lp2`` the probes at each hidden state. Frame ``layer_name(l)``
-    draws an arrow embedding -> state l per token; the figure opens on ``state``. ``focus`` is the
-    index (into ``tokens``) of a token drawn larger, in another colour."""
+    already projected; ``probes_lp2`` the probes at each hidden state. Frame ``layer_name(l,
+    config)`` draws an arrow embedding -> state l per token; the figure opens on ``state``.
+    ``focus`` is the index (into ``tokens``) of a token drawn larger, in another colour."""
     n_states = len(tokens_lt2)
     shapes = (tokens_lt2.shape, probes_lp2.shape)
     if shapes != ((n_states, len(tokens), 2), (n_states, len(probe_words), 2)):
@@ -196,18 +197,19 @@ def make_embedding_shift(
         marker={"color": TOKEN_COLOUR, "size": 8, "symbol": "circle-open"},
         hovertemplate=f"%{{text}} · {layer_name(0)}<br>(%{{x:.3f}}, %{{y:.3f}})<extra></extra>",
     )
+    names = [layer_name(i, config) for i in range(n_states)]
     per_state = [
-        _frame_traces(tokens_lt2[0], tokens_lt2[i], probes_lp2[i], tokens, probe_words, i, focus)
-        for i in range(n_states)
+        _frame_traces(tokens_lt2[0], tokens_lt2[i], probes_lp2[i], tokens, probe_words, name, focus)
+        for i, name in enumerate(names)
     ]
     fig = go.Figure(data=[embedding, *per_state[state]])
     fig.frames = [
-        go.Frame(data=traces, traces=[1, 2, 3], name=layer_name(i))
-        for i, traces in enumerate(per_state)
+        go.Frame(data=traces, traces=[1, 2, 3], name=name)
+        for name, traces in zip(names, per_state, strict=True)
     ]
     every = np.concatenate([tokens_lt2.reshape(-1, 2), probes_lp2.reshape(-1, 2)])
     pca_axes(fig, every, explained_c)
-    fig.update_layout(legend={"orientation": "h", "y": 1.08, "x": 0}, **_controls(n_states, state))
+    fig.update_layout(legend={"orientation": "h", "y": 1.08, "x": 0}, **_controls(names, state))
     base_layout(fig, height)
     fig.update_layout(margin={"l": 10, "r": 10, "t": 40, "b": 90})  # room for slider and Play
     return fig

@@ -10,6 +10,7 @@ import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import NDArray
 
+from attention_core.core.config import ModelConfig
 from viz.common import (
     BLACK,
     BLUE,
@@ -34,9 +35,11 @@ def make_layer_similarity(
     title: str | None = None,
     mark_layer: int | None = None,
     height: int = 380,
+    config: ModelConfig | None = None,
 ) -> go.Figure:
-    """``cosine_by_name[name][L]`` is the cosine at hidden state L. ``mark_layer`` draws a
-    dotted line at that hidden state (the layer chosen in the sidebar)."""
+    """``cosine_by_name[name][L]`` is the cosine at hidden state L, named by ``layer_name(L,
+    config)``. ``mark_layer`` draws a dotted line at that hidden state (the layer chosen in the
+    sidebar)."""
     lengths = {len(v) for v in cosine_by_name.values()}
     if len(lengths) > 1:
         raise ValueError(f"every series needs the same number of layers, got {sorted(lengths)}")
@@ -50,7 +53,7 @@ def make_layer_similarity(
                 mode="lines+markers",
                 name=label,
                 line={"color": COLOURS[i % len(COLOURS)], "width": 2},
-                customdata=[layer_name(i) for i in range(len(values))],
+                customdata=[layer_name(i, config) for i in range(len(values))],
                 hovertemplate=f"{label}<br>%{{customdata}}: cosine %{{y:.4f}}<extra></extra>",
             )
         )
@@ -59,7 +62,7 @@ def make_layer_similarity(
         title_text="hidden state",
         tickmode="array",
         tickvals=list(range(n)),
-        ticktext=[layer_name(i) for i in range(n)],
+        ticktext=[layer_name(i, config) for i in range(n)],
     )
     fig.update_yaxes(title_text="cosine similarity")
     if mark_layer is not None:

@@ -9,6 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import NDArray
 
+from attention_core.core.config import ModelConfig
 from viz.common import base_layout, escape
 from viz.embedding_shift import FOCUS_COLOUR, PROBE_COLOUR, layer_name, pca_axes
 
@@ -43,16 +44,18 @@ def make_token_trajectory(
     probe_state: int,
     explained_c: Sequence[float] = (),
     height: int = 460,
+    config: ModelConfig | None = None,
 ) -> go.Figure:
     """``path_l2[l]`` is the token's projected vector at hidden state l (0 = the embedding, l =
-    after layer l − 1); the probes are drawn as stars at hidden state ``probe_state``."""
+    after layer l − 1); the probes are drawn as stars at hidden state ``probe_state``. States
+    are named by ``layer_name(l, config)``."""
     if path_l2.shape[1:] != (2,) or probes_p2.shape != (len(probe_words), 2):
         raise ValueError(
             f"path {path_l2.shape} must be [states, 2] and probes {probes_p2.shape} "
             f"[{len(probe_words)}, 2]"
         )
     label = escape(token)
-    probe_name = layer_name(probe_state)
+    probe_name = layer_name(probe_state, config)
     fig = go.Figure(
         [
             go.Scatter(
@@ -63,7 +66,7 @@ def make_token_trajectory(
                 text=state_marks(len(path_l2)),
                 textposition="middle center",
                 textfont={"color": "white", "size": 11},
-                customdata=[layer_name(i) for i in range(len(path_l2))],
+                customdata=[layer_name(i, config) for i in range(len(path_l2))],
                 line={"color": FOCUS_COLOUR, "width": 2},
                 marker={"color": FOCUS_COLOUR, "size": 20},
                 hovertemplate=f"{label} · %{{customdata}}<br>(%{{x:.3f}}, %{{y:.3f}})"

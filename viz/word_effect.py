@@ -9,6 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import NDArray
 
+from attention_core.core.config import ModelConfig
 from viz.common import GREEN, SKY, VERMILLION, base_layout, escape
 from viz.embedding_shift import layer_name
 
@@ -22,10 +23,12 @@ def make_word_effect(
     *,
     watched: str,
     height: int = 380,
+    config: ModelConfig | None = None,
 ) -> go.Figure:
     """``distance_by_word[w][L]`` is the distance between the watched token's vectors at hidden
     state L with and without word w, ``cosine_by_word[w][L]`` their cosine; ``length_l`` is the
-    watched vector's length with every word visible (the hover reads the distance against it)."""
+    watched vector's length with every word visible (the hover reads the distance against it).
+    States are named by ``layer_name(L, config)``."""
     length = np.asarray(length_l, np.float64)
     if list(distance_by_word) != list(cosine_by_word) or any(
         np.shape(v) != length.shape for v in [*distance_by_word.values(), *cosine_by_word.values()]
@@ -33,7 +36,7 @@ def make_word_effect(
         raise ValueError(
             f"every word needs a distance and a cosine for each of {length.size} hidden states"
         )
-    states = [layer_name(i) for i in range(length.size)]
+    states = [layer_name(i, config) for i in range(length.size)]
     fig = go.Figure()
     for i, (word, distance) in enumerate(distance_by_word.items()):
         dist = np.asarray(distance, np.float64)

@@ -45,6 +45,9 @@ class ModelConfig:
     special_tokens: bool = True  # the tokenizer wraps a text in [CLS] … [SEP]
     attention_bias: bool = True  # the Q, K, V projections add a bias (BERT's do, Llama's not)
     post_norm: bool = True  # LayerNorm after the residual add (BERT), not before (Llama, Whisper)
+    final_norm: str = ""  # the norm the last hidden state has been through after the last layer
+    # ("RMSNorm" SmolLM2, "LayerNorm" Whisper's decoder; "": none, a post-norm encoder's last
+    # state is its last layer's output)
     audio: bool = False  # reads sound: the layers are a decoder's over an audio encoder
 
     def __post_init__(self) -> None:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from attention_core.core.config import ModelConfig
 from attention_core.core.display import state_name
 from attention_core.core.family import LoadedModel, Trace, pools_sentence
 from attention_core.core.tokens import Tokens
@@ -48,6 +49,7 @@ class WordEffect:
     # (None for a model that makes no sentence embedding: a decoder)
     probe_cosine_with_lp: F64  # cosine of the watched vector to each probe, word visible
     probe_cosine_without_lp: F64  # the same with the word hidden
+    config: ModelConfig | None = None  # the model's, to name its hidden states (summary)
 
     @property
     def probe_pull_lp(self) -> F64:
@@ -70,7 +72,7 @@ class WordEffect:
     def summary(self) -> str:
         """One plain sentence with the largest change, e.g. for a caption."""
         state = self.most_changed
-        where = ("in the " if state == 0 else "") + state_name(state)
+        where = ("in the " if state == 0 else "") + state_name(state, self.config)
         return (
             f"Hiding “{self.hidden_word}” changes “{self.watched_word}” most {where}: cosine "
             f"{self.cosine_l[state]:.2f} between its vectors with and without the word "
@@ -166,6 +168,7 @@ def compare_passes(
         sentence_cosine=_sentence_cosine(with_word, without_word),
         probe_cosine_with_lp=_probe_cosines(a_ld, probes_lpd, len(a_ld)),
         probe_cosine_without_lp=_probe_cosines(b_ld, probes_lpd, len(b_ld)),
+        config=with_word.config,
     )
 
 

@@ -102,3 +102,37 @@ def test_name_states_relabels_a_per_state_line_chart():
     assert fig.layout.xaxis.type == "category" and fig.layout.xaxis.title.text is None
     assert fig.layout.yaxis.title.text == "relative cosine"
     assert fig.layout.shapes[0].x0 == 3  # the dotted line stays on after layer 2
+
+
+def test_given_smollm2_s_config_every_builder_names_its_last_state_after_the_final_norm():
+    """SmolLM2 is pre-norm: its last state is layer 29's output after the final RMSNorm
+    (tests/core/test_display.py checks that against transformers)."""
+    from attention_core import load_config
+    from viz.knockout import make_knockout_cosine
+    from viz.token_trajectory import make_token_trajectory
+    from viz.word_effect import make_word_effect
+
+    cfg = load_config("smollm2")
+    n, last = cfg.n_layers + 1, "after layer 29 and the final RMSNorm"
+    rng = np.random.default_rng(5)
+    tokens_lt2, probes_lp2, values_l = (
+        rng.standard_normal((n, 5, 2)),
+        rng.normal(size=(n, 2, 2)),
+        rng.random(n),
+    )
+    shift = make_embedding_shift(tokens_lt2, probes_lp2, TOKENS, PROBES, state=n - 1, config=cfg)
+    assert shift.layout.sliders[0].steps[-1].label == last and shift.frames[-1].name == last
+    assert shift.layout.sliders[0].steps[-2].label == "after layer 28"
+    lines = make_layer_similarity({"shore": values_l}, config=cfg)
+    assert lines.layout.xaxis.ticktext[-1] == last and lines.data[0].customdata[-1] == last
+    assert name_states(lines, "cosine", cfg).data[0].x[-1] == last
+    path = make_token_trajectory(
+        tokens_lt2[:, 0], "bank", probes_lp2[-1], PROBES, probe_state=n - 1, config=cfg
+    )
+    assert path.data[0].customdata[-1] == last and path.data[1].name == f"probe words ({last})"
+    assert make_knockout_cosine(values_l, watched="bank", config=cfg).data[0].x[-1] == last
+    moved = make_word_effect(
+        {"river": values_l}, {"river": values_l}, values_l, watched="bank", config=cfg
+    )
+    assert moved.data[0].x[-1] == last
+    assert make_knockout_cosine(values_l, watched="bank").data[0].x[-1] == "after layer 29"

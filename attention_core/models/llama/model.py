@@ -141,6 +141,7 @@ def _config(key: str, gguf: GgufFile) -> ModelConfig:
             special_tokens=False,  # no [CLS] / [SEP]: the text's own pieces
             attention_bias=False,
             post_norm=False,  # pre-norm (RMSNorm before attention and the MLP)
+            final_norm="RMSNorm",  # hidden_ltd[-1] is after it (forward.py), as transformers'
             quantization="/".join(sorted(q_types - {"Q8_0"})) or "/".join(sorted(q_types)),
         )
     except KeyError as err:

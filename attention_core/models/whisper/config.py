@@ -94,6 +94,7 @@ def model_config(f: Ct2File, key: str, name: str) -> ModelConfig:
         special_tokens=False,  # its text is tokenized bare; the prompt is the decoder's own
         attention_bias=True,  # q and v add a bias (k's is zero)
         post_norm=False,  # pre-LN
+        final_norm="LayerNorm",  # decoder_hidden_ltd[-1] is after it, as transformers'
         audio=True,
     )
 

@@ -270,3 +270,22 @@ def test_the_plane_caption_says_what_its_axes_hold(model):
         assert "only a shadow" not in said
     elif share < ONE_DIRECTION - 0.005:
         assert "only a shadow" in said and "first axis alone" not in said
+
+
+def test_smollm2_s_last_state_is_named_after_the_final_rmsnorm():
+    """SmolLM2's last hidden state is layer 29's output after the final RMSNorm (checked against
+    transformers in tests/core/test_display.py): the page names it so wherever it shows it."""
+    last = "after layer 29 and the final RMSNorm"
+    at = open_page("embedding_shift", model="smollm2", s=RIVER, layer="29")
+    assert not at.exception and not at.error
+    learner = " ".join(_learner_text(at))
+    assert f"“{last}” is what layer 29 hands on, rescaled by the model's final RMSNorm" in learner
+    assert f"from the embedding to {last}" in learner and f"it opens {last}" in learner
+    assert f"relative · {last}" in at.dataframe[0].value.columns
+    slider = _chart(at, "es_plane")["layout"]["sliders"][0]["steps"]
+    assert [s["label"] for s in slider[-2:]] == ["after layer 28", last]
+    assert _chart(at, "es_probe_lines")["data"][0]["x"][-1] == last
+    earlier = " ".join(
+        _learner_text(open_page("embedding_shift", model="smollm2", s=RIVER, layer="28"))
+    )
+    assert "“after layer 28” is what layer 28 hands on." in earlier and "rescaled by" not in earlier

@@ -245,3 +245,15 @@ def test_a_decoder_page_names_no_sentence_embedding_in_its_engineers_notes():
     assert not at.exception
     assert "sentence embedding" not in engineers_text(at)
     assert "hide_word.hide_word`." in engineers_text(at)
+
+
+def test_smollm2_s_last_state_is_named_after_the_final_rmsnorm():
+    """SmolLM2's last state has been through the final RMSNorm (tests/core/test_display.py):
+    the table, the chart and the probe sentence say so, its capitals kept."""
+    last = "after layer 29 and the final RMSNorm"
+    at = open_page("hide_word", model="smollm2", s=RIVER, layer="29")
+    assert not at.exception and not at.error
+    assert list(at.dataframe[0].value["layer"])[-2:] == ["after layer 28", last]
+    assert _chart(at, "hw_moved")["data"][0]["x"][-1] == last
+    said = [m.value for m in at.markdown if "on average" in m.value]
+    assert said and said[0].startswith("After layer 29 and the final RMSNorm, ")

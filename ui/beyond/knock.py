@@ -130,16 +130,18 @@ def _vector(shared: Shared, trace: Trace, heads: Heads, at: int) -> None:
     who = safe.token(trace.tokens.tokens[at])
     final = change.cosine_l.size - 1
     st.markdown(
-        f"Without those heads, {who}'s vector {layer_name(final)} has cosine "
+        f"Without those heads, {who}'s vector {layer_name(final, trace.config)} has cosine "
         f"**{change.cosine_l[final]:.4f}** with its usual one (they lie "
         f"{change.distance_l[final]:.3f} apart)."
     )
     left, right = st.columns([3, 2])
     show.plot(
-        make_knockout_cosine(change.cosine_l, watched=trace.tokens.tokens[at]), "bey_cosine", left
+        make_knockout_cosine(change.cosine_l, watched=trace.tokens.tokens[at], config=trace.config),
+        "bey_cosine",
+        left,
     )
     table = {
-        "hidden state": [layer_name(i) for i in range(change.cosine_l.size)],
+        "hidden state": [layer_name(i, trace.config) for i in range(change.cosine_l.size)],
         "cosine": change.cosine_l,
         "distance": change.distance_l,
     }

@@ -129,16 +129,16 @@ def one_word(shared: router.Shared, traces: dict[str, Trace]) -> None:
     pos_a, pos_b = word_positions(a.tokens.tokens, b.tokens.tokens, word)
     cos_l = cosine(word_vectors(a.hidden_ltd, pos_a), word_vectors(b.hidden_ltd, pos_b))  # [l]
     after, w = shared.layer + 1, safe.token(word)  # hidden state index of "after layer {layer}"
-    fig = make_layer_similarity({f"{word}: A vs B": cos_l}, mark_layer=after)
+    fig = make_layer_similarity({f"{word}: A vs B": cos_l}, mark_layer=after, config=a.config)
     left, right = st.columns([3, 1])
     show.plot(fig, "cmp_similarity", left)
     left.caption(
         f"How to read this: cosine similarity between {w} in sentence A and {w} in sentence B "
         f"(mean over its word pieces), after each layer. {_starts(a, cos_l[0], pos_a, pos_b)} "
         "Every change after that comes from context: attention mixing in the other words. The "
-        f"dotted line is after layer {shared.layer}, the sidebar's layer."
+        f"dotted line is {layer_name(after, a.config)}, the sidebar's layer."
     )
-    labels = [layer_name(i) for i in range(len(cos_l))]
+    labels = [layer_name(i, a.config) for i in range(len(cos_l))]
     right.dataframe(
         {"layer": labels, "cosine": cos_l},
         key="cmp_table",

@@ -50,11 +50,11 @@ class Shift:
 
     @property
     def now(self) -> str:
-        return layer_name(self.state)  # "after layer 2"
+        return layer_name(self.state, self.trace.config)  # "after layer 2"
 
     @property
     def last(self) -> str:
-        return layer_name(len(self.trace.hidden_ltd) - 1)  # "after layer 5"
+        return layer_name(len(self.trace.hidden_ltd) - 1, self.trace.config)  # "after layer 5"
 
     @property
     def focus(self) -> int:
@@ -71,7 +71,9 @@ def explained(s: Shift) -> Sequence[float]:
 
 
 def intro(shared: router.Shared, trace: Trace) -> None:
-    now = layer_name(shared.layer + 1)
+    cfg = trace.config
+    now = layer_name(shared.layer + 1, cfg)
+    normed = bool(cfg.final_norm) and shared.layer == cfg.n_layers - 1
     st.caption(
         "A word enters the model with a vector that no other word of the sentence has changed "
         "yet, its **embedding**: "
@@ -83,9 +85,10 @@ def intro(shared: router.Shared, trace: Trace) -> None:
             "by rotating queries and keys instead). "
         )
         + "Each layer then mixes in information from the other tokens. Layers count from 0, like "
-        f"the sidebar's Layer slider: “{now}” is what layer {shared.layer} hands on. Watch the "
-        "vectors move, and measure which probe words a token moves towards or away from, "
-        "compared with the others."
+        f"the sidebar's Layer slider: “{now}” is what layer {shared.layer} hands on"
+        + (f", rescaled by the model's final {cfg.final_norm}" if normed else "")
+        + ". Watch the vectors move, and measure which probe words a token moves towards or away "
+        "from, compared with the others."
     )
 
 
@@ -139,6 +142,7 @@ def plane(s: Shift) -> None:
         state=s.state,
         explained_c=explained(s),
         focus=s.focus,
+        config=s.trace.config,
     )
     show.plot(fig, "es_plane")
     st.caption(
@@ -228,6 +232,7 @@ def path(s: Shift) -> None:
         s.probes,
         probe_state=s.state,
         explained_c=explained(s),
+        config=s.trace.config,
     )
     show.plot(fig, "es_trajectory", left)
     left.caption(
@@ -239,7 +244,7 @@ def path(s: Shift) -> None:
         fig = make_layer_similarity(
             {p: cos.relative_lp[:, j] for j, p in enumerate(s.probes)}, mark_layer=s.state
         )
-        show.plot(name_states(fig, RELATIVE), "es_probe_lines", right)
+        show.plot(name_states(fig, RELATIVE, s.trace.config), "es_probe_lines", right)
         right.caption(
             f"How to read this: the same measure as the bars (cosine of {s.who} with each probe "
             f"minus the average over the probes) at every point from the embedding to {s.last}. "

@@ -150,8 +150,8 @@ def summary(trace: Trace, h: Hidden) -> None:
     hw, most = safe.token(h.word), h.effect.most_changed
     cos, dist = h.effect.cosine_l[most], h.effect.distance_l[most]
     said = (
-        f"Hiding {hw} changes {who(trace, h)} most {layer_name(most)}: there its vectors with "
-        f"and without {hw} have cosine {cos:.3f} (an angle of "
+        f"Hiding {hw} changes {who(trace, h)} most {layer_name(most, trace.config)}: there "
+        f"its vectors with and without {hw} have cosine {cos:.3f} (an angle of "
         f"{np.degrees(np.arccos(min(cos, 1))):.0f}°) and lie {dist:.2f} apart, "
         f"{dist / h.effect.length_l[most]:.0%} of the vector's length."
     )
@@ -179,6 +179,7 @@ def moved(trace: Trace, h: Hidden) -> None:
         {w: e.cosine_l for w, e in h.pairs},
         h.effect.length_l,
         watched=watched,
+        config=trace.config,
     )
     show.plot(fig, "hw_moved")
     st.caption(
@@ -190,7 +191,8 @@ def moved(trace: Trace, h: Hidden) -> None:
         f"a cosine of {cos:.3f}. So read the distances, and compare the two words."
         + ("" if h.other is not None else " (No other word is left to compare with.)")
     )
-    table: dict[str, Any] = {"layer": [layer_name(i) for i in range(h.effect.cosine_l.size)]}
+    states = [layer_name(i, trace.config) for i in range(h.effect.cosine_l.size)]
+    table: dict[str, Any] = {"layer": states}
     for w, e in h.pairs:
         table |= {f"cosine, {w} hidden": e.cosine_l, f"distance, {w} hidden": e.distance_l}
     table[f"length of {watched}"] = h.effect.length_l
@@ -204,12 +206,10 @@ def meaning(trace: Trace, h: Hidden, after: int) -> None:
     if not h.probes:
         st.info("Add at least one probe word to see what the hidden word adds to the meaning.")
         return
-    hw, e = safe.token(h.word), h.effect
+    hw, e, at = safe.token(h.word), h.effect, layer_name(after, trace.config)
     with_p, without_p = e.probe_cosine_with_lp[after], e.probe_cosine_without_lp[after]
     left, right = st.columns([3, 2])
-    fig = make_word_effect_probes(
-        with_p, without_p, h.probes, hidden_word=h.word, state_label=layer_name(after)
-    )
+    fig = make_word_effect_probes(with_p, without_p, h.probes, hidden_word=h.word, state_label=at)
     show.plot(fig, "hw_probes_chart", left)
     cols = {"with": with_p, "hidden": without_p, "with − hidden": with_p - without_p}
     right.dataframe(
@@ -220,36 +220,34 @@ def meaning(trace: Trace, h: Hidden, after: int) -> None:
     )
     right.caption(
         f"How to read this: the cosine of {who(trace, h)} with each probe word (run through the "
-        f"model alone), both taken {layer_name(after)} (the sidebar's layer); move the sidebar's "
+        f"model alone), both taken {at} (the sidebar's layer); move the sidebar's "
         "Layer slider to compare another layer's output. A positive "
         f"difference means {hw} pulls {who(trace, h)} towards that probe."
     )
-    left.markdown(probe_words(hw, who(trace, h), h.probes, with_p - without_p, after))
+    left.markdown(probe_words(hw, who(trace, h), h.probes, with_p - without_p, at))
 
 
 SAME = 0.002  # below this spread of the probes' changes, no probe stands out
 
 
-def probe_words(hw: str, watched: str, probes: list[str], change_p: Any, after: int) -> str:
+def probe_words(hw: str, watched: str, probes: list[str], change_p: Any, at: str) -> str:
     """What the hidden word does to the watched token's cosines with the probes, beyond the
-    drift every probe shares (their mean change)."""
+    drift every probe shares (their mean change), at the hidden state named ``at``."""
     change_p = np.asarray(change_p, dtype=np.float64)
+    at = at[:1].upper() + at[1:]  # not str.capitalize, which would lower "RMSNorm"
     if change_p.size == 1:
         pull = float(change_p[0])
-        return (
-            f"{layer_name(after).capitalize()}: {hw} changes {watched}'s cosine with "
-            f"{safe.token(probes[0])} by {pull:+.3f}."
-        )
+        return f"{at}: {hw} changes {watched}'s cosine with {safe.token(probes[0])} by {pull:+.3f}."
     shared = float(change_p.mean())
     beyond = change_p - shared
     big = int(np.argmax(np.abs(beyond)))
     if abs(beyond[big]) < SAME:
         return (
-            f"{layer_name(after).capitalize()}, {hw} moves {watched} about equally with respect "
+            f"{at}, {hw} moves {watched} about equally with respect "
             f"to every probe ({shared:+.3f} on average): no probe stands out."
         )
     return (
-        f"{layer_name(after).capitalize()}, {hw} changes {watched}'s cosine with every probe by "
+        f"{at}, {hw} changes {watched}'s cosine with every probe by "
         f"{shared:+.3f} on average; {safe.token(probes[big])} stands out, at {change_p[big]:+.3f}: "
         f"{hw} pulls {watched} {'towards' if beyond[big] > 0 else 'away from'} it, compared with "
         "the other probes."

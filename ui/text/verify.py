@@ -75,7 +75,7 @@ def verified(model: str, text: str, _trace: Trace) -> Verdict:
     tol = TOLERANCE[model]
     found = [
         compare_patterns(_trace.pattern_lhqk, checked.pattern_lhqk, tokens, tol),
-        compare_states(_trace.hidden_ltd, checked.hidden_ltd, tokens, tol),
+        compare_states(_trace.hidden_ltd, checked.hidden_ltd, tokens, tol, _trace.config),
     ]
     if checked.sentence_d is not None and pools_sentence(_trace):
         found.append(compare_sentence(_trace.sentence_embedding_d, checked.sentence_d, tol))

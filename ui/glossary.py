@@ -95,10 +95,15 @@ def metric(label: str, value: Any, where: Area = st, **kwargs: Any) -> None:
     where.metric(label, value, help=hover, **kwargs)
 
 
-def box(text: str, kind: Literal["info", "warning", "success"] = "info", where: Area = st) -> None:
-    """An info (warning, success) box; when it names terms not yet explained, a caption right
-    under it carries their sentences (the boxes take no ``help``)."""
-    getattr(where, kind)(text)
+def box(
+    text: str,
+    kind: Literal["info", "warning", "success"] = "info",
+    where: Area = st,
+    **kwargs: Any,
+) -> None:
+    """An info (warning, success) box (``kwargs``: its icon); when it names terms not yet
+    explained, a caption right under it carries their sentences (the boxes take no ``help``)."""
+    getattr(where, kind)(text, **kwargs)
     hover = help_for(text, None, _site())
     if hover:
         where.caption(BOX_NOTE, help=hover)

@@ -12,7 +12,7 @@ import numpy as np
 import streamlit as st
 
 from references.text import INSTALL, Difference, missing, round_up
-from ui import safe
+from ui import glossary, safe
 
 BUTTON = "Verify against the reference library"
 
@@ -67,11 +67,12 @@ def lacking(model: str) -> bool:
     """Say how to install what ``model``'s check needs when some of it is missing."""
     lacking = missing(model)
     if lacking:
-        st.warning(
+        glossary.box(
             f"This check needs {', '.join(lacking)}, which {'is' if len(lacking) == 1 else 'are'}"
             " not installed here. Install the reference libraries with this command, in the "
             "app's folder, then press the button again:",
             icon=":material/download:",
+            kind="warning",
         )
         st.code(INSTALL[model], language="bash")
     return bool(lacking)

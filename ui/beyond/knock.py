@@ -11,7 +11,7 @@ from attention_core import default_token
 from attention_core.core.family import Trace
 from attention_core.core.pieces import show_piece
 from attention_core.methods.knockout import Heads, parse_heads
-from ui import safe, show
+from ui import glossary, safe, show
 from ui.beyond.cache import prediction, vector
 from ui.cache import get_model
 from ui.router import Shared
@@ -87,7 +87,7 @@ def choose_heads(shared: Shared, trace: Trace) -> Heads:
 def render(shared: Shared, trace: Trace, heads: Heads, at: int) -> None:
     """What knocking out ``heads`` changes at token ``at``."""
     if not heads:
-        st.info("Choose at least one head to knock out.")
+        glossary.box("Choose at least one head to knock out.")
         return
     if is_decoder(trace):
         _prediction(shared, heads, at)
@@ -115,11 +115,11 @@ def _prediction(shared: Shared, heads: Heads, at: int) -> None:
         column_config={"p with": show.NUM, "p without": show.NUM},
     )
     lost, gained = piece(shared.model, change.lost_id), piece(shared.model, change.gained_id)
-    st.markdown(
+    glossary.say(
         f"Lost most: {safe.token(lost)}, {change.lost[0]:.2%} → {change.lost[1]:.2%}. "
         f"Gained most: {safe.token(gained)}, {change.gained[0]:.2%} → {change.gained[1]:.2%}."
     )
-    st.caption(
+    glossary.note(
         "How to read this: the ten likeliest next tokens after the chosen one, as the model "
         "predicts them with every head (left) and with the chosen heads switched off (right)."
     )
@@ -129,7 +129,7 @@ def _vector(shared: Shared, trace: Trace, heads: Heads, at: int) -> None:
     change = vector(shared.model, shared.text, heads, at)
     who = safe.token(trace.tokens.tokens[at])
     final = change.cosine_l.size - 1
-    st.markdown(
+    glossary.say(
         f"Without those heads, {who}'s vector {layer_name(final, trace.config)} has cosine "
         f"**{change.cosine_l[final]:.4f}** with its usual one (they lie "
         f"{change.distance_l[final]:.3f} apart)."
@@ -152,8 +152,12 @@ def _vector(shared: Shared, trace: Trace, heads: Heads, at: int) -> None:
         column_config={"cosine": show.FINE, "distance": show.NUM},
     )
     if change.sentence_cosine is not None:
-        right.metric("Sentence embedding: cosine with and without", f"{change.sentence_cosine:.4f}")
-    st.caption(
+        glossary.metric(
+            "Sentence embedding: cosine with and without",
+            f"{change.sentence_cosine:.4f}",
+            where=right,
+        )
+    glossary.note(
         "How to read this: 1 means the vector did not change. Nothing changes before the first "
         "knocked head's layer; after it the change travels up. MiniLM predicts no next word, so "
         "here a head's effect is measured on vectors; pick SmolLM2 to see predictions change."

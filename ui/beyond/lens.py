@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from attention_core.core.family import Trace
-from ui import router
+from ui import glossary, router
 from ui.beyond.cache import lens
 from ui.beyond.knock import is_decoder, piece
 from ui.cache import LABELS
@@ -28,7 +28,7 @@ def window(at: int, n_tokens: int) -> tuple[int, ...]:
 def render(shared: Shared, trace: Trace, at: int) -> None:
     """The lens table around token ``at`` (a decoder), or why there is none (an encoder)."""
     if not is_decoder(trace):
-        st.info(
+        glossary.box(
             "The logit lens asks what the model would predict if it stopped after each layer, so "
             "it applies to a model that predicts words (a decoder, such as SmolLM2). "
             f"{LABELS[shared.model]} turns a sentence into vectors and predicts no word."
@@ -65,7 +65,7 @@ def render(shared: Shared, trace: Trace, at: int) -> None:
         if len(positions) < trace.n_tokens
         else ""
     )
-    st.caption(
+    glossary.note(
         "How to read this: each column is a token of your sentence, each row a layer; a cell is "
         "the word the model would predict next if it stopped after that layer, and its "
         "probability. The last row is the model's own prediction. Early layers are read in a "

@@ -9,7 +9,7 @@ import streamlit as st
 from attention_core.core.family import Trace
 from attention_core.methods.knockout import Importance
 from server.budget import Busy
-from ui import safe, show
+from ui import glossary, safe, show
 from ui.beyond.cache import importance, importance_done
 from ui.beyond.knock import is_decoder, set_heads
 from ui.router import Shared
@@ -45,20 +45,21 @@ def render(shared: Shared, trace: Trace, at: int) -> None:
     done = importance_done(shared.model, shared.text, at)
     read = _tokens_read(trace, at)
     if done is None and read > SWEEP_MAX_TOKENS:
-        st.warning(
+        glossary.box(
             f"The sweep reads {read} tokens here; it runs up to {SWEEP_MAX_TOKENS}, so that you "
             "never wait minutes. "
             + (
                 "Choose an earlier token to predict after."
                 if is_decoder(trace)
                 else "Try a shorter sentence."
-            )
+            ),
+            kind="warning",
         )
         return
     if done is None:
         key = (shared.model, shared.text, at)
         if BEYOND.asked != key:
-            st.caption(
+            glossary.note(
                 f"The sweep runs the model {total} times, once without each head, on {read} "
                 "tokens. On one core that takes about 10 seconds for SmolLM2 at 17 tokens (and "
                 "grows with the length), a few seconds for MiniLM."
@@ -81,7 +82,7 @@ def render(shared: Shared, trace: Trace, at: int) -> None:
         except Busy as err:  # asked again by a press, not by the next rerun
             BEYOND.asked = None
             bar.empty()
-            st.warning(str(err), icon=":material/hourglass_empty:")
+            glossary.box(str(err), icon=":material/hourglass_empty:", kind="warning")
             return
         BEYOND.asked = None
         bar.empty()
@@ -105,7 +106,7 @@ def _ranking(done: Importance) -> None:
         hide_index=True,
         column_config={"effect": show.SIGNED},
     )
-    st.caption(
+    glossary.note(
         safe.md(f"Effect: {done.measure}, with that head alone knocked out.")
         + " Click a row to knock out that head alone, above."
     )

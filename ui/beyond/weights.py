@@ -10,7 +10,7 @@ import streamlit as st
 from attention_core.core.family import Trace
 from attention_core.lessons.head_words import sink_sentence
 from attention_core.methods.weight_effect import WeightEffect
-from ui import explore, safe
+from ui import explore, glossary, safe
 from ui.beyond.cache import largest_sink, sink_of
 from ui.router import Shared
 from ui.state.beyond import Beyond
@@ -59,7 +59,7 @@ def show_head(layer: int, head: int) -> None:
 
 def norm_weighted(shared: Shared, trace: Trace) -> None:
     """Section 1: the weights and the norm-weighted view side by side, and the sink measured."""
-    st.markdown(ONE_LINE)
+    glossary.say(ONE_LINE)
     explore.shared_only(
         trace,
         shared.model,
@@ -68,16 +68,16 @@ def norm_weighted(shared: Shared, trace: Trace) -> None:
         stages=("pattern", "weighted"),
         controls=("layer", "head"),
     )
-    st.caption(
+    glossary.note(
         "How to read this: on the left the weights (each row sums to 1), on the right the same "
         "weights times the length of what each token passes on (its value vector, through the "
         "head's output). Where the left is bright and the right dark, the head looks without "
         "taking anything. Click a cell for its numbers."
     )
-    st.markdown(said(sink_of(shared.model, shared.text, shared.layer, shared.head), trace))
+    glossary.say(said(sink_of(shared.model, shared.text, shared.layer, shared.head), trace))
     best = largest_sink(shared.model, shared.text)
     if (best.layer, best.head) != (shared.layer, shared.head):
-        st.markdown(said(best, trace, "The clearest case on this sentence is", ":"))
+        glossary.say(said(best, trace, "The clearest case on this sentence is", ":"))
         st.button(
             f"Show layer {best.layer}, head {best.head}",
             key=Beyond.sink.key,
@@ -86,7 +86,7 @@ def norm_weighted(shared: Shared, trace: Trace) -> None:
             icon=":material/visibility:",
         )
     sinks = sink_sentence(head_roles(shared.model, shared.text), trace.tokens.tokens)
-    st.caption(
+    glossary.note(
         "Shares are summed over every attending token. A head can park weight on "
         + (
             "a token every sentence has, [CLS] or [SEP], "
@@ -99,7 +99,7 @@ def norm_weighted(shared: Shared, trace: Trace) -> None:
 
 def rollout(shared: Shared, trace: Trace) -> None:
     """Section 2: the rollout of a layer, and what it assumes."""
-    st.markdown(
+    glossary.say(
         "Each layer mixes every token's vector with the others'. Rollout follows the weights "
         "through the layers: row i of layer l says how much token i's vector after layer l "
         "draws on each token of the input. Move the layer to watch the mixing grow."
@@ -113,7 +113,7 @@ def rollout(shared: Shared, trace: Trace) -> None:
         controls=("layer",),
         tell=False,
     )
-    st.info(ROLLOUT_ASSUMES, icon=":material/info:")
+    glossary.box(ROLLOUT_ASSUMES, icon=":material/info:")
 
 
 def engineers(trace: Trace) -> None:

@@ -20,7 +20,7 @@ from attention_core.models.whisper.audio import (
     Audio,
     AudioError,
 )
-from ui import safe
+from ui import glossary, safe
 from ui.listen.cache import spoken
 from ui.listen.decode import decode_once, mic_length, upload_limit_mb
 from ui.presets import CLIPS, SPOKEN, clip_names
@@ -81,7 +81,7 @@ def _microphone() -> Audio | None:
     limit = f"Up to {mic_length()} ({upload_limit_mb()} MB); the first 30 s are heard."
     recording = st.audio_input("Say a sentence", key=Listen.mic.key, sample_rate=16000, help=limit)
     if recording is None:
-        st.info(MIC_HELP)
+        glossary.box(MIC_HELP)
         return None
     return decode_once(recording.getvalue())
 
@@ -95,21 +95,21 @@ def _upload() -> Audio | None:
         max_upload_size=limit,
     )
     if upload is None:
-        st.info("Upload a recording of speech to see where each written word listened.")
+        glossary.box("Upload a recording of speech to see where each written word listened.")
         return None
     return decode_once(upload.getvalue())
 
 
 def _typed() -> Audio | None:
     if shutil.which("espeak-ng") is None:
-        st.info(
+        glossary.box(
             "Typed text is spoken by espeak-ng, which is not installed here. Install it with "
             f"`{ESPEAK_INSTALL}` and reload, or pick a clip, record or upload instead."
         )
         return None
     text = st.text_input("A sentence for espeak-ng to speak", key=Listen.text.key, max_chars=300)
     if not text.strip():
-        st.info("Type a sentence (a few words) and espeak-ng will say it to Whisper.")
+        glossary.box("Type a sentence (a few words) and espeak-ng will say it to Whisper.")
         return None
     return spoken(text)
 
@@ -118,7 +118,7 @@ def notices(audio: Audio) -> None:
     """What was done to the audio (stereo mixed, resampled, cut to 30 s, clipping), and the
     clip itself to play."""
     for notice in audio.notices:
-        st.info(safe.md(notice))
+        glossary.box(safe.md(notice))
     st.audio(wav_bytes(audio.samples_n), format="audio/wav")
 
 

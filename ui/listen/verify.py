@@ -12,6 +12,7 @@ import streamlit as st
 from references.text import INSTALL, NEEDS, round_up
 from references.whisper import TOL_ATTENTION, TOL_ENCODER, check_clip
 from server.budget import Busy, reserved, verify_peak
+from ui import glossary
 from ui.cache import get_whisper, trace_store
 from ui.listen.cache import Heard
 from ui.state.shared import VERIFY, Verify
@@ -85,7 +86,7 @@ def _clip_engineers(verdict: Verdict, n_tokens: int) -> str:
 def button(heard: Heard, key: str, tokens: list[str]) -> None:
     """Listen's button, and after it is pressed the check of the clip shown (``key``: the hash of
     its samples; ``tokens``: every token, as shown), kept on screen until the clip changes."""
-    st.caption(
+    glossary.note(
         "Run this clip through CTranslate2, the library this model's file was made for, and "
         "transformers, with the same weights, and see how far their numbers are from ours."
     )
@@ -97,9 +98,9 @@ def button(heard: Heard, key: str, tokens: list[str]) -> None:
         with st.spinner(f"Running this clip through {WHISPER_LIBRARY}…"):
             verdict = verified_clip(key, heard, tuple(tokens))
     except Busy as err:
-        st.warning(str(err), icon=":material/hourglass_empty:")
+        glossary.box(str(err), icon=":material/hourglass_empty:", kind="warning")
         return
     n_tokens = len(heard.token_ids) - heard.n_prompt
-    st.markdown(clip_summary(verdict, n_tokens))
+    glossary.say(clip_summary(verdict, n_tokens))
     table(verdict)
     engineers(_clip_engineers(verdict, n_tokens))

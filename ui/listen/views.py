@@ -17,7 +17,7 @@ import explorer
 from attention_core.core.pieces import show_piece
 from attention_core.models.whisper.audio import SAMPLE_RATE, Audio
 from explorer.streamlit_adapter import pool_mel
-from ui import explore, safe
+from ui import explore, glossary, safe
 from ui.cache import get_whisper
 from ui.listen.cache import Heard, clip_id, encoder_span
 from ui.listen.source import wav_bytes
@@ -51,15 +51,15 @@ def missed_words(said: str, heard: str) -> tuple[int, int]:
 def transcript(heard: Heard, said: str | None = None) -> None:
     """What was said (when the app knows it), the transcript, then its tokens."""
     if said:
-        st.markdown(f"**Said:** {safe.md(said)}")
-    st.markdown(f"**Whisper heard:** {safe.md(heard.text)}")
+        glossary.say(f"**Said:** {safe.md(said)}")
+    glossary.say(f"**Whisper heard:** {safe.md(heard.text)}")
     if said and (missed := missed_words(said, heard.text))[0]:
-        st.caption(
+        glossary.note(
             f"Whisper misheard {missed[0]} of the {missed[1]} words said: its model of speech "
             "is small (tiny.en), and every number below is about what it wrote, not what was "
             "said."
         )
-    st.caption("As tokens: " + " · ".join(safe.token(t) for t in text_tokens(heard)))
+    glossary.note("As tokens: " + " · ".join(safe.token(t) for t in text_tokens(heard)))
 
 
 def cross_view(heard: Heard, layer: int, head: int) -> dict[str, int]:
@@ -157,7 +157,7 @@ def scores_table(heard: Heard) -> pd.DataFrame:
 
 def scores(heard: Heard) -> None:
     """The alignment table with how to read it."""
-    st.markdown(
+    glossary.say(
         "**Which heads follow time?** *monotone*: does the moment each token listens to most "
         "move forward with the words (a rank correlation: 1 = always forward, 0 = no order)? "
         "*concentrated*: does it listen to a few moments or everywhere (1 = all its weight on "
@@ -200,7 +200,7 @@ def token_view(heard: Heard, audio: Audio, layer: int, head: int) -> None:
     st.plotly_chart(fig, key="lis_spectrogram", width="stretch")
     start, end = moment(heard, layer, head, token)
     end = min(end, audio.seconds)
-    st.markdown(
+    glossary.say(
         f"{safe.token(words[token])} listens most to the moment at **{start:.2f} s**; "
         f"play from there ({start:.2f}–{end:.2f} s):"
     )

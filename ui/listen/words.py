@@ -9,7 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from attention_core.models.whisper.audio import Audio
-from ui import safe, show
+from ui import glossary, safe, show
 from ui.listen.cache import Heard
 from ui.listen.source import wav_bytes
 from ui.listen.views import excerpt
@@ -51,9 +51,9 @@ def strip(heard: Heard, audio: Audio) -> None:
     per word that plays its stretch, and the rule for engineers."""
     timing = heard.timing
     if not timing.words:
-        st.info("No word could be placed in time: the clip is shorter than one 20 ms frame.")
+        glossary.box("No word could be placed in time: the clip is shorter than one 20 ms frame.")
         return
-    st.markdown(intro(heard))
+    glossary.say(intro(heard))
     fig = spectrogram.word_strip(
         timing.words, timing.word_starts, timing.word_ends, heard.alignment.span
     )
@@ -70,9 +70,9 @@ def play(heard: Heard, audio: Audio, word: int) -> None:
     start, end = times(heard, word)
     name = safe.token(heard.timing.words[word].strip())
     if end <= start:
-        st.caption(f"{name} takes no time on the path ({start:.2f} s): nothing to play.")
+        glossary.note(f"{name} takes no time on the path ({start:.2f} s): nothing to play.")
         return
-    st.caption(f"{name} was heard from **{start:.2f} s** to **{end:.2f} s**.")
+    glossary.note(f"{name} was heard from **{start:.2f} s** to **{end:.2f} s**.")
     st.audio(wav_bytes(excerpt(audio, start, end)), format="audio/wav", autoplay=True)
 
 

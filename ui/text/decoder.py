@@ -32,7 +32,7 @@ from attention_core.methods.decoder_heads import (
     note_tables,
     pick_head,
 )
-from ui import router, safe, show
+from ui import glossary, router, safe, show
 from ui.cache import get_model, get_trace, model_error
 from ui.state.text import Decoder
 from viz.pattern_heatmap import make_pattern_heatmap
@@ -96,7 +96,7 @@ def _explain(trace: TextTrace, tables: NDArray[np.float64], pick: HeadPick) -> N
     )
     col = tables[pick.layer, pick.head, 2]
     measured = "total difference over the six cells" if pick.rule == "closest" else "weight"
-    st.caption(
+    glossary.note(
         f"Rule: the head {RULES[pick.rule]}. This one: {measured} {pick.value:.3f}. The model "
         f"reads the phrase as {len(tokens)} tokens ({' · '.join(tokens)}); a word's row is the "
         "mean of its pieces' rows and its column the sum of its pieces' columns, so each query's "
@@ -106,7 +106,7 @@ def _explain(trace: TextTrace, tables: NDArray[np.float64], pick: HeadPick) -> N
     share = sink_lh[pick.layer, pick.head]
     note = ", ".join(f"{w:g}" for w in NOTE_TABLE_QK[2])
     apart = float(np.abs(np.asarray(col[:3]) - NOTE_TABLE_QK[2]).sum())
-    st.markdown(
+    glossary.say(
         f"In this head “plumbing” gives **{col[0]:.3f}** to “dirty”, **{col[1]:.3f}** to "
         f"“quantum” and **{col[2]:.3f}** to itself; the notes say {note} (a difference "
         f"of **{apart:.3f}** on this row). Mind that “dirty” holds the first token, “{safe.md(tokens[0])}”, "
@@ -122,7 +122,7 @@ def _explain(trace: TextTrace, tables: NDArray[np.float64], pick: HeadPick) -> N
 def positions(trace: TextTrace, layer: int, head: int) -> None:
     """Rotated, not added: both models' position similarities, and one head's score against
     distance."""
-    st.caption(
+    glossary.note(
         "MiniLM adds a learned position vector to each token. SmolLM2 adds nothing: it turns each "
         "query and key by an angle that grows with the position, so the position's part of a "
         "score depends on how far apart two tokens are, not where they stand (what the tokens "
@@ -201,13 +201,16 @@ def lead(cfg: ModelConfig) -> str:
 def require_trace(shared: router.Shared) -> LlamaTrace:
     """The decoder's pass over the sidebar's sentence, or a message and a stopped page."""
     if not shared.text.strip():
-        st.info("Type a sentence in the sidebar (or pick an example) to look inside the decoder.")
+        glossary.box(
+            "Type a sentence in the sidebar (or pick an example) to look inside the decoder."
+        )
         st.stop()
     trace = cast(LlamaTrace, get_trace(MODEL, shared.text))  # the store types it as Trace
     if trace.tokens.n_cut:
-        st.warning(
+        glossary.box(
             f"The decoder reads the first {trace.n_tokens} tokens; the last "
-            f"{trace.tokens.n_cut} were cut."
+            f"{trace.tokens.n_cut} were cut.",
+            kind="warning",
         )
     return trace
 
@@ -221,7 +224,7 @@ def masked(trace: LlamaTrace, layer: int, head: int) -> None:
         ),
         "dec_pattern",
     )
-    st.caption(
+    glossary.note(
         f"Rows are queries, columns keys. Every weight above the diagonal is exactly "
         f"{np.triu(pattern, 1).max():g}: SmolLM2 was trained with this mask, because it learns to "
         "guess each next token and must not see it. MiniLM, an encoder, reads both ways; the "
@@ -246,7 +249,7 @@ def groups(trace: LlamaTrace, layer: int) -> None:
     )
     heads = [f"H{h}" for h in range(cfg.n_heads)]
     sim = group_similarity(trace.pattern_lhqk[layer], cfg.n_kv_heads)
-    st.markdown(
+    glossary.say(
         f"SmolLM2 has {cfg.n_heads} query heads but only {cfg.n_kv_heads} key/value heads: each "
         f"group of {group} asks its own questions (queries) of the same keys and takes the same "
         f"values, so the KV cache is {group}× smaller. In layer {layer} on your sentence, two "
@@ -258,7 +261,7 @@ def groups(trace: LlamaTrace, layer: int) -> None:
         key="dec_overlap",
         column_config={f"H{h}": show.NUM for h in range(cfg.n_heads)},
     )
-    st.caption(
+    glossary.note(
         "Attention in common, Σ min(p, p′) over the keys, averaged over the queries: row and "
         "column are heads H0…H8 (1 = the same pattern)."
     )
@@ -272,7 +275,7 @@ def guesses(trace: LlamaTrace) -> None:
         rows[f"guess {r + 1}"] = [piece(i) for i in trace.next_top_ids_tk[:, r]]
         rows[f"p{r + 1}"] = trace.next_top_probs_tk[:, r]
     st.dataframe(rows, key="dec_next", column_config={f"p{r}": show.NUM for r in (1, 2, 3)})
-    st.caption(
+    glossary.note(
         "Each row: after reading up to this token (and only up to it), the model's three "
         "likeliest next tokens and their probabilities; compare with the token that follows."
     )

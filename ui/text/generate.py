@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import safe
+from ui import glossary, safe
 from ui.cache import model_error
 from ui.state.text import GENERATE, Generate
 from ui.text import generation
@@ -30,12 +30,12 @@ def prompt() -> str:
     kept = GENERATE.run_prompt if GENERATE.run_prompt is not None else DEFAULT_PROMPT
     text = str(st.text_input("Prompt", kept, key=Generate.prompt.key, max_chars=2000))
     if not text.strip():
-        st.info("Type a prompt (a few words) and the model will guess what comes next.")
+        glossary.box("Type a prompt (a few words) and the model will guess what comes next.")
         st.stop()
     try:
         generation.current(text)
     except ValueError as err:
-        st.info(f"The model cannot read this prompt: {safe.md(str(err))}")
+        glossary.box(f"The model cannot read this prompt: {safe.md(str(err))}")
         st.stop()
     return text
 
@@ -81,7 +81,7 @@ def steps(prompt: str) -> None:
     status = f"{new} of {generation.MAX_NEW} new tokens written."
     if done:
         status += " Finished: the model wrote its end token or reached the limit. Reset to start."
-    st.caption(status)
+    glossary.note(status)
 
     left, right = st.columns([2, 3])
     with left:
@@ -89,5 +89,5 @@ def steps(prompt: str) -> None:
     with right:
         generation.show_heads(run)
 
-    st.subheader("What the model keeps: the KV cache")
+    glossary.heading("What the model keeps: the KV cache", level="subheader")
     generation.show_cache(run)

@@ -20,7 +20,7 @@ from attention_core import Generation, choose, family_of, start_generation, trac
 from attention_core.models import tokenize
 from attention_core.models.llama.model import LlamaModel
 from server.budget import Busy, reserved
-from ui import safe, show
+from ui import glossary, safe, show
 from ui.cache import get_model, trace_store
 from ui.state.text import GENERATE, Generate
 from ui.text.decoder import MODEL, QUANTIZED, piece
@@ -74,7 +74,7 @@ def current(prompt: str) -> Generation:
         try:
             start(prompt)
         except Busy as err:
-            st.warning(str(err), icon=":material/hourglass_empty:")
+            glossary.box(str(err), icon=":material/hourglass_empty:", kind="warning")
             st.stop()
     return cast(Generation, GENERATE.run)
 
@@ -127,7 +127,7 @@ def show_guesses(run: Generation) -> None:
     last, cfg = run.last, run.model.config
     guesses = [piece(i) for i in last.top_ids_k]
     probs = dict(zip(map(int, last.top_ids_k), map(float, last.top_probs_k), strict=True))
-    st.subheader("Its guesses for the next token")
+    glossary.heading("Its guesses for the next token", level="subheader")
     show.plot(
         make_next_token_bars(guesses, last.top_probs_k),
         "gen_guesses",
@@ -156,7 +156,7 @@ def show_heads(run: Generation) -> None:
     picked in the view itself (every layer's rows come with it: no rerun to switch)."""
     last, cfg = run.last, run.model.config
     group = cfg.n_heads // cfg.n_kv_heads
-    st.subheader(f"What {safe.token(run.tokens[last.position])} looked at")
+    glossary.heading(f"What {safe.token(run.tokens[last.position])} looked at", level="subheader")
     explorer.mount_step(
         last.pattern_lhk,
         run.tokens[: last.position + 1],
@@ -168,7 +168,7 @@ def show_heads(run: Generation) -> None:
         f"heads {g * group}-{g * group + group - 1} share key/value head {g}"
         for g in range(cfg.n_kv_heads)
     )
-    st.caption(
+    glossary.note(
         "Each row is one head's weights (they sum to 1) over every token so far, the newest "
         f"last: it sees nothing after itself. {groups[:1].upper() + groups[1:]} (a gap between "
         "groups). Hover a cell for "
@@ -182,11 +182,11 @@ def show_cache(run: Generation) -> None:
     n_cached, kept = len(run.ids), run.k_lgte.nbytes + run.v_lgte.nbytes
     per_token = 2 * cfg.n_layers * cfg.n_kv_heads * cfg.d_head
     m = st.columns(4)
-    m[0].metric("tokens kept", n_cached)
-    m[1].metric("layers", cfg.n_layers)
-    m[2].metric("key/value heads per layer", cfg.n_kv_heads)
-    m[3].metric("bytes kept", f"{kept / 1024:,.0f} KiB")
-    st.markdown(
+    glossary.metric("tokens kept", n_cached, where=m[0])
+    glossary.metric("layers", cfg.n_layers, where=m[1])
+    glossary.metric("key/value heads per layer", cfg.n_kv_heads, where=m[2])
+    glossary.metric("bytes kept", f"{kept / 1024:,.0f} KiB", where=m[3])
+    glossary.say(
         f"For each token so far, every layer keeps a key and a value for each of its key/value "
         f"heads ({cfg.d_head} numbers each): {per_token:,} numbers per token. The newest token "
         "needs only its own query, key and value, and reads the others from here: one token's "
@@ -196,7 +196,7 @@ def show_cache(run: Generation) -> None:
     )
     times = GENERATE.times
     if "prefill" in times:
-        st.caption(
+        glossary.note(
             f"Reading the {times['prefill'].tokens}-token prompt took "
             f"{times['prefill'].seconds * 1000:.0f} ms"
             + (

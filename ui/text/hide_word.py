@@ -13,7 +13,7 @@ import streamlit as st
 
 from attention_core.core.family import Trace
 from attention_core.methods.hide_word import WordEffect, default_base, default_choice, words_of
-from ui import params, router, safe, show
+from ui import glossary, params, router, safe, show
 from ui.presets import auto_probes, curated
 from ui.show import NUM
 from ui.state.text import HIDE_WORD, HideWord
@@ -62,15 +62,19 @@ def _defaults(shared: router.Shared, trace: Trace, start: tuple[str, int]) -> li
     hw.probes = auto_probes(hw.probes, previous, shared.text)  # unless edited
     if hw.word not in words:
         if hw.word:
-            st.warning(
-                safe.md(f"“{hw.word}” is not a word of this sentence; hiding “{start[0]}” instead.")
+            glossary.box(
+                safe.md(
+                    f"“{hw.word}” is not a word of this sentence; hiding “{start[0]}” instead."
+                ),
+                kind="warning",
             )
         hw.word = start[0]
     if hw.token not in keep:
         if hw.token != -1:
-            st.warning(
+            glossary.box(
                 f"Token {hw.token} is not one of the tokens shown; watching token "
-                f"{start[1]} instead."
+                f"{start[1]} instead.",
+                kind="warning",
             )
         hw.token = start[1] if start[1] in keep else int(keep[0])
     bases = [w for w, pos in words.items() if w != hw.word and hw.token not in pos]
@@ -116,7 +120,7 @@ def choose(shared: router.Shared, trace: Trace) -> Hidden:
     preset = curated(shared.text, shared.model)
     start = default_choice(trace.tokens, (preset.token, preset.key) if preset else None)
     if start is None:
-        st.info(
+        glossary.box(
             "This sentence has only one word, so there is no other word to hide it from. Type a "
             "sentence of at least two words in the sidebar."
         )
@@ -134,7 +138,7 @@ def choose(shared: router.Shared, trace: Trace) -> Hidden:
         st.stop()
     probes, _, problems = read_probes(shared.model, raw)
     for problem in problems:
-        st.warning(safe.md(problem))
+        glossary.box(safe.md(problem), kind="warning")
     effect = word_effect(shared.model, shared.text, words[word], token, tuple(probes))
     base = HIDE_WORD.base if bases else None
     other = word_effect(shared.model, shared.text, words[base], token, ()) if base else None
@@ -166,7 +170,7 @@ def summary(trace: Trace, h: Hidden) -> None:
                 else ", about as far."
             )
         )
-    st.markdown(said)
+    glossary.say(said)
 
 
 def moved(trace: Trace, h: Hidden) -> None:
@@ -182,7 +186,7 @@ def moved(trace: Trace, h: Hidden) -> None:
         config=trace.config,
     )
     show.plot(fig, "hw_moved")
-    st.caption(
+    glossary.note(
         f"How to read this: each bar is the distance between {who(trace, h)}'s vector in the "
         "ordinary pass and in a second pass with one word hidden, at the same layer (hover for "
         "the cosine and the angle). In the embedding, before the first layer, no token has read "
@@ -204,7 +208,7 @@ def moved(trace: Trace, h: Hidden) -> None:
 def meaning(trace: Trace, h: Hidden, after: int) -> None:
     """What the word adds to the token's cosines with the probes, after the sidebar's layer."""
     if not h.probes:
-        st.info("Add at least one probe word to see what the hidden word adds to the meaning.")
+        glossary.box("Add at least one probe word to see what the hidden word adds to the meaning.")
         return
     hw, e, at = safe.token(h.word), h.effect, layer_name(after, trace.config)
     with_p, without_p = e.probe_cosine_with_lp[after], e.probe_cosine_without_lp[after]
@@ -218,13 +222,15 @@ def meaning(trace: Trace, h: Hidden, after: int) -> None:
         hide_index=True,
         column_config=dict.fromkeys(cols, NUM),
     )
-    right.caption(
+    # the left column's words first: the glossary explains a term where it is read first
+    glossary.say(probe_words(hw, who(trace, h), h.probes, with_p - without_p, at), where=left)
+    glossary.note(
         f"How to read this: the cosine of {who(trace, h)} with each probe word (run through the "
         f"model alone), both taken {at} (the sidebar's layer); move the sidebar's "
         "Layer slider to compare another layer's output. A positive "
-        f"difference means {hw} pulls {who(trace, h)} towards that probe."
+        f"difference means {hw} pulls {who(trace, h)} towards that probe.",
+        where=right,
     )
-    left.markdown(probe_words(hw, who(trace, h), h.probes, with_p - without_p, at))
 
 
 SAME = 0.002  # below this spread of the probes' changes, no probe stands out
@@ -257,21 +263,24 @@ def probe_words(hw: str, watched: str, probes: list[str], change_p: Any, at: str
 def sentence(trace: Trace, h: Hidden) -> None:
     """The sentence embedding with and without the word (an encoder's), or why there is none."""
     if h.effect.sentence_cosine is None:
-        st.info(
+        glossary.box(
             f"{trace.config.name} makes no sentence embedding (it is a decoder: it predicts the "
             "next token), so there is none to compare. In a decoder a hidden word changes only "
             "the tokens after it: the ones before it never saw it."
         )
         return
     for col, (name, e) in zip(st.columns(2), h.pairs, strict=False):
-        col.metric(
-            f"Sentence embedding: cosine, {safe.token(name)} hidden", f"{e.sentence_cosine:.3f}"
+        glossary.metric(
+            f"Sentence embedding: cosine, {safe.token(name)} hidden",
+            f"{e.sentence_cosine:.3f}",
+            where=col,
         )
-        col.caption(
+        glossary.note(
             f"Distance between the two embeddings: {e.sentence_distance:.3f} (each has "
-            "length 1, so the largest possible is 2)."
+            "length 1, so the largest possible is 2).",
+            where=col,
         )
-    st.caption(
+    glossary.note(
         "How to read this: the cosine between the sentence's embedding (the mean of its tokens' "
         "final vectors, made length 1, as sentence-transformers computes it) with and without "
         "the word. Part of the change is only that the hidden word's own vector is left out of "

@@ -12,7 +12,7 @@ from numpy.typing import NDArray
 from attention_core import default_token, largest_terms, output_bias, update_steps
 from attention_core.core.family import Trace
 from attention_core.methods.values import ValueUpdate, value_update
-from ui import downloads, router, safe, show
+from ui import downloads, glossary, router, safe, show
 from ui.cache import get_model
 from ui.state.text import Values
 from ui.widgets import token_picker
@@ -67,7 +67,7 @@ def weights(trace: Trace, f: Followed) -> None:
     up, keep, tokens = f.up, f.keep, trace.tokens.tokens
     fig = make_value_update(up.weights_k[keep], up.v_norms_k[keep], [tokens[i] for i in keep], f.at)
     show.plot(fig, "v_weights")
-    st.caption(
+    glossary.note(
         f"How to read this: each bar is the weight a_j that {who(trace, f)} gives a token in this "
         f"head, its row of the attention pattern (all weights sum to 1); the orange bar is "
         f"{who(trace, f)} itself. Hover a bar for the size of that token's value vector V_j."
@@ -98,8 +98,8 @@ def _sum(trace: Trace, up: ValueUpdate, token: int) -> str:
 def weighted_sum(trace: Trace, f: Followed) -> None:
     """Section 2: the weighted sum of value vectors, as a formula, a table and a file."""
     up, tokens, n = f.up, trace.tokens.tokens, trace.n_tokens
-    st.markdown(_sum(trace, up, f.token))
-    st.caption(
+    glossary.say(_sum(trace, up, f.token))
+    glossary.note(
         "The notes write this sum as the update itself, e.g. ΔE₂ = 0.55·V₀ + 0.4·V₁ + "
         "0.05·V₂ for “Dirty Quantum Plumbing”. In the real model z has fewer numbers than the "
         "token's vector (one head's d_k, not the model's width), and it still passes through "
@@ -119,7 +119,7 @@ def weighted_sum(trace: Trace, f: Followed) -> None:
         hide_index=True,
         column_config={c: NUM for c in ["weight a_j", "‖V_j‖", *dims]},
     )
-    st.caption(
+    glossary.note(
         f"How to read this: one row per key j — its weight, the size of its value vector and its "
         f"first {SHOWN} numbers. Multiply each row by its weight and add the rows up: "
         "that is z, the first line of the next table."
@@ -162,7 +162,7 @@ def new_vector(trace: Trace, f: Followed) -> None:
         hide_index=True,
         column_config={c: NUM for c in ["size ‖·‖", *(f"[{e}]" for e in range(SHOWN))]},
     )
-    st.caption(
+    glossary.note(
         "How to read this: z goes through this head's slice of the output matrix W_O and becomes "
         "this head's proposal ΔE_h, as long as the token's vector. The "
         f"{trace.config.n_heads} heads' proposals "
@@ -190,7 +190,7 @@ def proposals(trace: Trace, f: Followed) -> None:
         y_title="‖ΔE_h‖",
     )
     show.plot(fig, "v_heads")
-    st.caption(
+    glossary.note(
         f"How to read this: the size of each head's proposed change to {who(trace, f)}; the "
         "orange bar is the head followed above. A tall bar is a head that wants to move this "
         "token a lot."
@@ -207,7 +207,7 @@ def every_token(trace: Trace, f: Followed) -> None:
         y_title="‖ΔE‖",
     )
     show.plot(fig, "v_tokens")
-    st.caption(
+    glossary.note(
         "How to read this: the size of the whole layer's update ΔE for each token (all heads"
         + (" plus the bias b_O" if f.up.normed_d is not None else ": this model has no bias b_O")
         + "); the orange bar is the chosen token. Tokens with tall bars are rewritten the most."

@@ -25,7 +25,7 @@ from references.text import (
     round_up,
 )
 from server.budget import Busy, reserved, verify_peak
-from ui import safe
+from ui import glossary, safe
 from ui.cache import get_model, trace_store
 from ui.router import Shared
 from ui.state.shared import VERIFY, Verify
@@ -119,8 +119,8 @@ def button(shared: Shared, trace: Trace) -> None:
     (kept on screen until the sentence or model changes)."""
     if shared.model not in LIBRARY:  # Whisper's check is on Listen: listen_button
         return
-    st.subheader("Check it yourself")
-    st.caption(
+    glossary.heading("Check it yourself", level="subheader")
+    glossary.note(
         f"Run this sentence through {LIBRARY[shared.model]}, {SOURCE[shared.model]}, and see how "
         "far its numbers are from ours. It checks the model as it is, without any what-if switch."
     )
@@ -135,9 +135,9 @@ def button(shared: Shared, trace: Trace) -> None:
         with st.spinner(f"Running your sentence through {LIBRARY[shared.model]}…"):
             verdict = verified(shared.model, shared.text, trace)
     except Busy as err:
-        st.warning(str(err), icon=":material/hourglass_empty:")
+        glossary.box(str(err), icon=":material/hourglass_empty:", kind="warning")
         return
-    st.markdown(summary(shared.model, verdict))
+    glossary.say(summary(shared.model, verdict))
     if verdict.differences:
         table(verdict)
     engineers(_text_engineers(shared.model, verdict, trace))

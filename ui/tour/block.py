@@ -9,6 +9,7 @@ from attention_core import ModelConfig, cosine
 from attention_core.core.family import Trace
 from attention_core.lessons.demos import drift, weight_counts
 from attention_core.lessons.tour_numbers import BlockChain, block_chain
+from ui import glossary
 from ui.cache import as_encoder_trace, get_model, get_trace
 from ui.router import Shared
 from ui.tour.common import BANK_A, BANK_B, THREE, chart, engineers, say, token
@@ -63,10 +64,10 @@ STACK = (
 
 def render(shared: Shared, trace: Trace) -> None:
     cfg = trace.config
-    st.markdown(text(cfg, weight_counts(get_model(shared.model).params.layer(shared.layer))))
+    glossary.say(text(cfg, weight_counts(get_model(shared.model).params.layer(shared.layer))))
     i = token(shared, trace)
     _chain(trace, shared.layer, i)
-    st.markdown(STACK)
+    glossary.say(STACK)
     _bank_drift(shared, cfg.n_layers)
     _stack(trace, i)
     with engineers():
@@ -119,12 +120,12 @@ def _chain(trace: Trace, layer: int, i: int) -> None:
         rf"\mathrm{{FFN}}(a) = W_2\,\mathrm{{GELU}}(W_1 a + b_1) + b_2:\quad {d} \to {f} \to {d},"
         rf"\quad {chain.n_active} \text{{ of }} {f} \text{{ GELU outputs}} > 0"
     )
-    st.markdown(norm_text(chain, i, d))
+    glossary.say(norm_text(chain, i, d))
 
 
 def _stack(trace: Trace, i: int) -> None:
     """The chosen token's hidden states: size, turn per layer, distance from its static vector."""
-    st.markdown(
+    glossary.say(
         f"Following {say(i, trace)} of your sentence through all {trace.config.n_layers} blocks:"
     )
     h, dr = trace.hidden_ltd[:, i], drift(trace, i)
@@ -141,7 +142,7 @@ def _stack(trace: Trace, i: int) -> None:
             c: THREE for c in ("‖h‖", "cos with the state before", "cos with the static vector")
         },
     )
-    st.caption(
+    glossary.note(
         "How to read this: the chosen token through the stack. Cosine with the state before "
         "shows how much that layer turned the vector; cosine with the static vector (its row "
         "of the lookup table) how far it has come from it."
@@ -174,13 +175,13 @@ def _bank_drift(shared: Shared, n_layers: int) -> None:
             )
         },
     )
-    st.markdown(
+    glossary.say(
         f"Measured: each layer turns “bank” in A by a cosine between **{da.step_cos_l.min():.3f}**"
         f" and **{da.step_cos_l.max():.3f}** (1 = not at all); its cosine with its static vector "
         f"falls from **{da.static_cos_s[0]:.3f}** (embedding) to **{da.static_cos_s[-1]:.3f}** "
         f"({layer_name(n_layers)}), and the two “bank”s end at **{apart[-1]:.3f}**."
     )
-    st.caption(
+    glossary.note(
         f"“bank” in A = “{BANK_A}” and B = “{BANK_B}”. cos(in, out): how little each layer "
         "turns the vector (1 = not at all); A vs B: how far the two “bank”s have parted after "
         f"each layer (they start at {apart[0]:.3f} in the embedding, where only the position "

@@ -10,6 +10,7 @@ from attention_core import ModelConfig, attention_bytes
 from attention_core.core.family import Trace
 from attention_core.lessons.demos import SplitPoint, crossover_tokens
 from attention_core.lessons.tour_numbers import attention_share, loglog_slope
+from ui import glossary
 from ui.cache import as_encoder_trace
 from ui.router import Shared
 from ui.tour import cache
@@ -37,7 +38,7 @@ def text(cfg: ModelConfig) -> str:
 
 
 def render(shared: Shared, trace: Trace) -> None:
-    st.markdown(text(trace.config))
+    glossary.say(text(trace.config))
     _split(shared)
     load_note = _whole_pass(shared, trace.config.n_layers)
     _memory(trace, load_note)
@@ -56,7 +57,7 @@ def _split(shared: Shared) -> None:
         "(Q·Kᵀ, softmax, pattern·V over all heads) and the dense layers. Hover for milliseconds.",
     )
     share = attention_share(att, dense)
-    st.markdown(
+    glossary.say(
         f"Measured: attention takes **{share[0]:.0%}** of a layer's time at {ns[0]} tokens and "
         f"**{share[-1]:.0%}** at {ns[-1]}; the dense layers take the rest. "
         + (
@@ -98,7 +99,7 @@ def _whole_pass(shared: Shared, n_layers: int) -> str:
     )
     slope = loglog_slope(ns, secs, last=3)
     split = cache.split_points(shared.model)[-1]
-    st.markdown(
+    glossary.say(
         f"Measured slope of the forward time over the last three lengths: **{slope:.2f}** "
         "(1 would be linear growth, 2 quadratic). "
         + pass_words(int(ns[-1]), float(secs[-1]), split, n_layers)
@@ -118,7 +119,7 @@ def _whole_pass(shared: Shared, n_layers: int) -> str:
             "scores + pattern (MB)": st.column_config.NumberColumn(format="%.3f"),
         },
     )
-    st.caption(
+    glossary.note(
         "Timed on this machine while other programs may be running: those slow some passes "
         "down, so compare the growth, not single times."
     )
@@ -139,7 +140,7 @@ def _memory(trace: Trace, load_note: str) -> None:
         rf"2 \times {cfg.n_layers} \times {cfg.n_heads} \times {n}^2 = "
         rf"{numbers:,}\ \text{{numbers}}".replace(",", "{,}")
     )
-    st.markdown(
+    glossary.say(
         f"Your sentence: **{n} tokens**, whose scores and patterns are **{numbers:,} numbers** "
         f"({cfg.n_layers} layers × {cfg.n_heads} heads × 2 tables of {n}×{n}), "
         f"**{own / 1e6:.3f} MB** of memory."

@@ -13,6 +13,7 @@ from numpy.typing import NDArray
 from attention_core.core.family import Trace
 from attention_core.methods.roles import LABELS, RULE
 from attention_core.models.whisper.audio import speech_frames
+from ui import glossary
 from ui.cache import OPENING_HEAD, get_trace, model_error, whisper_error
 from ui.listen.cache import Heard, digest, heard
 from ui.listen.decode import decode_once
@@ -54,14 +55,14 @@ TRANSLATION = (
 
 
 def render(shared: Shared, trace: Trace) -> None:
-    st.markdown(INTRO)
-    st.caption(
+    glossary.say(INTRO)
+    glossary.note(
         "The sidebar's layer and head are MiniLM's; this step picks its own head on each model, "
         "by the rule it states."
     )
-    st.subheader("1. Masked self-attention (SmolLM2, a decoder)")
+    glossary.heading("1. Masked self-attention (SmolLM2, a decoder)", level="subheader")
     masked(shared.text)
-    st.subheader("2. Cross-attention (Whisper tiny.en, an encoder-decoder)")
+    glossary.heading("2. Cross-attention (Whisper tiny.en, an encoder-decoder)", level="subheader")
     cross()
     _engineers()
 
@@ -100,7 +101,9 @@ def job_words(best: PreviousHead) -> str:
 def masked(text: str) -> None:
     """One SmolLM2 head over the tour's sentence: the upper triangle is 0."""
     if error := model_error(DECODER):
-        st.warning(f"SmolLM2 could not be loaded, so this part is not shown. {error}")
+        glossary.box(
+            f"SmolLM2 could not be loaded, so this part is not shown. {error}", kind="warning"
+        )
         return
     trace = get_trace(DECODER, text)
     best = previous_head(text)
@@ -108,7 +111,7 @@ def masked(text: str) -> None:
     pattern = np.asarray(trace.pattern_lhqk[layer][head])
     tokens = list(trace.tokens.tokens)
     n_layers, n_heads = trace.config.n_layers, trace.config.n_heads
-    st.markdown(
+    glossary.say(
         "SmolLM2 was trained to predict the next token from the ones before it, so a token may "
         "never look ahead at the words it is meant to guess: every weight above the diagonal is "
         "exactly 0 (those scores are set to −∞ before softmax). Shown is the head, of its "
@@ -128,8 +131,10 @@ def masked(text: str) -> None:
     )
     above = pattern[np.triu_indices(len(tokens), 1)]
     c = st.columns(2)
-    c[0].metric("largest weight above the diagonal", f"{above.max(initial=0.0):.3f}")
-    c[1].metric("share of its weight on the token just before", f"{share:.3f}")
+    glossary.metric(
+        "largest weight above the diagonal", f"{above.max(initial=0.0):.3f}", where=c[0]
+    )
+    glossary.metric("share of its weight on the token just before", f"{share:.3f}", where=c[1])
 
 
 def cross_head(clip: Heard) -> tuple[int, int]:
@@ -153,7 +158,9 @@ def example_clip() -> Heard:
 def cross() -> None:
     """Whisper's cross-attention on a shipped clip, tokens × seconds over the speech."""
     if error := whisper_error():
-        st.warning(f"Whisper could not be loaded, so this part is not shown. {error}")
+        glossary.box(
+            f"Whisper could not be loaded, so this part is not shown. {error}", kind="warning"
+        )
         return
     clip = example_clip()
     layer, head = cross_head(clip)
@@ -184,7 +191,7 @@ def cross() -> None:
         if rho >= FORWARD
         else "does not move steadily forward"
     )
-    st.markdown(
+    glossary.say(
         "In cross-attention the **queries come from the written words**, the **keys and values "
         "from the audio**, as the encoder made it (one vector per 20 ms). In this head the "
         f"moment each token looks at most {moves} (rank correlation **{rho:.3f}**, 1 = always "
@@ -195,7 +202,7 @@ def cross() -> None:
         "to choose it."
     )
     _moments(clip, layer, head)
-    st.info(TRANSLATION, icon=":material/translate:")
+    glossary.box(TRANSLATION, icon=":material/translate:")
 
 
 def moments(clip: Heard, layer: int, head: int) -> tuple[list[float], NDArray[np.float32]]:

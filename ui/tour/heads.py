@@ -11,7 +11,7 @@ from attention_core.lessons.demos import special_share
 from attention_core.lessons.head_words import count_sentence, rule_sentence
 from attention_core.lessons.tour_numbers import HeadSum, head_sum
 from attention_core.methods.roles import RoleScores
-from ui import explore
+from ui import explore, glossary
 from ui.cache import as_encoder_trace, get_model
 from ui.router import Shared
 from ui.text.cache import head_roles
@@ -47,7 +47,7 @@ PARKING = (
 def render(shared: Shared, trace: Trace) -> None:
     cfg = trace.config
     layer, head, n_heads = shared.layer, shared.head, cfg.n_heads
-    st.markdown(text(cfg, head_roles(shared.model, shared.text), layer))
+    glossary.say(text(cfg, head_roles(shared.model, shared.text), layer))
     i = token(shared, trace)
     cells = [col for _ in range(N_SIDE_BY_SIDE // 2) for col in st.columns(2)]
     for slot, col in enumerate(cells):
@@ -61,7 +61,7 @@ def render(shared: Shared, trace: Trace) -> None:
                 switches={"head": (head + slot) % n_heads},
                 controls=(),
             )
-    st.caption(
+    glossary.note(
         f"How to read this: {N_SIDE_BY_SIDE} heads of the same layer on the same sentence, "
         "starting at the sidebar's head; same colour scale, different habits."
     )
@@ -102,7 +102,7 @@ def _sum(heads: HeadSum, layer: int, head: int, i: int) -> None:
 
 
 def _parking(trace: Trace, layer: int, head: int) -> None:
-    st.markdown(PARKING)
+    glossary.say(PARKING)
     share = special_share(trace, layer)
     even = 2 / trace.n_tokens
     chart(
@@ -117,7 +117,7 @@ def _parking(trace: Trace, layer: int, head: int) -> None:
         "How to read this: for each head of this layer, the weight a word of your sentence "
         "gives [CLS] and [SEP] together, averaged over the words (the sidebar's head in orange).",
     )
-    st.markdown(
+    glossary.say(
         f"Measured on your sentence: the heads of layer {layer} give the two markers "
         f"**{share.mean():.0%}** of a word's attention on average (head {head}: "
         f"**{share[head]:.0%}**; most: head {int(share.argmax())}, **{share.max():.0%}**). "

@@ -13,7 +13,7 @@ from attention_core.lessons.explain import copy_stripe_q
 from attention_core.lessons.head_words import head_sentences
 from attention_core.methods.induction import LOW_ID, PROBE_SEED
 from attention_core.methods.roles import LABELS, RULE, WHAT, HeadRole
-from ui import safe
+from ui import glossary, safe
 from ui.cache import model_error
 from ui.router import Shared
 from ui.text.cache import ProbeView, head_names, head_roles, probe_view
@@ -40,7 +40,7 @@ INTRO = (
 
 
 def render(shared: Shared, trace: Trace) -> None:
-    st.markdown(INTRO)
+    glossary.say(INTRO)
     st.latex(
         r"\text{score}_{\text{job}} = \frac{\sum_{i,j} A_{ij}\,P_{ij}}{\sum_{i,j} A_{ij}},"
         r"\qquad A\text{: the head's weights},\;"
@@ -49,9 +49,11 @@ def render(shared: Shared, trace: Trace) -> None:
     names = head_names(shared.model, shared.text)
     said = head_sentences(head_roles(shared.model, shared.text), trace.tokens.tokens)
     sentence_jobs(trace, names, said)
-    st.subheader("Testing one job: induction")
+    glossary.heading("Testing one job: induction", level="subheader")
     if error := model_error(DECODER):
-        st.warning(f"SmolLM2 could not be loaded, so this part is not shown. {error}")
+        glossary.box(
+            f"SmolLM2 could not be loaded, so this part is not shown. {error}", kind="warning"
+        )
         return
     probe = probe_view(DECODER)
     read_twice(probe)
@@ -78,7 +80,7 @@ def sentence_jobs(trace: Trace, names: list[list[HeadRole]], said: list[list[str
     """The role map in small and the count per job, with the rule in plain words."""
     cfg = trace.config
     rule = RULE.text()
-    st.markdown(
+    glossary.say(
         f"On your sentence, each of {cfg.name}'s {cfg.n_layers * cfg.n_heads} heads is named "
         f"by one stated rule: {rule}."
     )
@@ -90,17 +92,18 @@ def sentence_jobs(trace: Trace, names: list[list[HeadRole]], said: list[list[str
         "for its scores.",
         left,
     )
-    right.markdown("\n".join(_job_line(role, n) for role, n in counts(names)))
-    right.caption(
+    glossary.say("\n".join(_job_line(role, n) for role, n in counts(names)), where=right)
+    glossary.note(
         "These names hold for this sentence: the scores are measured on it, and another "
-        "sentence (one with repeated words, say) can name other heads."
+        "sentence (one with repeated words, say) can name other heads.",
+        where=right,
     )
 
 
 def read_twice(probe: ProbeView) -> None:
     """What the probe is, with its first tokens written out."""
     first = " ".join(safe.token(t) for t in probe.tokens[:PREVIEW])
-    st.markdown(
+    glossary.say(
         "A job is only a name until it is shown to matter. Induction can be tested on a model "
         f"that predicts the next token, SmolLM2: it reads **{probe.n} random tokens**, then "
         f"the same {probe.n} again. Random tokens cannot be guessed the first time; the second "
@@ -127,7 +130,7 @@ def top_head(probe: ProbeView) -> None:
         "diagonal, one step right of each token's earlier copy: token i reads token "
         f"i − {probe.n - 1}, the one that followed its earlier copy.",
     )
-    st.markdown(
+    glossary.say(
         f"The head that scores highest for induction is **layer {layer}, head {head}**: its "
         f"induction score is **{score:.2f}**. In the second copy, each token gives on average "
         f"**{stripe:.0%}** of its weight to the token that followed its earlier copy, the token "
@@ -155,12 +158,12 @@ def losses(probe: ProbeView) -> None:
         rf"\overline{{\text{{loss}}}}_{{\text{{first copy}}}} = {first:.1f},\quad "
         rf"\overline{{\text{{loss}}}}_{{\text{{second copy}}}} = {second:.1f}"
     )
-    st.markdown(
+    glossary.say(
         f"Averaged over the copy, the loss is **{first:.1f}** on the first copy and "
         f"**{second:.1f}** on the second: the model uses the repeat."
     )
     heads = ", ".join(f"layer {lay} head {h}" for lay, h, _ in probe.top)
-    st.markdown(
+    glossary.say(
         f"**What-if:** with the {k} heads that score highest for induction switched off "
         f"({heads}), the second copy's loss rises from **{second:.1f}** to **{knocked:.1f}**. "
         f"The model's other {probe.n_heads - k} heads still run."

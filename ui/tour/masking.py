@@ -10,7 +10,7 @@ from attention_core import attention_steps
 from attention_core.core.family import Trace
 from attention_core.lessons.one_pass import OnePass
 from attention_core.methods.roles import LABELS
-from ui import explore, show
+from ui import explore, glossary, show
 from ui.cache import get_trace, model_error
 from ui.router import Shared
 from ui.text.decoder import MODEL as DECODER
@@ -44,7 +44,7 @@ PADDING = (
 
 
 def render(shared: Shared, trace: Trace) -> None:
-    st.markdown(TEXT)
+    glossary.say(TEXT)
     real(shared.text)
     whole_text(shared.text)
     _whatif(shared, trace)
@@ -53,7 +53,7 @@ def render(shared: Shared, trace: Trace) -> None:
 
 def _whatif(shared: Shared, trace: Trace) -> None:
     """MiniLM's own scores with the causal mask switched on."""
-    st.markdown(WHATIF)
+    glossary.say(WHATIF)
     layer, head, e, n = shared.layer, shared.head, trace.config.d_head, trace.n_tokens
     i = token(shared, trace)
     causal = attention_steps(trace.scores_lhqk[layer, head], e, causal=True)
@@ -66,7 +66,7 @@ def _whatif(shared: Shared, trace: Trace) -> None:
         switches={"causal": True},
         controls=LAYER_HEAD,
     )
-    st.caption(
+    glossary.note(
         "How to read this (what-if, MiniLM): left, the scaled scores with the hidden cells "
         "blanked out (−∞); right, the pattern that results — the upper triangle is exactly 0."
     )
@@ -78,7 +78,7 @@ def _whatif(shared: Shared, trace: Trace) -> None:
         rf"\sum_{{j > {i}}} a_{{{i},j}} = {before:.3f} \to {after:.3f},\quad "
         rf"\sum_{{j \le {i}}} a_{{{i},j}} = {causal.pattern[i, : i + 1].sum():.3f}"
     )
-    st.markdown(
+    glossary.say(
         f"What-if, for {say(i, trace)}: as MiniLM runs, it gives **{before:.3f}** of its "
         f"attention to later tokens; with the mask switched on, **{after:.3f}**. Largest "
         f"weight above the diagonal: **{top:.3f}**." + little_to_hide(trace, layer, head, before)
@@ -104,9 +104,11 @@ def little_to_hide(trace: Trace, layer: int, head: int, before: float) -> str:
 
 def real(text: str) -> None:
     """The mask as a decoder trained with it uses it: one SmolLM2 head on the sentence."""
-    st.markdown("**The real thing: SmolLM2**, a decoder trained with this mask, on your sentence.")
+    glossary.say("**The real thing: SmolLM2**, a decoder trained with this mask, on your sentence.")
     if error := model_error(DECODER):
-        st.warning(f"SmolLM2 could not be loaded, so this part is not shown. {error}")
+        glossary.box(
+            f"SmolLM2 could not be loaded, so this part is not shown. {error}", kind="warning"
+        )
         return
     dec = get_trace(DECODER, text)
     best = previous_head(text)
@@ -127,7 +129,7 @@ def real(text: str) -> None:
         if best.named
         else f"too little for the rule to call it a {LABELS[PREVIOUS]} head"
     )
-    st.markdown(
+    glossary.say(
         f"In this head of SmolLM2 (its layer {layer}, head {head}: the one that looks most at "
         f"the token just before, {best.share:.0%} of its weight; {job}; the sidebar's layer and "
         "head are MiniLM's) every weight above "
@@ -157,7 +159,7 @@ def whole_text(text: str) -> None:
     if model_error(DECODER):
         return  # real() has said why
     p = cache.decoder_one_pass(DECODER, text)
-    st.markdown(whole_text_words(p))
+    glossary.say(whole_text_words(p))
     st.dataframe(
         {
             "after": list(p.tokens[:-1]),
@@ -170,7 +172,7 @@ def whole_text(text: str) -> None:
             "SmolLM2's probability for it": st.column_config.NumberColumn(format="%.3f")
         },
     )
-    st.caption(
+    glossary.note(
         "How to read this: each row is one exercise from the same single pass; in training, the "
         "model's weights are nudged to raise every one of these probabilities at once."
     )
@@ -179,11 +181,11 @@ def whole_text(text: str) -> None:
 def _padding(shared: Shared, trace: Trace) -> None:
     """The sentence plus [PAD] tokens in layer 0, with and without the padding mask."""
     head, n = shared.head, trace.n_tokens
-    st.markdown(PADDING)
+    glossary.say(PADDING)
     pad = cache.padding(shared.model, shared.text)
     tokens = pad.tokens
     if len(tokens) == n:
-        st.info("Your text already fills every position: there is no room for padding.")
+        glossary.box("Your text already fills every position: there is no room for padding.")
         return
     c1, c2 = st.columns(2)
     for col, key, pattern, title in (
@@ -191,14 +193,18 @@ def _padding(shared: Shared, trace: Trace) -> None:
         (c2, "learn_pad_masked", pad.masked_hqk[head], "with the padding mask"),
     ):
         show.plot(make_pattern_heatmap(pattern, tokens, title=title), key, col)
-    st.caption(
+    glossary.note(
         f"How to read this: your sentence with {len(tokens) - n} [PAD] tokens appended, in "
         f"layer 0, head {head}. Left without the padding mask (real tokens leak weight onto "
         "[PAD]), right with it."
     )
     c = st.columns(2)
-    c[0].metric("weight on [PAD], no mask (mean per row)", f"{pad.leak_hq[head].mean():.3f}")
-    c[1].metric("weight on [PAD], with the mask", f"{pad.masked_leak_hq[head].max():.3f}")
+    glossary.metric(
+        "weight on [PAD], no mask (mean per row)", f"{pad.leak_hq[head].mean():.3f}", where=c[0]
+    )
+    glossary.metric(
+        "weight on [PAD], with the mask", f"{pad.masked_leak_hq[head].max():.3f}", where=c[1]
+    )
     with engineers():
         st.metric("largest change vs. no padding at all", f"{pad.gap:.1e}")
         st.markdown(

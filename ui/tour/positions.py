@@ -9,6 +9,7 @@ from numpy.typing import NDArray
 from attention_core import ModelConfig, cosine, default_token, sinusoidal_positions
 from attention_core.core.family import Trace
 from attention_core.models.bert.forward import Trace as BertTrace
+from ui import glossary
 from ui.cache import as_encoder_trace, get_trace
 from ui.router import Shared
 from ui.tour.common import BANK_A, BANK_B, chart, engineers
@@ -48,7 +49,7 @@ def _charts(trace: BertTrace, sinus_td: NDArray[np.float32]) -> None:
 
 
 def render(shared: Shared, trace: Trace) -> None:
-    st.markdown(text(trace.config))
+    glossary.say(text(trace.config))
     n, d = trace.n_tokens, trace.config.d_model
     sinus = sinusoidal_positions(n, d)
     enc = as_encoder_trace(trace)  # the tour's MiniLM: its learned positions
@@ -61,7 +62,7 @@ def render(shared: Shared, trace: Trace) -> None:
     far = n - 1
     near_l, far_l = (float(cosine(enc.position_td[1], enc.position_td[j])) for j in (2, far))
     near_s, far_s = (float(cosine(sinus[1], sinus[j])) for j in (2, far))
-    st.markdown(
+    glossary.say(
         f"Neighbours look alike, distant positions less: cosine of positions 1 and 2 is "
         f"**{near_l:.3f}** (learned) / **{near_s:.3f}** (sinusoidal); of positions 1 and {far}, "
         f"**{far_l:.3f}** / **{far_s:.3f}**."
@@ -77,7 +78,7 @@ def render(shared: Shared, trace: Trace) -> None:
     ia, ib = a.tokens.tokens.index("bank"), b.tokens.tokens.index("bank")
     moved = float(cosine(a.embed_sum_td[ia], b.embed_sum_td[ib]))
     entering = float(cosine(a.hidden_ltd[0, ia], b.hidden_ltd[0, ib]))
-    st.markdown(
+    glossary.say(
         f"With positions added, “bank” at position {ia} of “{BANK_A}” and at position {ib} of "
         f"“{BANK_B}” no longer share a vector (the static vectors' cosine was 1 in step 1): the "
         f"two sums have cosine **{moved:.3f}**, and after the LayerNorm, as they enter layer 0, "

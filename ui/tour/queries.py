@@ -8,6 +8,7 @@ import streamlit as st
 from attention_core import ModelConfig
 from attention_core.core.family import Trace
 from attention_core.lessons.demos import query_from_weights
+from ui import glossary
 from ui.cache import as_encoder, get_model
 from ui.router import Shared
 from ui.tour.common import chart, engineers, say, token, view
@@ -31,7 +32,7 @@ def text(cfg: ModelConfig) -> str:
 
 def render(shared: Shared, trace: Trace) -> None:
     cfg = trace.config
-    st.markdown(text(cfg))
+    glossary.say(text(cfg))
     layer, head, e, d = shared.layer, shared.head, cfg.d_head, cfg.d_model
     i = token(shared, trace)
     keep, tokens = view(shared, trace)
@@ -48,7 +49,7 @@ def render(shared: Shared, trace: Trace) -> None:
             f"{'query' if name == 'Q' else 'key'} numbers."
         )
         chart(fig, f"learn_{name.lower()}", caption, col)
-    st.markdown(
+    glossary.say(
         f"All {trace.n_tokens} tokens at once: each token's {d} numbers go in, this head's "
         f"{e} query numbers come out, the same weights for every token."
     )
@@ -60,7 +61,7 @@ def render(shared: Shared, trace: Trace) -> None:
         rf"q_{{{i},0}} = \sum_{{d=0}}^{{{d - 1}}} E_{{{i},d}}\,W^Q_{{d,0}} + b^Q_0 = "
         rf"{terms} + \dots + ({rec.b_e[0]:.3f}) = {rec.q_e[0]:.3f}"
     )
-    st.markdown(
+    glossary.say(
         f"Recomputed here for {say(i, trace)} from the vector entering layer {layer} and the "
         f"head's weights: q = **{rec.q_e[0]:.3f}**, the number the model's own forward pass "
         "holds in that cell."

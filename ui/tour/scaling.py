@@ -14,7 +14,7 @@ from attention_core.lessons.saturation import (
     random_scale_effect,
     scale_effect,
 )
-from ui import explore
+from ui import explore, glossary
 from ui.router import Shared
 from ui.tour import cache
 from ui.tour.common import LAYER_HEAD, chart, engineers, say, token
@@ -44,7 +44,7 @@ def text(d_ks: tuple[int, ...], stds: NDArray[np.float64]) -> str:
 def render(shared: Shared, trace: Trace) -> None:
     layer, head, e = shared.layer, shared.head, trace.config.d_head
     d_ks = (1, e, trace.config.d_model)
-    st.markdown(text(d_ks, dot_spread(d_ks)[1]))
+    glossary.say(text(d_ks, dot_spread(d_ks)[1]))
     i = token(shared, trace)
     explore.shared_only(
         trace,
@@ -54,7 +54,7 @@ def render(shared: Shared, trace: Trace) -> None:
         stages=("scores", "scaled"),
         controls=LAYER_HEAD,
     )
-    st.caption(
+    glossary.note(
         "How to read this: rows are queries, columns keys. Left the raw dot products, right the "
         f"same divided by √{e} ≈ {np.sqrt(e):.2f}: same shape, smaller range."
     )
@@ -66,7 +66,7 @@ def render(shared: Shared, trace: Trace) -> None:
         rf"\frac{{s_{{{i},{j}}}}}{{\sqrt{{{e}}}}} = \frac{{{cell.score:.3f}}}{{{np.sqrt(e):.3f}}}"
         rf" = {cell.scaled:.3f}"
     )
-    st.markdown(f"Query: {say(i, trace)}; key: {say(j, trace)}, the one it weights most.")
+    glossary.say(f"Query: {say(i, trace)}; key: {say(j, trace)}, the one it weights most.")
     _this_head(trace, layer, head)
     _saturation(shared, trace)
     with engineers():
@@ -110,13 +110,19 @@ def _this_head(trace: Trace, layer: int, head: int) -> None:
     e, scores = trace.config.d_head, trace.scores_lhqk[layer, head]
     steps, raw = attention_steps(scores, e), attention_steps(scores, e, scale=False)
     eff = scale_effect(scores, e)
-    st.markdown(head_text(eff, layer, head, e))
+    glossary.say(head_text(eff, layer, head, e))
     c = st.columns(4)
-    c[0].metric("mean row entropy, ÷√d_k (bits)", f"{row_entropy_bits(steps.pattern).mean():.3f}")
-    c[1].metric("… without scaling (bits)", f"{row_entropy_bits(raw.pattern).mean():.3f}")
-    c[2].metric("mean largest weight, ÷√d_k", f"{eff.top_scaled:.3f}")
-    c[3].metric("… without scaling", f"{eff.top_raw:.3f}")
-    st.caption(
+    glossary.metric(
+        "mean row entropy, ÷√d_k (bits)",
+        f"{row_entropy_bits(steps.pattern).mean():.3f}",
+        where=c[0],
+    )
+    glossary.metric(
+        "… without scaling (bits)", f"{row_entropy_bits(raw.pattern).mean():.3f}", where=c[1]
+    )
+    glossary.metric("mean largest weight, ÷√d_k", f"{eff.top_scaled:.3f}", where=c[2])
+    glossary.metric("… without scaling", f"{eff.top_raw:.3f}", where=c[3])
+    glossary.note(
         f"An even spread over {trace.n_tokens} tokens would be {np.log2(trace.n_tokens):.3f} bits."
     )
 
@@ -141,7 +147,7 @@ def experiment_text(eff: ScaleEffect, d_k: int) -> str:
 def _saturation(shared: Shared, trace: Trace) -> None:
     """Random heads of growing width on the reader's tokens, with and without ÷√d_k."""
     e = trace.config.d_head
-    st.markdown(
+    glossary.say(
         "The effect grows with the width d_k. Below, random heads (queries and keys with spread "
         "1, so q·k has spread √d_k) are run on your sentence's tokens for widths 1 to "
         f"{trace.config.d_model}."
@@ -154,7 +160,7 @@ def _saturation(shared: Shared, trace: Trace) -> None:
         "line is an even spread); right, the largest weight in a row. Without scaling (dashed) "
         "the rows collapse onto a single key as d_k grows; with it they keep their shape.",
     )
-    st.markdown(
+    glossary.say(
         experiment_text(random_scale_effect(trace.hidden_ltd[0], sat.d_ks[-1]), sat.d_ks[-1])
     )
     st.latex(

@@ -6,7 +6,7 @@ import numpy as np
 import streamlit as st
 
 from attention_core.core.family import Trace
-from ui import explore
+from ui import explore, glossary
 from ui.router import Shared
 from ui.tour.common import LAYER_HEAD, engineers, say, token
 
@@ -24,13 +24,13 @@ TEXT = (
 
 
 def render(shared: Shared, trace: Trace) -> None:
-    st.markdown(TEXT)
+    glossary.say(TEXT)
     layer, head, e = shared.layer, shared.head, trace.config.d_head
     i = token(shared, trace)
     explore.shared_only(
         trace, shared.model, shared.text, "learn_scores", stages=("scores",), controls=LAYER_HEAD
     )
-    st.caption(
+    glossary.note(
         "How to read this: rows are queries, columns keys; each cell is one dot product q·k "
         "of this layer and head, before anything else is done to it."
     )
@@ -42,7 +42,7 @@ def render(shared: Shared, trace: Trace) -> None:
         rf"s_{{{i},{j}}} = q_{{{i}}} \cdot k_{{{j}}} = \sum_{{m=0}}^{{{e - 1}}} q_{{{i},m}}"
         rf"\,k_{{{j},m}} = {terms} + \dots = {row[j]:.3f}"
     )
-    st.markdown(
+    glossary.say(
         f"Query: {say(i, trace)}. Its highest score is with {say(j, trace)} "
         f"(**{row[j]:.2f}**), its lowest with {say(low, trace)} (**{row[low]:.2f}**)."
     )

@@ -12,7 +12,7 @@ from attention_core import ModelConfig, attention_steps, cell_arithmetic
 from attention_core.core.family import Trace
 from attention_core.lessons.demos import shift_gap
 from attention_core.lessons.tour_numbers import TopKeys, top_keys
-from ui import explore, safe
+from ui import explore, glossary, safe
 from ui.router import Shared
 from ui.tour.common import LAYER_HEAD, THREE, engineers, say, token, view
 
@@ -49,11 +49,11 @@ def _top_table(top: TopKeys, names: Sequence[str], keep: NDArray[np.int64]) -> N
         hide_index=True,
         column_config={"share 1": THREE, "share 2": THREE, "share 3": THREE, "row sum": THREE},
     )
-    st.caption("For each query: its three largest weights and the row's sum (1).")
+    glossary.note("For each query: its three largest weights and the row's sum (1).")
 
 
 def render(shared: Shared, trace: Trace) -> None:
-    st.markdown(text(trace.config))
+    glossary.say(text(trace.config))
     layer, head, e = shared.layer, shared.head, trace.config.d_head
     i = token(shared, trace)
     keep = view(shared, trace)[0]
@@ -61,7 +61,7 @@ def render(shared: Shared, trace: Trace) -> None:
     explore.shared_only(
         trace, shared.model, shared.text, "learn_pattern", stages=("pattern",), controls=LAYER_HEAD
     )
-    st.caption(
+    glossary.note(
         "How to read this: row i is where token i looks; the brighter the cell, the larger its "
         "share of the row's total of 1."
     )
@@ -80,7 +80,7 @@ def render(shared: Shared, trace: Trace) -> None:
         f"{safe.token(names[k])} {share:.1%}"
         for k, share in zip(top.keys_qr[i], top.share_qr[i], strict=True)
     )
-    st.markdown(f"As a query, {say(i, trace)} selects a blend of: {shares}, …")
+    glossary.say(f"As a query, {say(i, trace)} selects a blend of: {shares}, …")
     gap = shift_gap(steps.scaled[i], SHIFT)
     st.latex(
         rf"\frac{{e^{{x_j + c}}}}{{\sum_k e^{{x_k + c}}}} = \frac{{e^c\,e^{{x_j}}}}"

@@ -8,7 +8,7 @@ import streamlit as st
 from attention_core import ModelConfig
 from attention_core.core.family import Trace
 from attention_core.lessons.demos import Parting, parting, repeated_word
-from ui import safe
+from ui import glossary, safe
 from ui.router import Shared
 from ui.tour.common import BANK_A, BANK_B, THREE, bank_pair, chart, engineers, layers, view
 from viz.embedding_shift import layer_name
@@ -31,10 +31,10 @@ def text(cfg: ModelConfig) -> str:
 
 def render(shared: Shared, trace: Trace) -> None:
     cfg = trace.config
-    st.markdown(text(cfg))
+    glossary.say(text(cfg))
     keep, tokens = view(shared, trace)
     pieces = " · ".join(safe.token(t) for t in trace.tokens.tokens)
-    st.markdown(f"Your sentence is **{trace.n_tokens} tokens**: {pieces}")
+    glossary.say(f"Your sentence is **{trace.n_tokens} tokens**: {pieces}")
     chart(
         make_embedding_strip(trace.word_td[keep], tokens, title="static embeddings"),
         "learn_strip",
@@ -45,7 +45,7 @@ def render(shared: Shared, trace: Trace) -> None:
     _bank(shared, cfg)
     twin = repeated_word(trace)
     if twin is not None:
-        st.markdown(
+        glossary.say(
             f"In your sentence {safe.token(trace.tokens.tokens[twin.first])} appears at "
             f"positions {twin.first} and {twin.second}: static cosine **{twin.static_cos:.3f}**, "
             f"after the {cfg.n_layers} layers **{twin.context_cos:.3f}**."
@@ -87,10 +87,12 @@ def _bank(shared: Shared, cfg: ModelConfig) -> None:
     a, ia, b, ib = bank_pair(shared.model)
     wa, wb = a.word_td[ia], b.word_td[ib]
     cut = parting(a, ia, b, ib)
-    st.markdown(bank_text(cut, ia, ib))
+    glossary.say(bank_text(cut, ia, ib))
     c1, c2 = st.columns(2)
-    c1.metric("“bank”: cosine of the static vectors", f"{cut.cos_s[0]:.3f}")
-    c2.metric(f"“bank”: cosine after all {cfg.n_layers} layers", f"{cut.cos_s[-1]:.3f}")
+    glossary.metric("“bank”: cosine of the static vectors", f"{cut.cos_s[0]:.3f}", where=c1)
+    glossary.metric(
+        f"“bank”: cosine after all {cfg.n_layers} layers", f"{cut.cos_s[-1]:.3f}", where=c2
+    )
     st.latex(
         rf"\cos(\vec E^{{A}}_{{\text{{bank}}}}, \vec E^{{B}}_{{\text{{bank}}}}) = "
         rf"\frac{{{float(wa @ wb):.3f}}}{{{np.linalg.norm(wa):.3f} \times "
@@ -107,7 +109,7 @@ def _bank(shared: Shared, cfg: ModelConfig) -> None:
         hide_index=True,
         column_config={"cosine": THREE, "change across the layer": THREE},
     )
-    st.caption(
+    glossary.note(
         f"A = “{BANK_A}”, B = “{BANK_B}”. How to read this: the cosine of the two “bank” "
         "vectors at each stage (1 = pointing the same way); “embedding” is the input of "
         "layer 0, with the position added; a negative change means the layer pulled them apart."

@@ -7,6 +7,7 @@ import streamlit as st
 
 from attention_core import ModelConfig, cosine, largest_terms, output_bias, value_update
 from attention_core.core.family import Trace
+from ui import glossary
 from ui.cache import get_model
 from ui.router import Shared
 from ui.tour.common import chart, engineers, say, token, view
@@ -31,7 +32,7 @@ def text(cfg: ModelConfig) -> str:
 
 def render(shared: Shared, trace: Trace) -> None:
     cfg = trace.config
-    st.markdown(text(cfg))
+    glossary.say(text(cfg))
     layer, head = shared.layer, shared.head
     i = token(shared, trace)
     keep, tokens = view(shared, trace)
@@ -62,7 +63,7 @@ def render(shared: Shared, trace: Trace) -> None:
         rf"\cos(E_{{{i}}}, E_{{{i}}} + \Delta E_{{{i}}}) = "
         rf"{float(cosine(up.hidden_d, up.updated_d)):.3f}"
     )
-    st.markdown(f"For {say(i, trace)} in layer {layer}, head {head}.")
+    glossary.say(f"For {say(i, trace)} in layer {layer}, head {head}.")
     strips = np.stack([up.hidden_d, up.delta_d, up.updated_d])
     chart(
         make_embedding_strip(strips, ["E", "ΔE", "E + ΔE"], token_axis=False, height=220),

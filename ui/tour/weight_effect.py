@@ -9,7 +9,7 @@ import streamlit as st
 from attention_core.core.family import Trace
 from attention_core.lessons.head_words import sink_sentence
 from attention_core.methods.weight_effect import shares_hk
-from ui import safe
+from ui import glossary, safe
 from ui.beyond.cache import largest_sink, vector
 from ui.router import Shared
 from ui.text.cache import head_roles
@@ -58,17 +58,17 @@ def _shares(trace: Trace, layer: int, head: int, key: int) -> None:
 
 def render(shared: Shared, trace: Trace) -> None:
     sinks = sink_sentence(head_roles(shared.model, shared.text), trace.tokens.tokens)
-    st.markdown(f"{TEXT} {safe.md(sinks)}")
+    glossary.say(f"{TEXT} {safe.md(sinks)}")
     best = largest_sink(shared.model, shared.text)
     layer, head, key = best.layer, best.head, best.key
     where = f"layer {layer}, head {head}"
-    st.markdown(
+    glossary.say(
         f"On your sentence the weights and what is moved disagree most in **{where}**: "
         f"{safe.token(trace.tokens.tokens[key])} gets **{best.weight_share:.0%}** of the "
         f"head's weight but only **{best.moved_share:.0%}** of what the head moves."
     )
     _shares(trace, layer, head, key)
-    st.caption(
+    glossary.note(
         "How to read this: shares summed over every token that attends; f(x_j) is what token j "
         "hands on (its value vector through the head's output matrix), so the second share "
         "weighs each weight by its length."
@@ -76,7 +76,7 @@ def render(shared: Shared, trace: Trace) -> None:
     i = token(shared, trace)
     change = vector(shared.model, shared.text, ((layer, head),), i)
     final = change.cosine_l.size - 1
-    st.markdown(
+    glossary.say(
         f"Now a what-if: switch {where} off (its output replaced by zeros) and run the "
         f"sentence again. Token {i} {safe.token(trace.tokens.tokens[i])} after the last layer "
         f"has cosine **{change.cosine_l[final]:.3f}** with its usual vector (1 = unchanged"
@@ -84,10 +84,12 @@ def render(shared: Shared, trace: Trace) -> None:
     )
     left, right = st.columns(2)
     who = safe.token(trace.tokens.tokens[i])
-    left.metric(f"Cosine of {who}, {where} off", f"{change.cosine_l[final]:.3f}")
+    glossary.metric(f"Cosine of {who}, {where} off", f"{change.cosine_l[final]:.3f}", where=left)
     if change.sentence_cosine is not None:
-        right.metric(f"Sentence embedding cosine, {where} off", f"{change.sentence_cosine:.3f}")
-    st.caption(READ_MORE)
+        glossary.metric(
+            f"Sentence embedding cosine, {where} off", f"{change.sentence_cosine:.3f}", where=right
+        )
+    glossary.note(READ_MORE)
     with engineers():
         st.markdown(
             f"`attention_core.methods.weight_effect.largest_gap(trace)` = {where}, key {key}; "

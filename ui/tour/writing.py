@@ -11,7 +11,7 @@ import streamlit as st
 from attention_core.core.family import Trace
 from attention_core.core.pieces import show_piece
 from attention_core.lessons.decoder_block import SPECIAL_WORDS, Writing, writing
-from ui import safe
+from ui import glossary, safe
 from ui.cache import get_whisper, whisper_error
 from ui.listen.cache import Heard
 from ui.router import Shared
@@ -57,16 +57,18 @@ def followed(key: str, _clip: Heard, written: int, layer: int, head: int) -> Wri
 
 def render(shared: Shared, trace: Trace) -> None:
     if error := whisper_error():
-        st.warning(f"Whisper could not be loaded, so this step is not shown. {error}")
+        glossary.box(
+            f"Whisper could not be loaded, so this step is not shown. {error}", kind="warning"
+        )
         return
     n_layers, n_heads = get_whisper().config.n_layers, get_whisper().config.n_heads
-    st.markdown(INTRO.format(n=n_layers))
+    glossary.say(INTRO.format(n=n_layers))
     st.latex(
         r"x \leftarrow x + \mathrm{MaskedSelfAttn}(\mathrm{LN}(x));\ "
         r"x \leftarrow x + \mathrm{CrossAttn}(\mathrm{LN}(x),\ \text{sound});\ "
         r"x \leftarrow x + \mathrm{FFN}(\mathrm{LN}(x))"
     )
-    st.caption(
+    glossary.note(
         "One block: each of its three sub-layers adds its update to the token's vector x. Whisper "
         "puts a LayerNorm (LN) at the start of each sub-layer; MiniLM, in the encoder block "
         "step, puts it after."
@@ -79,24 +81,26 @@ def render(shared: Shared, trace: Trace) -> None:
         f"{safe.token(tokens[i])} ({SPECIAL_WORDS.get(clip.tokens[i], 'a prompt token')})"
         for i in range(clip.n_prompt)
     )
-    st.markdown(
+    glossary.say(
         f"Whisper writes after {clip.n_prompt} tokens it is given, not ones it wrote: {given}. "
         f"To write {safe.token(tokens[w.written])}, it works at the position just before it, "
         f"{safe.token(tokens[w.row])}, the last token so far: that position's vector asks the "
         "questions (the query) in both attentions, and what comes out at the end predicts the "
         "next token."
     )
-    st.subheader(f"1. Masked self-attention (layer {layer}, head {head})")
+    glossary.heading(f"1. Masked self-attention (layer {layer}, head {head})", level="subheader")
     self_part(w, tokens)
-    st.subheader(f"2. Cross-attention to the sound (layer {layer}, head {head})")
+    glossary.heading(
+        f"2. Cross-attention to the sound (layer {layer}, head {head})", level="subheader"
+    )
     cross_part(w, clip, tokens)
-    st.subheader(f"3. The feed-forward (layer {layer})")
+    glossary.heading(f"3. The feed-forward (layer {layer})", level="subheader")
     ffn_part(w, get_whisper().config.d_ff)
-    st.subheader("4. After the last block: the next token")
+    glossary.heading("4. After the last block: the next token", level="subheader")
     next_part(w, n_layers - 1)
-    st.subheader("5. Computed once: the encoder's keys and values")
+    glossary.heading("5. Computed once: the encoder's keys and values", level="subheader")
     once_part(w)
-    st.info(HISTORY, icon=":material/history_edu:")
+    glossary.box(HISTORY, icon=":material/history_edu:")
     _engineers(w)
 
 
@@ -125,7 +129,7 @@ def _choices(clip: Heard, n_layers: int, n_heads: int) -> tuple[int, int, int]:
     )
     layer = c[1].selectbox("Decoder layer", range(n_layers), key=Tour.block_layer.key)
     head = c[2].selectbox("Head", range(n_heads), key=Tour.block_head.key)
-    st.caption(
+    glossary.note(
         "The token opens on the notes' example, the third one written; the layer and head on "
         f"the previous step's, layer {first[0]}, head {first[1]}: a cross-attention head "
         "Whisper's makers list as following the speech. Each sub-layer has its own heads: head "

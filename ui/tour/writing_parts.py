@@ -11,7 +11,7 @@ import streamlit as st
 
 from attention_core.core.pieces import show_piece
 from attention_core.lessons.decoder_block import Writing
-from ui import safe
+from ui import glossary, safe
 from ui.cache import get_whisper
 from ui.listen.cache import Heard
 from ui.tour.common import THREE, chart
@@ -23,7 +23,7 @@ def self_part(w: Writing, tokens: list[str]) -> None:
     names = get_whisper().token_strings(w.token_ids)  # the vocabulary's own spelling
     top = int(np.argmax(w.self_row_k))
     n_after = len(w.token_ids) - 1 - w.row
-    st.markdown(
+    glossary.say(
         f"The query of {safe.token(tokens[w.row])} is compared with the keys of the "
         f"**{w.row + 1}** tokens up to and including it; softmax turns the scores into weights, "
         "and the values of those tokens, mixed by the weights, are what this head passes on. The "
@@ -51,7 +51,7 @@ def self_part(w: Writing, tokens: list[str]) -> None:
 def cross_part(w: Writing, clip: Heard, tokens: list[str]) -> None:
     lo, hi = w.span
     peak = w.peak_frame
-    st.markdown(
+    glossary.say(
         f"Then the same position asks the sound. The keys and values here come from the "
         f"encoder's output: **{w.kv_shape[1]}** vectors, one per 20 ms of Whisper's 30-second "
         "window (a shorter clip is padded with silence to fill it). This head looks most at "
@@ -80,7 +80,7 @@ def ffn_part(w: Writing, d_ff: int) -> None:
     }
     largest = max(changes, key=lambda k: changes[k])
     d = w.kv_shape[2]
-    st.markdown(
+    glossary.say(
         "The feed-forward then works on this one vector alone, looking at no other token: "
         f"{d} numbers to {d_ff:,}, GELU, back to {d}, added to the vector. Measured on this "
         "position in this layer, as the size (length) of what each sub-layer added: the masked "
@@ -104,7 +104,7 @@ def next_part(w: Writing, last: int) -> None:
     model = get_whisper()
     top = [show_piece(t) for t in model.token_strings(w.top_ids)]
     wrote = show_piece(model.token_strings([w.written_id])[0])
-    st.markdown(
+    glossary.say(
         f"After block {last}, the last, the vector has size **{w.last_size:.3f}**; the final "
         f"LayerNorm rescales it to **{w.final_size:.3f}**. A linear layer turns its "
         f"{w.kv_shape[2]} numbers into **{w.n_vocab:,}** scores, one per vocabulary entry "
@@ -142,7 +142,7 @@ def once_part(w: Writing) -> None:
     n_layers, n_frames, d = w.kv_shape
     n_text = len(w.token_ids) - w.n_prompt
     ends = " and the end token" if w.n_steps > n_text else ""
-    st.markdown(
+    glossary.say(
         f"The encoder ran once on this clip. From its {n_frames} vectors each of the "
         f"{n_layers} decoder layers made its cross-attention keys and values once, before the "
         f"first token was written. All **{w.n_steps}** steps of writing (the {n_text} tokens"
@@ -150,6 +150,6 @@ def once_part(w: Writing) -> None:
         "for the one new token."
     )
     c = st.columns(3)
-    c[0].metric("encoder runs for this clip", "1")
-    c[1].metric("keys (and values) per layer", f"{n_frames} × {d}")
-    c[2].metric("writing steps that read them", str(w.n_steps))
+    glossary.metric("encoder runs for this clip", "1", where=c[0])
+    glossary.metric("keys (and values) per layer", f"{n_frames} × {d}", where=c[1])
+    glossary.metric("writing steps that read them", str(w.n_steps), where=c[2])

@@ -7,7 +7,7 @@ import streamlit as st
 
 from attention_core import cosine, shared_words, word_positions, word_vectors
 from attention_core.core.family import Trace
-from ui import downloads, explore, params, router, safe, show
+from ui import downloads, explore, glossary, params, router, safe, show
 from ui.cache import get_trace, model_error
 from ui.presets import MONEY_BANK, RIVER_BANK
 from ui.state.text import COMPARE, Compare
@@ -35,20 +35,21 @@ def _sentence(shared: router.Shared, name: str) -> Trace | None:
     box = BOXES[name]
     text = st.text_input(f"Sentence {name}", key=box.key, max_chars=params.MAX_CHARS)
     if not text.strip():
-        st.info(f"Type sentence {name} to see its attention pattern here.")
+        glossary.box(f"Type sentence {name} to see its attention pattern here.")
         return None
     with st.spinner(f"Running the model on sentence {name}…"):
         trace = get_trace(shared.model, text)
     if trace.tokens.special_t.all():
-        st.info(
+        glossary.box(
             f"Sentence {name} holds only invisible or control characters: the model "
             "reads no word in it. Type a sentence."
         )
         return None
     if trace.tokens.n_cut:
-        st.warning(
+        glossary.box(
             f"Sentence {name} has {trace.n_tokens + trace.tokens.n_cut} tokens; the model "
-            f"reads at most {trace.n_tokens}, so the last {trace.tokens.n_cut} were cut."
+            f"reads at most {trace.n_tokens}, so the last {trace.tokens.n_cut} were cut.",
+            kind="warning",
         )
     explore.shared_only(  # the same head side by side: only layer and head to change
         trace,
@@ -58,7 +59,7 @@ def _sentence(shared: router.Shared, name: str) -> Trace | None:
         stages=("pattern",),
         controls=("layer", "head"),
     )
-    st.caption(
+    glossary.note(
         "How to read this: row = the attending token (query), column = the token it reads "
         "(key); each row sums to 1. The layer and head follow the sidebar; ← → change the "
         "head of both sentences."
@@ -81,7 +82,7 @@ def _shared_word(a: Trace, b: Trace) -> str:
     """The word menu (its choice kept while both sentences have it), or a stopped page."""
     options = shared_words(a.tokens.tokens, b.tokens.tokens)
     if not options:
-        st.info(
+        glossary.box(
             "The two sentences share no word, so there is no word to follow from one to the "
             f"other. Use the same word in both, for example “bank” in “{RIVER_BANK}” and "
             f"“{MONEY_BANK}”."
@@ -122,7 +123,7 @@ def _starts(a: Trace, cos_0: float, pos_a: tuple[int, ...], pos_b: tuple[int, ..
 def one_word(shared: router.Shared, traces: dict[str, Trace]) -> None:
     """The shared word's two vectors compared after every layer (a chart, a table, a file)."""
     if len(traces) < 2:
-        st.info("Type both sentences above to compare a word they share.")
+        glossary.box("Type both sentences above to compare a word they share.")
         st.stop()
     a, b = traces["A"], traces["B"]
     word = _shared_word(a, b)
@@ -132,11 +133,12 @@ def one_word(shared: router.Shared, traces: dict[str, Trace]) -> None:
     fig = make_layer_similarity({f"{word}: A vs B": cos_l}, mark_layer=after, config=a.config)
     left, right = st.columns([3, 1])
     show.plot(fig, "cmp_similarity", left)
-    left.caption(
+    glossary.note(
         f"How to read this: cosine similarity between {w} in sentence A and {w} in sentence B "
         f"(mean over its word pieces), after each layer. {_starts(a, cos_l[0], pos_a, pos_b)} "
         "Every change after that comes from context: attention mixing in the other words. The "
-        f"dotted line is {layer_name(after, a.config)}, the sidebar's layer."
+        f"dotted line is {layer_name(after, a.config)}, the sidebar's layer.",
+        where=left,
     )
     labels = [layer_name(i, a.config) for i in range(len(cos_l))]
     right.dataframe(

@@ -15,7 +15,7 @@ from numpy.typing import NDArray
 from attention_core import closest_token, fit_shift_plane
 from attention_core.core.family import Trace
 from attention_core.methods.geometry import Pca, ProbeCosines, probe_cosines
-from ui import downloads, params, router, safe, show
+from ui import downloads, glossary, params, router, safe, show
 from ui.presets import auto_probes
 from ui.state.text import EMBEDDING_SHIFT, EmbeddingShift
 from ui.text.cache import read_probes
@@ -74,7 +74,7 @@ def intro(shared: router.Shared, trace: Trace) -> None:
     cfg = trace.config
     now = layer_name(shared.layer + 1, cfg)
     normed = bool(cfg.final_norm) and shared.layer == cfg.n_layers - 1
-    st.caption(
+    glossary.note(
         "A word enters the model with a vector that no other word of the sentence has changed "
         "yet, its **embedding**: "
         + (
@@ -106,9 +106,9 @@ def _probes(shared: router.Shared) -> tuple[list[str], F64]:
     )
     probes, vectors_lpd, problems = read_probes(shared.model, raw)
     for problem in problems:
-        st.warning(safe.md(problem))
+        glossary.box(safe.md(problem), kind="warning")
     if not probes:
-        st.info("Add at least one probe word to compare the tokens with.")
+        glossary.box("Add at least one probe word to compare the tokens with.")
     return probes, vectors_lpd
 
 
@@ -145,7 +145,7 @@ def plane(s: Shift) -> None:
         config=s.trace.config,
     )
     show.plot(fig, "es_plane")
-    st.caption(
+    glossary.note(
         "How to read this: hollow circles are the tokens' **embeddings** ("
         + (
             "word and position"
@@ -175,21 +175,25 @@ def nearer(s: Shift) -> None:
     show.plot(fig, "es_probe_bars", left)
     if len(s.probes) > 1:
         up, down = int(np.argmax(change)), int(np.argmin(change))
-        right.markdown(
+        glossary.say(
             f"From the embedding to {s.now}, {s.who} moved most towards "
             f"{safe.token(s.probes[up])} ({change[up]:+.3f}) and most away from "
             f"{safe.token(s.probes[down])} ({change[down]:+.3f}), relative to the "
-            "other probes."
+            "other probes.",
+            where=right,
         )
     else:
-        right.info("With one probe the relative measure is always 0: add another to compare.")
-    right.caption(
+        glossary.box(
+            "With one probe the relative measure is always 0: add another to compare.", where=right
+        )
+    glossary.note(
         f"How to read this: the cosine of {s.who} with each probe, minus its average over all "
         f"the probes, in the embedding (blue) and {s.now} (orange). The probes pass through the "
         "model too, so every raw cosine drifts with them (their average goes from "
         f"{cos.mean_l[0]:.3f} to {cos.mean_l[s.state]:.3f}); subtracting the average removes "
         f"that shared drift. An orange bar above the blue one means context moved {s.who} "
-        "towards that probe, compared with the other probes."
+        "towards that probe, compared with the other probes.",
+        where=right,
     )
     _table(s, cos)
 
@@ -208,7 +212,7 @@ def _table(s: Shift, cos: ProbeCosines) -> None:
         hide_index=True,
         column_config=dict.fromkeys(table, NUM),
     )
-    st.caption(
+    glossary.note(
         "relative = cosine − mean over the probes (the bars); raw cosine = before "
         "subtracting that mean."
     )
@@ -235,9 +239,10 @@ def path(s: Shift) -> None:
         config=s.trace.config,
     )
     show.plot(fig, "es_trajectory", left)
-    left.caption(
+    glossary.note(
         f"How to read this: dot E is the embedding of {s.who}; dot N is {s.who} after layer N, "
-        f"up to {s.last}, in the same PCA plane as above. Stars are the probes {s.now}."
+        f"up to {s.last}, in the same PCA plane as above. Stars are the probes {s.now}.",
+        where=left,
     )
     if s.probes:
         cos = cosines(s)
@@ -245,10 +250,11 @@ def path(s: Shift) -> None:
             {p: cos.relative_lp[:, j] for j, p in enumerate(s.probes)}, mark_layer=s.state
         )
         show.plot(name_states(fig, RELATIVE, s.trace.config), "es_probe_lines", right)
-        right.caption(
+        glossary.note(
             f"How to read this: the same measure as the bars (cosine of {s.who} with each probe "
             f"minus the average over the probes) at every point from the embedding to {s.last}. "
-            f"The dotted line is {s.now}, shown above."
+            f"The dotted line is {s.now}, shown above.",
+            where=right,
         )
 
 

@@ -122,6 +122,13 @@ PAGES: tuple[PageInfo, ...] = (
         "moment of the audio it listened to.",
         ("whisper",),
     ),
+    PageInfo(
+        "glossary",
+        "Glossary",
+        ":material/dictionary:",
+        "Every word the pages use, each in one plain sentence (the same one the pages show "
+        "when you hover the ? beside a word's first use).",
+    ),
 )
 
 

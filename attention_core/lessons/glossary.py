@@ -70,11 +70,17 @@ TERMS: tuple[Term, ...] = (
         "RoPE).",
     ),
     _term(
+        "segment vector",
+        r"\bsegment vectors?\b",
+        "The segment vector is one learned vector MiniLM adds to every token of a single "
+        "sentence (a second one would mark a second sentence); SmolLM2 and Whisper have none.",
+    ),
+    _term(
         "layer",
         r"\blayers?\b",
-        "A layer is one round of attention followed by a feed-forward network, and a model "
-        "stacks several: 6 in MiniLM, 30 in SmolLM2, 4 in Whisper tiny's encoder and 4 in its "
-        "decoder.",
+        "A layer is one round of attention (two in Whisper's decoder: over its own tokens, then "
+        "over the sound) followed by a feed-forward network, and a model stacks several: 6 in "
+        "MiniLM, 30 in SmolLM2, 4 in Whisper tiny's encoder and 4 in its decoder.",
     ),
     _term(
         "head",
@@ -166,8 +172,8 @@ TERMS: tuple[Term, ...] = (
     _term(
         "encoder",
         r"\bencoders?\b",
-        "An encoder reads its whole input at once, every token seeing every other: MiniLM is "
-        "one, and so is Whisper's first half, which listens to the sound.",
+        "An encoder reads its whole input at once, every token (or moment of sound) seeing "
+        "every other: MiniLM is one, and so is Whisper's first half, which listens to the sound.",
     ),
     _term(
         "decoder",

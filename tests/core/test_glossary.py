@@ -109,3 +109,20 @@ def test_smollm2_shares_key_value_heads_as_said():
 def test_help_text_names_each_term_once_in_bold():
     terms = terms_in("a head's softmax")
     assert help_text(terms) == "\n\n".join(f"**{t.name}**: {t.sentence}" for t in terms)
+
+
+def test_the_segment_vector_is_one_vector_for_a_single_sentence():
+    """The positions step's caption and the glossary: t is the same for every token of one
+    sentence, read against transformers' BertModel weights (its token_type_embeddings row 0)."""
+    import numpy as np
+
+    from attention_core import trace_sentence
+    from attention_core.models import load_model
+    from references.text import oracle
+
+    trace = trace_sentence(load_model("minilm"), "The river bank was muddy.")
+    t_td = trace.token_type_td
+    np.testing.assert_array_equal(t_td, np.broadcast_to(t_td[0], t_td.shape))
+    bert = oracle("minilm").model
+    row = bert.embeddings.token_type_embeddings.weight[0].detach().numpy()
+    np.testing.assert_allclose(t_td[0], row, atol=1e-6)

@@ -74,6 +74,10 @@ def render(shared: Shared, trace: Trace) -> None:
         rf"\|w_{{{i}}}\| = {np.linalg.norm(w):.3f},\ \|p_{{{i}}}\| = {np.linalg.norm(p):.3f},\ "
         rf"\|t\| = {np.linalg.norm(t):.3f}"
     )
+    glossary.note(
+        f"Here w is token {i}'s own vector from the vocabulary's table, p its position vector and "
+        "t the segment vector, the same for every token of a single sentence."
+    )
     a, b = (as_encoder_trace(get_trace(shared.model, s)) for s in (BANK_A, BANK_B))
     ia, ib = a.tokens.tokens.index("bank"), b.tokens.tokens.index("bank")
     moved = float(cosine(a.embed_sum_td[ia], b.embed_sum_td[ib]))

@@ -77,7 +77,20 @@ def test_each_page_explains_each_term_where_it_first_appears(page):
     _check(open_page(None if page == "home" else page))
 
 
-@pytest.mark.parametrize("page", ["home", "pattern", "all_heads", "values"])
+@pytest.mark.parametrize(
+    "page",
+    [
+        "home",
+        "pattern",
+        "all_heads",
+        "values",
+        "beyond",
+        "embedding_shift",
+        "build_head",
+        "hide_word",
+        "compare",
+    ],
+)
 def test_on_smollm2_too(page):
     _check(open_page(None if page == "home" else page, model="smollm2"))
 

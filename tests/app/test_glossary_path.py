@@ -105,3 +105,23 @@ def test_the_glossary_page_lists_every_term_with_its_sentence():
     assert not at.exception, [e.value for e in at.exception]
     said = [m.value for m in at.markdown]
     assert said == [f"**{t.name}**: {t.sentence}" for t in TERMS]
+
+
+def test_text_written_again_from_the_same_place_keeps_its_hover():
+    """A loop, or a st.fragment rerun (which skips ``router.shared()`` and so keeps the full
+    run's memory), writes text again from the place that explained a term: it hovers again;
+    any other place does not. (AppTest reruns the whole script on a component's report, so
+    the fragment case is checked here on ``help_for`` itself.)"""
+    from attention_core.lessons.glossary import term
+    from ui.glossary import help_for, start_run
+
+    head = term("head").sentence
+    start_run()
+    assert head in (help_for("one head", site="fragment.py:3") or "")
+    assert help_for("another head", site="page.py:9") is None
+    assert head in (help_for("one head again", site="fragment.py:3") or "")
+    assert help_for("a layer", site="page.py:9", extra="mine") == (
+        f"mine\n\n**layer**: {term('layer').sentence}"
+    )
+    start_run()
+    assert head in (help_for("the head", site="page.py:9") or "")

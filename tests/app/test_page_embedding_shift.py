@@ -256,7 +256,7 @@ def test_the_embedding_is_said_to_include_the_position(model):
 @pytest.mark.parametrize("model", ["minilm", "smollm2"])
 def test_the_plane_caption_says_what_its_axes_hold(model):
     """When the first axis holds nearly all the spread (SmolLM2: the vectors move along one
-    direction), the caption says the picture shows little else, not "only a shadow"."""
+    direction), the caption says the picture shows little else, not "a shadow of"."""
     from ui.text.embedding_shift import ONE_DIRECTION
 
     at = open_page("embedding_shift", model=model, s=RIVER)
@@ -267,9 +267,9 @@ def test_the_plane_caption_says_what_its_axes_hold(model):
     said = " ".join(c.value for c in at.caption)
     if share >= ONE_DIRECTION + 0.005:
         assert f"Its first axis alone holds {share:.0%} of the vectors' spread" in said
-        assert "only a shadow" not in said
+        assert "a shadow of" not in said
     elif share < ONE_DIRECTION - 0.005:
-        assert "only a shadow" in said and "first axis alone" not in said
+        assert "a shadow of" in said and "first axis alone" not in said
 
 
 def test_smollm2_s_last_state_is_named_after_the_final_rmsnorm():

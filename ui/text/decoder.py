@@ -109,9 +109,9 @@ def _explain(trace: TextTrace, tables: NDArray[np.float64], pick: HeadPick) -> N
     glossary.say(
         f"In this head “plumbing” gives **{col[0]:.3f}** to “dirty”, **{col[1]:.3f}** to "
         f"“quantum” and **{col[2]:.3f}** to itself; the notes say {note} (a difference "
-        f"of **{apart:.3f}** on this row). Mind that “dirty” holds the first token, “{safe.md(tokens[0])}”, "
-        "where many of a decoder's heads put weight whatever it says (an “attention sink”): "
-        "here the last "
+        f"of **{apart:.3f}** on this row). Mind that “dirty” holds the first token, "
+        f"“{safe.md(tokens[0])}”, where many of a decoder's heads put weight whatever it says "
+        "(an “attention sink”): here the last "
         f"piece of “plumbing” puts **{share:.3f}** of its weight on it. Over all {sink_lh.size} "
         f"heads the median is **{np.median(sink_lh):.3f}**, and more than half in "
         f"**{int((sink_lh > 0.5).sum())}** heads. So a large number in the “dirty” row need not "

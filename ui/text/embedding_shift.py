@@ -263,15 +263,12 @@ ONE_DIRECTION = 0.95  # from this share of the spread on the first axis, the pla
 
 def plane_words(ratio_c: NDArray[np.float64], width: int) -> str:
     """What the PCA plane keeps of the vectors, read off its two axes' shares of the spread."""
-    if ratio_c[0] >= ONE_DIRECTION:
-        return (
-            f"Its first axis alone holds {ratio_c[0]:.0%} of the vectors' spread: here they "
-            "move mostly along one direction, so the picture shows that movement and little "
-            "else; read the numbers below."
-        )
+    if ratio_c[0] < ONE_DIRECTION:
+        return f"It keeps {ratio_c.sum():.0%} of their spread: a shadow of {width} dimensions."
     return (
-        f"It keeps {ratio_c.sum():.0%} of their spread, so distances here are only a shadow of "
-        f"those in {width} dimensions."
+        f"Its first axis alone holds {ratio_c[0]:.0%} of the vectors' spread: here they "
+        "move mostly along one direction, so the picture shows that movement and little "
+        "else; read the numbers below."
     )
 
 

@@ -89,7 +89,7 @@ LITTLE = 0.005  # below this weight on later tokens, the mask has nothing to sho
 
 
 def little_to_hide(trace: Trace, layer: int, head: int, before: float) -> str:
-    """When the followed token gives almost nothing to later tokens: the word that gives most."""
+    """When the followed token gives almost nothing to later tokens: which word gives most."""
     if before >= LITTLE:
         return ""
     later_q = np.triu(trace.pattern_lhqk[layer, head], 1).sum(-1)

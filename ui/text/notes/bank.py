@@ -17,6 +17,7 @@ from attention_core.lessons.notes_bank import (
     BankProbes,
     bank_probes,
 )
+from ui import glossary
 from ui.cache import LABELS, get_trace
 from ui.text.cache import read_probes
 from ui.text.notes.tables import THREE, config, quote
@@ -39,7 +40,7 @@ def _listed(words: list[str]) -> str:
 
 def bank(model: str) -> None:
     """The notes' claim, the two sentences and why, the table, then the result in words."""
-    st.markdown(
+    glossary.say(
         "The notes: “the embedding for ‘bank’ is always the same … but by attending to it with "
         "Attention, we can change it’s position”, and “Bank + having river in sentence moves "
         "vector in matrix space closer to a sand dune, where Bank + teller in sentence moves it "
@@ -71,11 +72,11 @@ def bank(model: str) -> None:
             f"after the layers: {money}": THREE,
         },
     )
-    st.markdown(_result(model, b))
+    glossary.say(_result(model, b))
     cfg = config(model)
     start = "plus the position's vector, rescaled" if cfg.positions == "learned" else "as it is"
     end = "" if cfg.post_norm else ", after its final rescaling (RMSNorm)"
-    st.caption(
+    glossary.note(
         "Each number is the cosine of “bank” with the probe word run through the model on its "
         "own, both taken at the same point: before attention = the vector entering the first "
         f"layer (the embedding, {start}), after the layers = the model's last output{end}."

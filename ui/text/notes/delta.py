@@ -18,6 +18,7 @@ from attention_core.methods.decoder_heads import (
     pick_head,
 )
 from attention_core.methods.values import output_bias
+from ui import glossary
 from ui.cache import LABELS, get_model, get_trace
 from ui.state.text import Decoder
 from ui.text import decoder
@@ -51,7 +52,7 @@ def delta() -> None:
     d = get_delta(Decoder().rule)
     model = LABELS[decoder.MODEL]
     note = ", ".join(f"{w:g}" for w in NOTE_TABLE_QK[-1])
-    st.markdown(
+    glossary.say(
         f"**The notes' ΔE₂ on this head.** The notes add up ΔE₂ = 0.55·V₀ + 0.4·V₁ + 0.05·V₂: "
         f"the weights of “plumbing”'s row ({note}) times each word's value vector. Here is that "
         f"sum on layer {d.layer}, head {d.head}, with the head's own weights. {model} reads the "
@@ -72,7 +73,7 @@ def delta() -> None:
         column_config={"weight": THREE},
     )
     words = ", ".join(f"“{w}” {x:.3f}" for w, x in zip(NOTE_WORDS, d.word_weights, strict=True))
-    st.markdown(
+    glossary.say(
         f"Per word the weights are {words} (the notes: {note}). Their sum, the notes' ΔE₂ for "
         f"this head, is **{first(d.z_e)}**: {d.z_e.size} numbers, length "
         f"**{length(d.z_e):.2f}**. “plumbing”'s own vector E₂, as it enters layer {d.layer} "
@@ -88,7 +89,7 @@ def _model_update(d: PlumbingDelta) -> None:
     n_heads = d.head_norms_h.size
     rank = int((d.head_norms_h > d.head_norms_h[d.head]).sum()) + 1
     share = length(d.delta_d) / length(d.hidden_d)
-    st.markdown(
+    glossary.say(
         f"**What E'₂ = E₂ + ΔE₂ is in the model.** A sum of {d.z_e.size} numbers cannot be "
         f"added to a vector of {d.hidden_d.size}. In the model each head's sum goes through its "
         f"own part of one more learned matrix, W_O, which turns its {d.z_e.size} numbers into "
@@ -111,7 +112,7 @@ def _what_if(d: PlumbingDelta) -> None:
         if cos >= ROUGHLY
         else "a clearly different way from"
     )
-    st.caption(
+    glossary.note(
         f"What-if, not the model: with the notes' own weights 0.55, 0.4, 0.05 on the same value "
         f"vectors (“dirty”'s 0.55 split between its two tokens as the head splits its own "
         f"weight), the sum starts {first(d.z_note_e)} and has length {length(d.z_note_e):.2f}; "

@@ -21,7 +21,7 @@ from attention_core.lessons.notes import (
 )
 from attention_core.methods.geometry import SPACE
 from attention_core.models import tokenize
-from ui import registry
+from ui import glossary, registry
 from ui.cache import LABELS, get_model, get_trace
 from ui.text.cache import head_roles
 from ui.text.notes.tables import THREE, config, get_jane, get_monster, quote
@@ -70,7 +70,7 @@ def jane(model: str) -> None:
     )
     tokens = get_trace(model, JANE).tokens.tokens
     role = head_sentence(head_roles(model, JANE), best.layer, best.head, tokens, "this head")
-    st.markdown(
+    glossary.say(
         f"Rule: the head closest to the notes' three numbers (smallest total difference, here "
         f"**{total:.3f}**): layer {best.layer}, head {best.head}. {role}{blocked} In the notes "
         "this is self-attention inside one sentence (“your brain looks for the most related "
@@ -87,7 +87,7 @@ def jane(model: str) -> None:
 def _select(model: str) -> None:
     s = get_jane(model).select
     token, root = word(s.keys[s.query]), f"÷ √{config(model).d_head}"
-    st.markdown(
+    glossary.say(
         f"The SELECT for {quote(token)}, step by step: its query is compared with every key it "
         f"may see (dot product), divided by √{config(model).d_head}, turned into weights "
         "that sum to 1 (softmax), and the weights blend the keys' value vectors."
@@ -112,7 +112,7 @@ def _select(model: str) -> None:
     )
     top = int(np.argmax(s.weight_k))
     trace = get_trace(model, JANE)
-    st.markdown(
+    glossary.say(
         f"{weight_sentence(trace, s.layer, s.head, s.query, top)} "
         f"The sum of the weighted values, ({_vector(s.z_e)}) out of {s.z_e.size} numbers, is "
         f"what this head hands on for {quote(token)}: a weighted bag of values, a soft SELECT "
@@ -147,12 +147,12 @@ def dot_cosine(model: str) -> None:
             ranking += f" The key of {quote(by_cos)} is shorter ({cos_k:.3f} against {dot_k:.3f})."
     top = int(np.argmax(s.dot_k))
     effect = length_effect(s.q_e, s.k_ke[top])
-    st.markdown(
+    glossary.say(
         f"The notes say attention uses the dot product, not cosine similarity. The dot product "
         f"is the cosine times both lengths ({quote(token)}'s query has length {s.q_norm:.3f}), so "
         f"a longer key scores higher even when it points less the same way. {ranking}"
     )
-    st.markdown(
+    glossary.say(
         f"What if {quote(word(s.keys[top]))}'s key were {effect.factor:g} times as long (a "
         f"what-if, not the model): the dot product goes from **{effect.dot:.3f}** to "
         f"**{effect.dot_longer:.3f}**, the cosine is **{effect.cos:.3f}** "
@@ -183,14 +183,14 @@ def monster(model: str) -> None:
     way = "towards" if m.change_p[mike] > 0 else "away from"
     rank = int((m.with_p > m.with_p[mike]).sum()) + 1
     hope = "the closest, as the notes hope" if rank == 1 else "not the closest the notes hope for"
-    st.markdown(
+    glossary.say(
         f"With the passage before it, {LABELS[model]} moves “monster” **{way}** “Mike "
         f"Wazowski”: cosine {m.without_p[mike]:.3f} → {m.with_p[mike]:.3f}. In the whole "
         f"passage “Mike Wazowski” is number {rank} of the {len(m.probes)} probes, {hope}. "
         f"{_changes(m.probes, m.change_p)} The passage does move “monster”: its two vectors "
         f"have cosine {m.moved:.3f} (1 would be not moved at all)."
     )
-    st.caption(
+    glossary.note(
         "Each cosine compares “monster” at the model's last output with the probe word run "
         "through the model on its own, at the same point"
         + ("" if config(model).post_norm else " (after the final rescaling, RMSNorm)")
@@ -215,8 +215,8 @@ def context(model: str) -> None:
     cfg = config(model)
     n = len(tokenize(get_model(model), MONSTER_CONTEXT))
     w = context_window(cfg, n)
-    st.markdown(f"The notes: “{CONTEXT_SLIP}”")
-    st.markdown(
+    glossary.say(f"The notes: “{CONTEXT_SLIP}”")
+    glossary.say(
         "A gentle correction: the context window is the number of tokens a model can read at "
         "once; for a text of n tokens each head's pattern has n × n weights, so the pattern "
         f"grows as the square of the tokens. The monster passage is **{w.n_tokens}** tokens: "
@@ -228,6 +228,6 @@ def context(model: str) -> None:
         "hard to grow, as the notes say."
     )
     if w.runs < w.longest:
-        st.caption(
+        glossary.note(
             f"This app runs it on at most {w.runs:,} tokens, to keep the patterns in memory."
         )

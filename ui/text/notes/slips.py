@@ -6,10 +6,8 @@ tests/app/test_page_notes.py checks each sentence's claim against the engine."""
 
 from __future__ import annotations
 
-import streamlit as st
-
 from attention_core.lessons.notes_slips import PIECES_WORD, ModelSizes, model_sizes
-from ui import safe
+from ui import glossary, safe
 from ui.cache import LABELS, get_trace
 from ui.text.notes.tables import config, quote
 
@@ -30,8 +28,8 @@ def sizes(model: str) -> ModelSizes:
 def value_slip(model: str) -> None:
     """A value vector is smaller than a token's vector, not larger."""
     s = sizes(model)
-    st.markdown(f"The notes, on the value matrix: “{VALUE_SLIP}”")
-    st.markdown(
+    glossary.say(f"The notes, on the value matrix: “{VALUE_SLIP}”")
+    glossary.say(
         f"A gentle correction: the value vector is smaller, not larger. On {LABELS[model]} a "
         f"token's vector E has **{s.d_model}** numbers, and each head's value vector has "
         f"**{s.d_head}** ({s.d_model} ÷ {s.n_heads} heads). The {s.n_heads} heads' results side "
@@ -44,7 +42,7 @@ def embedding_slip(model: str) -> None:
     """The model's embedding table is its own, learned with it; positions as the model has them."""
     s, cfg = sizes(model), config(model)
     pieces = " · ".join(safe.md(p) for p in s.pieces)
-    st.markdown(f"The notes, on the first layer's input: “{EMBEDDING_SLIP}”.")
+    glossary.say(f"The notes, on the first layer's input: “{EMBEDDING_SLIP}”.")
     if cfg.positions == "learned":
         positions = (
             f"The positions are learned too: a table of {cfg.n_positions} position vectors, "
@@ -55,7 +53,7 @@ def embedding_slip(model: str) -> None:
             "No position vector is added at all: the position turns each head's queries and "
             "keys instead (rotary positions)."
         )
-    st.markdown(
+    glossary.say(
         f"A gentle correction, for these models: {LABELS[model]}'s embedding table is its own, "
         f"**{s.vocab:,}** rows of **{s.d_model}** numbers, one row per word piece of its own "
         f"vocabulary ({quote(PIECES_WORD)} is {len(s.pieces)} rows: {pieces}). Its rows were "

@@ -31,7 +31,7 @@ from attention_core.lessons.notes import (
     word_index,
 )
 from attention_core.lessons.notes_bank import BANK_PROBES
-from ui import show
+from ui import glossary, show
 from ui.cache import LABELS, get_trace, model_config
 from ui.text import decoder
 from ui.text.cache import head_roles, read_probes
@@ -75,14 +75,14 @@ def quote(word: str) -> str:
 
 def plumbing() -> None:
     """The notes' table beside SmolLM2's, always on the decoder (its mask is the notes' zeros)."""
-    st.markdown(
+    glossary.say(
         "The notes draw one made-up head on “dirty quantum plumbing”. Their zeros are a "
         "decoder's mask: a word never attends to the words after it. So this table always runs "
         f"on {LABELS[decoder.MODEL]}, a real decoder trained with that mask, whichever model "
         "the sidebar shows."
     )
     decoder.note_table(decoder.MODEL)
-    st.caption(
+    glossary.note(
         "Here each column is a query (an attending word) and each row a key, as in the "
         "notes, so the masked cells sit below the diagonal. The app's other pages draw it the "
         "other way round (a row per query), where the mask sits above the diagonal."
@@ -103,7 +103,7 @@ def fluffy(model: str) -> None:
     a = get_adjectives(model)
     best, (fl, bl, ve) = a.best, a.best.weights
     (creature, fluffy_), (_, blue), (forest, verdant) = ADJECTIVES
-    st.markdown(
+    glossary.say(
         f"The notes say {quote(fluffy_)} and {quote(blue)} feed {quote(creature)}, and "
         f"{quote(verdant)} feeds {quote(forest)} (they draw dots, no numbers). Rule used here: "
         "the head whose weakest of those three weights is largest, so a head that gives one "
@@ -112,11 +112,11 @@ def fluffy(model: str) -> None:
         f"{quote(fluffy_)} and **{bl:.3f}** to {quote(blue)}; {quote(forest)} gives "
         f"**{ve:.3f}** to {quote(verdant)}."
     )
-    st.markdown(_strength(a) + " " + _role(model, best))
+    glossary.say(_strength(a) + " " + _role(model, best))
     left, right = st.columns(2)
     _table(model, best, a.words, "notes_fluffy_best", left)
     _table(model, a.next_to, a.words, "notes_fluffy_next", right)
-    st.caption(_next_to(model, a))
+    glossary.note(_next_to(model, a))
 
 
 def _role(model: str, pick: PairHead) -> str:

@@ -56,6 +56,7 @@ SHOTS: list[Shot] = [
     ("decoder", "decoder", {"s": "dirty quantum plumbing"}, 4, 0),
     ("generate", "generate", {}, 1, 1),
     ("listen", "listen", {"lis_clip": "river"}, 3, 1),
+    ("glossary", "glossary", {}, 0, 0),
 ]
 DARK = ("pattern_dark", "pattern", {"s": "The river bank was muddy", "layer": "1", "head": "9"})
 

@@ -96,7 +96,7 @@ def test_the_numbers_the_sentences_quote_are_the_models(model):
     assert f"{cfg.n_heads} " in term("head").sentence
     assert f"{cfg.n_layers} in" in term("layer").sentence
     said = term("bias").sentence
-    assert cfg.attention_bias == (model != "smollm2") and "SmolLM2's none" in said
+    assert cfg.attention_bias == (model != "smollm2") and "SmolLM2 has none" in said
 
 
 def test_smollm2_shares_key_value_heads_as_said():

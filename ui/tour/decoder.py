@@ -184,6 +184,14 @@ def cross() -> None:
         rf"\mathrm{{softmax}}\!\left(\frac{{Q_{{\text{{words}}}} K_{{\text{{audio}}}}^{{\top}}}}"
         rf"{{\sqrt{{{d_head}}}}}\right) V_{{\text{{audio}}}}"
     )
+    glossary.say(cross_words(clip, layer, head))
+    _moments(clip, layer, head)
+    glossary.box(TRANSLATION, icon=":material/translate:")
+
+
+def cross_words(clip: Heard, layer: int, head: int) -> str:
+    """Where the queries, keys and values come from, and whether this head and the others
+    move forward with the words, by one yardstick (``FORWARD``)."""
     rho = float(clip.alignment.monotone_lh[layer, head])
     n_cross = clip.cross_pattern_lhqk.shape[0] * clip.cross_pattern_lhqk.shape[1]
     moves = (
@@ -191,18 +199,29 @@ def cross() -> None:
         if rho >= FORWARD
         else "does not move steadily forward"
     )
-    glossary.say(
+    return (
         "In cross-attention the **queries come from the written words**, the **keys and values "
         "from the audio**, as the encoder made it (one vector per 20 ms). In this head the "
         f"moment each token looks at most {moves} (rank correlation **{rho:.3f}**, 1 = always "
-        f"forward; we call it forward from {FORWARD}). Not every head does this: Whisper's "
-        f"makers list {len(clip.alignment_heads)} of its {n_cross} cross-attention heads as "
-        "following the speech, and the Listen page scores all of them. Each row is the step "
+        f"forward; we call it forward from {FORWARD}). Whisper's makers picked "
+        f"{len(clip.alignment_heads)} of its {n_cross} cross-attention heads to time words "
+        f"by; on this clip {others_forward(clip)} of the other "
+        f"{n_cross - len(clip.alignment_heads)} move forward too, by the same yardstick, and "
+        "the Listen page scores all of them. Each "
+        "row is the step "
         "that wrote the word: the decoder reads the words before it and listens to the audio "
         "to choose it."
     )
-    _moments(clip, layer, head)
-    glossary.box(TRANSLATION, icon=":material/translate:")
+
+
+def others_forward(clip: Heard) -> int:
+    """How many cross-attention heads not on the makers' list move forward with the words on
+    ``clip`` (rank correlation at least ``FORWARD``)."""
+    rho_lh = clip.alignment.monotone_lh
+    listed = np.zeros(rho_lh.shape, dtype=bool)
+    for layer, head in clip.alignment_heads:
+        listed[layer, head] = True
+    return int(np.sum((np.nan_to_num(rho_lh, nan=-1.0) >= FORWARD) & ~listed))
 
 
 def moments(clip: Heard, layer: int, head: int) -> tuple[list[float], NDArray[np.float32]]:

@@ -146,8 +146,8 @@ def whole_text_words(p: OnePass) -> str:
         "**Why the mask lets a decoder learn from a whole text at once.** Row i sees only tokens "
         "0 to i, so the guess the pass makes after token i is the guess a pass on those tokens "
         f"alone would make. Measured: SmolLM2 run on your first {p.cut} "
-        f"token{'s' if p.cut > 1 else ''} alone guesses what the whole pass guesses there, to "
-        f"within **{p.gap:.0e}** (rounding in the last digits). So one pass over your {n} "
+        f"token{'s' if p.cut > 1 else ''} alone guesses what the whole pass guesses there: the "
+        f"same probabilities, apart from rounding in the last digits. So one pass over your {n} "
         f"tokens holds {n - 1} fair exercises, “guess the next token from the ones before it”, "
         "and training scores them all together instead of running the model once per token. "
         "Without the mask, row i could see token i + 1: the answer it is asked for."
@@ -176,6 +176,12 @@ def whole_text(text: str) -> None:
         "How to read this: each row is one exercise from the same single pass; in training, the "
         "model's weights are nudged to raise every one of these probabilities at once."
     )
+    with engineers():
+        st.markdown(
+            f"`attention_core.lessons.one_pass.one_pass`: `next_probs_tv` of the whole pass "
+            f"against a pass on `prefix(tokens, {p.cut})`; largest difference **{p.gap:.1e}**. "
+            "`tests/app/test_tour_masking.py` checks both against transformers' LlamaForCausalLM."
+        )
 
 
 def _padding(shared: Shared, trace: Trace) -> None:

@@ -139,7 +139,7 @@ def _cross_attention(at, text, w):
         in text
     )
     assert f"**{w.in_sound:.3f}** lies on the {lo * 0.02:.2f}–{hi * 0.02:.2f} s" in text
-    assert f"**{w.cross_sum - w.in_sound:.3f}** on the silence" in text
+    assert f"**{w.cross_sum - w.in_sound:.3f}** on the rest of the 30-second window" in text
     assert f"which sums to **{w.cross_sum:.3f}**" in text and abs(w.cross_sum - 1) <= 1e-6
     assert "**1500** vectors, one per 20 ms" in text
     fig = _chart(at, "learn_write_cross")

@@ -58,7 +58,8 @@ def cross_part(w: Writing, clip: Heard, tokens: list[str]) -> None:
         f"**{peak * spectrogram.FRAME_S:.2f} s** (weight **{w.cross_row_k[peak]:.3f}** there). "
         f"Of its weight, which sums to **{w.cross_sum:.3f}**, **{w.in_sound:.3f}** lies on the "
         f"{lo * spectrogram.FRAME_S:.2f}–{hi * spectrogram.FRAME_S:.2f} s that hold the sound "
-        f"and **{w.cross_sum - w.in_sound:.3f}** on the silence around it."
+        f"and **{w.cross_sum - w.in_sound:.3f}** on the rest of the 30-second window (any "
+        "silence around the speech, and the padding)."
     )
     fig = spectrogram.spectrogram(clip.mel_ft, (lo, hi), w.cross_row_k[lo:hi], tokens[w.row])
     seconds = f"{lo * spectrogram.FRAME_S:.2f}–{hi * spectrogram.FRAME_S:.2f} s"

@@ -44,9 +44,25 @@ class BankProbes:
     same_after: float  # ... after the last layer
 
     @property
-    def river_nearer_p(self) -> NDArray[np.bool_]:
-        """True where the river sentence's "bank" is nearer the probe after the layers."""
+    def raw_river_nearer_p(self) -> NDArray[np.bool_]:
+        """True where the river sentence's "bank" is nearer the probe after the layers, by the
+        raw cosines (which can all move together: see ``river_nearer_p``)."""
         return self.river_after_p > self.money_after_p
+
+    @property
+    def shared_shift(self) -> float:
+        """How much nearer every probe is, on average, to the money sentence's "bank" than to
+        the river sentence's after the layers: the drift all probes share."""
+        return float(self.money_after_p.mean() - self.river_after_p.mean())
+
+    @property
+    def river_nearer_p(self) -> NDArray[np.bool_]:
+        """True where the river sentence's "bank" is nearer the probe than the money
+        sentence's, beyond the shift every probe shares (each cosine less its sentence's mean
+        over the probes, as the Embedding shift page reads probes)."""
+        river = self.river_after_p - self.river_after_p.mean()
+        money = self.money_after_p - self.money_after_p.mean()
+        return river > money
 
     @property
     def as_expected_p(self) -> NDArray[np.bool_]:

@@ -294,12 +294,18 @@ def test_bank_probes_are_transformers_and_the_words_follow_them(shown):
     for word in ("teller", "vault"):
         i = BANK_PROBES.index(word)
         assert f"“{word}” {b.river_after_p[i]:.3f} against {b.money_after_p[i]:.3f}" in said
-    if not b.river_nearer_p.any():
-        assert "all 5 probes, river words and money words alike, are nearer the deposit" in said
-    elif b.as_expected_p.all():
-        assert "All 5 probes lean the way the notes expect" in said
-    else:
+    raw = b.raw_river_nearer_p
+    if not raw.any() or raw.all():  # every raw cosine on one side: the shared shift is said
+        side = "deposit" if not raw.any() else "fisherman"
+        assert f"Every probe, river words and money words alike, is nearer the {side}" in said
+        mean = f"{b.river_after_p.mean():.3f} against {b.money_after_p.mean():.3f}"
+        assert f"(on average {mean}): a shift they all share" in said
+    if b.as_expected_p.all():
+        assert "all 5 probes lean the way the notes expect" in said
+    elif b.as_expected_p.any():
         assert f"{int(b.as_expected_p.sum())} of the 5 probes lean the way" in said
+    else:
+        assert "none of the 5 probes leans the way" in said
     if key == "minilm":  # measured: the encoder separates the two meanings on all five probes
         assert b.as_expected_p.all()
     for sentence in (BANK_RIVER, BANK_MONEY):

@@ -94,8 +94,12 @@ def test_which_way_each_probe_leans(keyed):
         BANK_PROBES,
         embed_words(engine, list(BANK_PROBES)),
     )
-    nearer = b.river_after_p > b.money_after_p
+    np.testing.assert_array_equal(b.raw_river_nearer_p, b.river_after_p > b.money_after_p)
+    # beyond the shift all probes share: each cosine less its sentence's mean over the probes
+    river, money = b.river_after_p, b.money_after_p
+    nearer = river - river.mean() > money - money.mean()
     np.testing.assert_array_equal(b.river_nearer_p, nearer)
+    assert b.shared_shift == pytest.approx(money.mean() - river.mean())
     river_side = np.array([p in RIVER_SIDE for p in BANK_PROBES])
     np.testing.assert_array_equal(b.as_expected_p, nearer == river_side)
     with pytest.raises(ValueError, match="not a word"):

@@ -94,23 +94,28 @@ def _result(model: str, b: BankProbes) -> str:
     )
     probes, expected = list(b.probes), b.as_expected_p
     start += f" The notes' own words, fisherman sentence against deposit sentence: {_pairs(b)}."
-    if b.river_nearer_p.all() or not b.river_nearer_p.any():
-        side = "fisherman" if b.river_nearer_p.all() else "deposit"
-        return (
-            f"{start} But all {len(probes)} probes, river words and money words alike, are nearer "
-            f"the {side} sentence's “bank”: by these probes the model does not move “bank” "
-            "towards the river in one sentence and towards money in the other."
+    raw = b.raw_river_nearer_p
+    if raw.all() or not raw.any():
+        side = "fisherman" if raw.all() else "deposit"
+        start += (
+            f" Every probe, river words and money words alike, is nearer the {side} "
+            f"sentence's “bank” (on average {b.river_after_p.mean():.3f} against "
+            f"{b.money_after_p.mean():.3f}): a shift they all share. Compared with that shift,"
         )
+    else:
+        start += " Compared with the shift all the probes share,"
     if expected.all():
         return (
-            f"{start} All {len(probes)} probes lean the way the notes expect: "
+            f"{start} all {len(probes)} probes lean the way the notes expect: "
             f"{_listed([p for p in probes if p in RIVER_SIDE])} nearer the fisherman's “bank”, "
             f"{_listed([p for p in probes if p not in RIVER_SIDE])} nearer the deposit's."
         )
+    if not expected.any():
+        return f"{start} none of the {len(probes)} probes leans the way the notes expect."
     wrong = [p for p, ok in zip(probes, expected, strict=True) if not ok]
     return (
         f"{start} {int(np.sum(expected))} of the {len(probes)} probes lean the way the notes "
-        f"expect; {_listed(wrong)} lean the other way."
+        f"expect; {_listed(wrong)} lean{'s' if len(wrong) == 1 else ''} the other way."
     )
 
 

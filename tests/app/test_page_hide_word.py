@@ -47,10 +47,17 @@ def _check_page(at, model, text, word, token, base, probes):
     assert f"instead, at the same point: cosine {cos2:.3f}, {dist2:.2f} apart" in summary
     if abs(dist2 - dist) > 0.005 * max(dist, dist2):
         assert ("farther" if dist2 > dist else "less far") in summary
+    farther = other.distance_l[1:] > effect.distance_l[1:]
+    assert f"Over all {farther.size} layers' outputs, hiding “{base}” moves it farther at " in (
+        summary
+    )
+    assert f"moves it farther at {int(farther.sum())}." in summary
     # the probes: the drift they share, then the one that stands out beyond it (if any)
     change = effect.probe_pull_lp[after]
     said = next(m.value for m in at.markdown if "probe" in m.value and "on average" in m.value)
-    assert f"by {change.mean():+.3f} on average" in said or f"({change.mean():+.3f} on " in said
+    mean = "about 0" if abs(change.mean()) < 0.0005 else f"{change.mean():+.3f}"
+    assert f"by {mean} on average" in said or f"({mean} on " in said
+    assert "-0.000" not in said
     beyond = change - change.mean()
     big = int(np.argmax(np.abs(beyond)))
     if abs(beyond[big]) >= 0.002:

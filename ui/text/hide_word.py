@@ -20,8 +20,8 @@ from viz.word_effect_probes import make_word_effect_probes
 LEAD = (
     "Hide one word from every other token, in every layer, and run the sentence again: whatever "
     "changes in another token's vector is what that word passed on through attention. The "
-    "notes say “river” makes “bank” a riverside bank; here you can take “river” away "
-    "and measure what “bank” loses."
+    "notes say “river” makes “bank” a riverside bank: on a sentence with both, hide “river”, "
+    "watch “bank”, and measure what it loses."
 )
 
 
@@ -41,10 +41,15 @@ def summary(trace: Trace, h: Hidden) -> None:
             f" Hiding {safe.token(h.base)} instead, at the same point: cosine {cos2:.3f}, "
             f"{dist2:.2f} apart"
             + (
-                f", {'farther' if dist2 > dist else 'less far'} than with {hw} hidden."
+                f", {'farther' if dist2 > dist else 'less far'} than with {hw} hidden here."
                 if abs(dist2 - dist) > 0.005 * max(dist, dist2)
-                else ", about as far."
+                else ", about as far here."
             )
+        )
+        farther = h.other.distance_l[1:] > h.effect.distance_l[1:]  # the embedding: both 0
+        said += (
+            f" Over all {farther.size} layers' outputs, hiding {safe.token(h.base)} moves it "
+            f"farther at {int(farther.sum())}."
         )
     glossary.say(said)
 
@@ -112,6 +117,11 @@ def meaning(trace: Trace, h: Hidden, after: int) -> None:
 SAME = 0.002  # below this spread of the probes' changes, no probe stands out
 
 
+def signed(x: float) -> str:
+    """A change to three decimals with its sign, "about 0" when it rounds to 0."""
+    return "about 0" if abs(x) < 0.0005 else f"{x:+.3f}"
+
+
 def probe_words(hw: str, watched: str, probes: list[str], change_p: Any, at: str) -> str:
     """What the hidden word does to the watched token's cosines with the probes, beyond the
     drift every probe shares (their mean change), at the hidden state named ``at``."""
@@ -126,11 +136,11 @@ def probe_words(hw: str, watched: str, probes: list[str], change_p: Any, at: str
     if abs(beyond[big]) < SAME:
         return (
             f"{at}, {hw} moves {watched} about equally with respect "
-            f"to every probe ({shared:+.3f} on average): no probe stands out."
+            f"to every probe ({signed(shared)} on average): no probe stands out."
         )
     return (
         f"{at}, {hw} changes {watched}'s cosine with every probe by "
-        f"{shared:+.3f} on average; {safe.token(probes[big])} stands out, at {change_p[big]:+.3f}: "
+        f"{signed(shared)} on average; {safe.token(probes[big])} stands out, at {change_p[big]:+.3f}: "
         f"{hw} pulls {watched} {'towards' if beyond[big] > 0 else 'away from'} it, compared with "
         "the other probes."
     )

@@ -140,7 +140,8 @@ def probe_words(hw: str, watched: str, probes: list[str], change_p: Any, at: str
         )
     return (
         f"{at}, {hw} changes {watched}'s cosine with every probe by "
-        f"{signed(shared)} on average; {safe.token(probes[big])} stands out, at {change_p[big]:+.3f}: "
+        f"{signed(shared)} on average; {safe.token(probes[big])} stands out, at "
+        f"{change_p[big]:+.3f}: "
         f"{hw} pulls {watched} {'towards' if beyond[big] > 0 else 'away from'} it, compared with "
         "the other probes."
     )

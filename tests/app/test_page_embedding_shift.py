@@ -257,7 +257,7 @@ def test_the_embedding_is_said_to_include_the_position(model):
 def test_the_plane_caption_says_what_its_axes_hold(model):
     """When the first axis holds nearly all the spread (SmolLM2: the vectors move along one
     direction), the caption says the picture shows little else, not "a shadow of"."""
-    from ui.text.embedding_shift import ONE_DIRECTION
+    from attention_core.lessons.shift_words import ONE_DIRECTION
 
     at = open_page("embedding_shift", model=model, s=RIVER)
     assert not at.exception
@@ -289,3 +289,4 @@ def test_smollm2_s_last_state_is_named_after_the_final_rmsnorm():
         _learner_text(open_page("embedding_shift", model="smollm2", s=RIVER, layer="28"))
     )
     assert "“after layer 28” is what layer 28 hands on." in earlier and "rescaled by" not in earlier
+

@@ -14,6 +14,7 @@ from numpy.typing import NDArray
 
 from attention_core import closest_token, fit_shift_plane
 from attention_core.core.family import Trace
+from attention_core.lessons.shift_words import plane_words, probe_move_words
 from attention_core.methods.geometry import Pca, ProbeCosines, probe_cosines
 from ui import downloads, glossary, params, router, safe, show
 from ui.presets import auto_probes
@@ -169,19 +170,13 @@ def cosines(s: Shift) -> ProbeCosines:
 def nearer(s: Shift) -> None:
     """The token's cosines with the probes, relative to their mean, before and after context."""
     cos = cosines(s)
-    rel0, rel, change = cos.relative_lp[0], cos.relative_lp[s.state], cos.change(s.state)
+    rel0, rel = cos.relative_lp[0], cos.relative_lp[s.state]
     left, right = st.columns([3, 2])
     fig = make_probe_similarity(rel0, rel, s.probes, after_label=s.now)
     show.plot(fig, "es_probe_bars", left)
     if len(s.probes) > 1:
-        up, down = int(np.argmax(change)), int(np.argmin(change))
-        glossary.say(
-            f"From the embedding to {s.now}, {s.who} moved most towards "
-            f"{safe.token(s.probes[up])} ({change[up]:+.3f}) and most away from "
-            f"{safe.token(s.probes[down])} ({change[down]:+.3f}), relative to the "
-            "other probes.",
-            where=right,
-        )
+        quoted = [safe.token(p) for p in s.probes]
+        glossary.say(probe_move_words(cos, s.state, s.now, s.who, quoted), where=right)
     else:
         glossary.box(
             "With one probe the relative measure is always 0: add another to compare.", where=right
@@ -256,20 +251,6 @@ def path(s: Shift) -> None:
             f"The dotted line is {s.now}, shown above.",
             where=right,
         )
-
-
-ONE_DIRECTION = 0.95  # from this share of the spread on the first axis, the plane shows little else
-
-
-def plane_words(ratio_c: NDArray[np.float64], width: int) -> str:
-    """What the PCA plane keeps of the vectors, read off its two axes' shares of the spread."""
-    if ratio_c[0] < ONE_DIRECTION:
-        return f"It keeps {ratio_c.sum():.0%} of their spread: a shadow of {width} dimensions."
-    return (
-        f"Its first axis alone holds {ratio_c[0]:.0%} of the vectors' spread: here they "
-        "move mostly along one direction, so the picture shows that movement and little "
-        "else; read the numbers below."
-    )
 
 
 def engineers(s: Shift) -> None:

@@ -57,8 +57,18 @@ TERMS: tuple[Term, ...] = load_terms()
 
 
 def terms_in(text: str) -> tuple[Term, ...]:
-    """The terms ``text`` names, in the order of their first mention (ties: glossary order)."""
-    found = [(m.start(), k) for k, t in enumerate(TERMS) if (m := t.pattern.search(text))]
+    """The terms ``text`` names, in the order of their first mention (ties: glossary order). A
+    match inside a longer term's match is not a mention: "sentence embedding" names the sentence
+    embedding, not an embedding; "logit lens" not a logit."""
+    spans = [[m.span() for m in t.pattern.finditer(text)] for t in TERMS]
+    every = [span for found in spans for span in found]
+
+    def inside(a: tuple[int, int]) -> bool:
+        return any(b[0] <= a[0] and a[1] <= b[1] and b[1] - b[0] > a[1] - a[0] for b in every)
+
+    found = [
+        (free[0][0], k) for k, s in enumerate(spans) if (free := [a for a in s if not inside(a)])
+    ]
     return tuple(TERMS[k] for _, k in sorted(found))
 
 

@@ -126,3 +126,11 @@ def test_the_segment_vector_is_one_vector_for_a_single_sentence():
     bert = oracle("minilm").model
     row = bert.embeddings.token_type_embeddings.weight[0].detach().numpy()
     np.testing.assert_allclose(t_td[0], row, atol=1e-6)
+
+
+def test_a_term_inside_a_longer_one_is_not_a_mention():
+    assert "embedding" not in _names("Sentence embedding cosine, layer 4, head 2 off")
+    assert "sentence embedding" in _names("Sentence embedding cosine, layer 4, head 2 off")
+    assert "logit" not in _names("the logit lens")
+    # the shorter term still counts where it stands alone in the same text
+    assert "embedding" in _names("the sentence embedding and each token's embedding")

@@ -289,4 +289,3 @@ def test_smollm2_s_last_state_is_named_after_the_final_rmsnorm():
         _learner_text(open_page("embedding_shift", model="smollm2", s=RIVER, layer="28"))
     )
     assert "“after layer 28” is what layer 28 hands on." in earlier and "rescaled by" not in earlier
-

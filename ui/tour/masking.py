@@ -46,9 +46,9 @@ PADDING = (
 def render(shared: Shared, trace: Trace) -> None:
     glossary.say(TEXT)
     real(shared.text)
-    whole_text(shared.text)
+    one_pass = whole_text(shared.text)
     _whatif(shared, trace)
-    _padding(shared, trace)
+    _padding(shared, trace, one_pass)
 
 
 def _whatif(shared: Shared, trace: Trace) -> None:
@@ -154,10 +154,10 @@ def whole_text_words(p: OnePass) -> str:
     )
 
 
-def whole_text(text: str) -> None:
+def whole_text(text: str) -> str:
     """One SmolLM2 pass as training reads it: a guess after every token, each a fair one."""
     if model_error(DECODER):
-        return  # real() has said why
+        return ""  # real() has said why
     p = cache.decoder_one_pass(DECODER, text)
     glossary.say(whole_text_words(p))
     st.dataframe(
@@ -176,15 +176,14 @@ def whole_text(text: str) -> None:
         "How to read this: each row is one exercise from the same single pass; in training, the "
         "model's weights are nudged to raise every one of these probabilities at once."
     )
-    with engineers():
-        st.markdown(
-            f"`attention_core.lessons.one_pass.one_pass`: `next_probs_tv` of the whole pass "
-            f"against a pass on `prefix(tokens, {p.cut})`; largest difference **{p.gap:.1e}**. "
-            "`tests/app/test_tour_masking.py` checks both against transformers' LlamaForCausalLM."
-        )
+    return (
+        f"`attention_core.lessons.one_pass.one_pass`: `next_probs_tv` of the whole pass "
+        f"against a pass on `prefix(tokens, {p.cut})`; largest difference **{p.gap:.1e}**. "
+        "`tests/app/test_tour_masking.py` checks both against transformers' LlamaForCausalLM."
+    )
 
 
-def _padding(shared: Shared, trace: Trace) -> None:
+def _padding(shared: Shared, trace: Trace, one_pass: str) -> None:
     """The sentence plus [PAD] tokens in layer 0, with and without the padding mask."""
     head, n = shared.head, trace.n_tokens
     glossary.say(PADDING)
@@ -192,6 +191,9 @@ def _padding(shared: Shared, trace: Trace) -> None:
     tokens = pad.tokens
     if len(tokens) == n:
         glossary.box("Your text already fills every position: there is no room for padding.")
+        if one_pass:
+            with engineers():
+                st.markdown(one_pass)
         return
     c1, c2 = st.columns(2)
     for col, key, pattern, title in (
@@ -222,3 +224,5 @@ def _padding(shared: Shared, trace: Trace) -> None:
             "[layer, head]`, the head chosen as in the decoder step "
             "(`ui.tour.decoder.previous_head`)."
         )
+        if one_pass:
+            st.markdown(one_pass)

@@ -18,7 +18,7 @@ from ui.cache import OPENING_HEAD, get_trace, model_error, whisper_error
 from ui.listen.cache import Heard, digest, heard
 from ui.listen.decode import decode_once
 from ui.listen.source import wav_bytes
-from ui.listen.views import text_tokens, transcript
+from ui.listen.views import outside_share_lh, text_tokens, transcript
 from ui.presets import CLIPS, SPOKEN, clip_names
 from ui.router import Shared
 from ui.state.tour import Tour
@@ -166,7 +166,7 @@ def cross() -> None:
     layer, head = cross_head(clip)
     lo, hi = clip.alignment.span
     rows_qk = clip.cross_pattern_lhqk[layer, head, clip.rows, lo:hi]
-    outside = 1.0 - float(rows_qk.sum(-1, dtype=np.float64).mean())  # weight on the cut frames
+    outside = float(outside_share_lh(clip)[layer, head])  # weight on the cut frames (Listen's)
     title = f"Whisper, cross-attention of layer {layer}, head {head} (an aligning head)"
     fig = spectrogram.cross_attention(rows_qk, text_tokens(clip), (lo, hi), title)
     chart(

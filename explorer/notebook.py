@@ -25,7 +25,8 @@ from attention_core import MODEL_KEYS, load_model, trace_sentence
 from attention_core.core.family import LoadedModel
 from attention_core.core.family import Trace as TextTrace
 from attention_core.core.tokens import MAX_CHARS, check_text
-from attention_core.methods.pack import PARTS, header, layer_block
+from attention_core.methods.pack import MAP_PARTS, PARTS, header, layer_block
+from attention_core.methods.pack_map import head_block, head_request
 from explorer import CSS, DEFAULT_STAGES, VIEW_FIELDS, check_stages
 from explorer.bundle import module
 
@@ -144,8 +145,9 @@ class Explorer(anywidget.AnyWidget):
     def reply(self, msg: dict[str, Any]) -> tuple[dict[str, Any], list[bytes]]:
         """The answer to a message from the view: a layer block's raw little-endian float32
         bytes (``attention_core.methods.pack.layer_block``) for ``{"type": "block", "layer", "part",
-        "id"}``, or the same content with an ``error`` and no bytes. The request's ``id`` comes
-        back: the view matches each reply to its request by it."""
+        "id"}`` (a long sentence's "map" and "tile" carry head, stage, settings and window too:
+        ``pack_map.head_request``), or the same content with an ``error`` and no bytes. The
+        request's ``id`` comes back: the view matches each reply to its request by it."""
         layer, part = msg.get("layer"), msg.get("part")
         content: dict[str, Any] = {"type": "block", "layer": layer, "part": part}
         if "id" in msg:  # the view matches replies to requests by it
@@ -154,13 +156,14 @@ class Explorer(anywidget.AnyWidget):
             return content | {"error": f"unknown message type {msg.get('type')!r}"}, []
         if isinstance(layer, bool) or not isinstance(layer, int):
             return content | {"error": f"layer must be a whole number, got {layer!r}"}, []
-        if part not in PARTS:
-            return content | {"error": f"part must be one of {', '.join(PARTS)}"}, []
+        if part not in PARTS + MAP_PARTS:
+            return content | {"error": f"part must be one of {', '.join(PARTS + MAP_PARTS)}"}, []
         try:
-            block = layer_block(self._trace, layer, part)
+            if part in MAP_PARTS:  # one head's stage under the view's switches (map mode)
+                return content, [head_block(self._trace, head_request(msg))]
+            return content, [layer_block(self._trace, layer, part).data]
         except ValueError as err:
             return content | {"error": str(err)}, []
-        return content, [block.data]
 
     def _on_msg(self, _widget: object, msg: dict[str, Any], _buffers: object) -> None:
         content, buffers = self.reply(msg)

@@ -16,6 +16,10 @@ A transcribed clip (Whisper) comes through the same route: ``{"model", "clip", "
 "cross", "frames": [lo, hi]}`` answers that layer's cross-attention (``pack.cross_block``), read
 from the clip the page stored (``Traces.get_clip``); a clip no longer held answers 404 (``GONE``):
 its audio never reaches the server again, so it cannot be computed here.
+
+A long sentence (map mode, ``pack_map``) asks for one head at a time: part "map" (a stage pooled
+to the screen) or "tile" (a window at full resolution), with the head, the stage, the view's
+switches and the window, every field checked (``pack_map.head_request``) before any work.
 """
 
 from __future__ import annotations
@@ -36,12 +40,14 @@ from attention_core.core.family import Trace
 from attention_core.core.tokens import MAX_CHARS, check_text
 from attention_core.methods.pack import (
     AUDIO_PARTS,
+    MAP_PARTS,
     PARTS,
     HeardClip,
     Part,
     cross_block,
     layer_block,
 )
+from attention_core.methods.pack_map import HeadRequest, head_block, head_request
 from explorer import PATH
 from server.trace_store import Superseded
 from server.visitors import Refused, admit
@@ -113,8 +119,8 @@ def text_request(traces: Traces, req: dict[str, object]) -> tuple[str, str, int,
     check_text(text)  # valid Unicode: a lone surrogate is refused here, before any work
     if not _whole(layer):
         raise ValueError("layer must be a whole number")
-    if not isinstance(part, str) or part not in PARTS:
-        raise ValueError(f"part must be one of {', '.join(PARTS)}")
+    if not isinstance(part, str) or part not in PARTS + MAP_PARTS:
+        raise ValueError(f"part must be one of {', '.join(PARTS + MAP_PARTS)}")
     return model, text, layer, part
 
 
@@ -157,8 +163,10 @@ def block_bytes(
     layer: int,
     part: Part,
     page: Page | None = None,
+    ask: HeadRequest | None = None,
 ) -> bytes:
-    """The layer block of the sentence's trace (computed once per server, then shared); the
+    """The layer block of the sentence's trace (computed once per server, then shared), or
+    the answer to ``ask`` (one head's "map" or "tile", ``pack_map.head_block``); the
     ``page``'s session is charged for the pass, which is dropped while waiting once the page's
     ``wanted()`` is false (``Superseded``)."""
     if traces.model_error(model):  # its text names server paths: for the pages' operator
@@ -166,7 +174,8 @@ def block_bytes(
     n_layers = traces.n_layers(model)
     if n_layers is not None and not 0 <= layer < n_layers:  # refused before the pass
         raise ValueError(f"layer {layer} is outside 0..{n_layers - 1}")
-    return layer_block(traces.get_trace(model, text, page), layer, part).data
+    trace = traces.get_trace(model, text, page)
+    return layer_block(trace, layer, part).data if ask is None else head_block(trace, ask)
 
 
 async def watch(request: Request, gone: threading.Event) -> None:
@@ -184,6 +193,8 @@ async def answer_block(traces: Traces, request: Request) -> Response:
         if req.get("part") in AUDIO_PARTS:
             return clip_answer(held_block(traces, req))
         model, text, layer, part = text_request(traces, req)
+        # A map or a tile is computed under the view's switches: each field checked first.
+        ask = head_request(req) if part in MAP_PARTS else None
     except Refused as err:
         return refusal(err.status, err.message)
     except ValueError as err:
@@ -192,7 +203,7 @@ async def answer_block(traces: Traces, request: Request) -> Response:
     watcher = asyncio.create_task(watch(request, gone))
     try:
         page = (session, lambda: not gone.is_set())
-        data = await run_in_threadpool(block_bytes, traces, model, text, layer, part, page)
+        data = await run_in_threadpool(block_bytes, traces, model, text, layer, part, page, ask)
     except ValueError as err:
         return refusal(400, str(err))
     except Superseded:

@@ -17,6 +17,7 @@ are recomputed for it, every later one 0.5-1.5 ms (one BLAS thread, load average
 
 from __future__ import annotations
 
+import json
 import threading
 import weakref
 from collections.abc import Sequence
@@ -29,12 +30,16 @@ from numpy.typing import NDArray
 from attention_core.core.config import ModelConfig
 from attention_core.core.family import Trace
 from attention_core.core.pieces import show_piece
+from attention_core.methods.pack_map import MAP_FROM, MAP_SIDE, TILE, map_mode
 from attention_core.methods.roles import RoleScores, name_heads, role_scores
 from attention_core.methods.rollout import trace_rollout
 from attention_core.models.whisper.generate import writing_rows
 
-Part = Literal["scores", "qk", "thumbs", "thumbs_visible", "norms", "rollout", "cross"]
-PARTS: tuple[Part, ...] = ("scores", "qk", "thumbs", "thumbs_visible", "norms", "rollout")
+Part = Literal[
+    "scores", "qk", "thumbs", "thumbs_visible", "norms", "rollout", "cross", "roles", "map", "tile"
+]
+PARTS: tuple[Part, ...] = ("scores", "qk", "thumbs", "thumbs_visible", "norms", "rollout", "roles")
+MAP_PARTS: tuple[Part, ...] = ("map", "tile")  # one head's stage, pooled or a window (pack_map)
 AUDIO_PARTS: tuple[Part, ...] = ("cross",)  # the parts of a transcribed clip (``HeardClip``)
 MAX_TILE = 48  # a thumbnail is at most this many pixels a side; longer sentences are pooled
 
@@ -93,9 +98,11 @@ def head_badges(trace: Trace) -> list[list[str]]:
 
 
 def header(trace: Trace) -> dict[str, Any]:
-    """The sentence-level facts a view draws with, as JSON-ready values."""
+    """The sentence-level facts a view draws with, as JSON-ready values. A sentence explored as
+    a map (``pack_map.map_mode``) carries its map's sizes ("map") and no roles: scoring reads
+    every layer (~10 s at 2,048 tokens), so the view asks for them (part "roles") once drawn."""
     cfg = trace.config
-    return {
+    facts = {
         "tokens": list(trace.tokens.tokens),
         "special": [bool(s) for s in trace.tokens.special_t],
         # the positions drawn when [CLS]/[SEP] are hidden: the one rule, visible_tokens, here
@@ -106,8 +113,10 @@ def header(trace: Trace) -> dict[str, Any]:
         "n_tokens": trace.n_tokens,
         "n_kv_heads": cfg.n_kv_heads,  # heads share keys and values in groups (GQA) when fewer
         "causal": cfg.causal,  # the model's own mask (a decoder), not a what-if
-        "roles": head_badges(trace),  # [layer][head]: what each head does, by the rule
     }
+    if map_mode(trace.n_tokens):
+        return facts | {"map": {"from": MAP_FROM, "side": MAP_SIDE, "tile": TILE}}
+    return facts | {"roles": head_badges(trace)}  # [layer][head]: each head's job, by the rule
 
 
 def float32_bytes(array: NDArray[np.floating]) -> bytes:
@@ -119,7 +128,8 @@ def layer_block(trace: Trace, layer: int, part: Part) -> Block:
     """One layer's raw scores Q·Kᵀ ([h, q, k]), its queries then keys ([h, t, e] twice), or its
     heads' patterns pooled to thumbnails ([h, s, s], s ≤ MAX_TILE; "thumbs_visible" without the
     [CLS]/[SEP] rows and columns) for the all-heads grid of a long sentence; or its value
-    norms ([h, t], ``norm_weighted``) or its attention rollout ([t, t], ``rollout``)."""
+    norms ([h, t], ``norm_weighted``) or its attention rollout ([t, t], ``rollout``); or, as
+    "roles", every head's badge as JSON. One head's "map" and "tile": ``pack_map.head_block``."""
     n_layers = trace.config.n_layers
     if not 0 <= layer < n_layers:
         raise ValueError(f"layer {layer} is outside 0..{n_layers - 1}")
@@ -132,6 +142,8 @@ def layer_block(trace: Trace, layer: int, part: Part) -> Block:
         return Block(layer, part, float32_bytes(trace.value_norm_lhk[layer]))
     if part == "rollout":
         return Block(layer, part, float32_bytes(trace_rollout(trace)[layer]))
+    if part == "roles":  # every layer's badges as UTF-8 JSON, [layer][head] (layer unused)
+        return Block(layer, part, json.dumps(head_badges(trace)).encode())
     if part in ("thumbs", "thumbs_visible"):
         keep = visible_tokens(trace.tokens.special_t, part == "thumbs_visible")
         pattern_hqk = trace.pattern_lhqk[layer][:, keep][:, :, keep]  # [h,t,t] -> [h,kept,kept]
@@ -142,7 +154,15 @@ def layer_block(trace: Trace, layer: int, part: Part) -> Block:
 def block_nbytes(n_tokens: int, n_heads: int, d_head: int, part: Part, n_frames: int = 0) -> int:
     """Bytes of one layer's block, without building it (for byte budgets and checks); for the
     thumbnails ``n_tokens`` counts the tokens kept, for "cross" the text tokens over
-    ``n_frames`` frames."""
+    ``n_frames`` frames; for "map" and "tile" the most one head's answer holds (the whole
+    sentence's map, a full tile: ``pack_map.map_nbytes`` and ``tile_nbytes`` size a window)."""
+    if part == "map":
+        side = -(-n_tokens // -(-n_tokens // MAP_SIDE))
+        return 4 * 2 * side * side
+    if part == "tile":
+        return 4 * min(n_tokens, TILE) ** 2
+    if part == "roles":
+        raise ValueError("the roles are JSON: their size is known once they are written")
     if part == "cross":
         return 4 * n_heads * n_tokens * n_frames
     if part in ("thumbs", "thumbs_visible"):

@@ -9,7 +9,7 @@ import time
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 
 BEGIN = "<!-- bench report: begin -->"
 END = "<!-- bench report: end -->"
@@ -104,9 +104,10 @@ def verdict(met: bool | None) -> str:
     return "" if met is None else "met" if met else "**missed**"
 
 
-def markdown(rows: Sequence[Row], quiet: Quiet, title: str, when: str) -> str:
-    """The table as Markdown: a headline saying what the run was and whether it is suspect,
-    then one table with a row per figure, grouped by section."""
+def markdown(rows: Sequence[Row], quiet: Quiet, title: str, when: str, machine: str = "") -> str:
+    """The table as Markdown: a headline saying what the run was, on which machine (``machine``:
+    the CPU, its vector extensions, its threads) and whether it is suspect, then one table with
+    a row per figure, grouped by section."""
     state = (
         f"**Suspect: {quiet.reason}.** Ratios are measured within the run, so they hold better "
         "than the absolute times; re-run on a quiet machine before quoting a figure."
@@ -118,6 +119,7 @@ def markdown(rows: Sequence[Row], quiet: Quiet, title: str, when: str) -> str:
         f"**{title}** — {when}; load average (1/5/15 min) "
         f"{_load(quiet.before)} at the start, {_load(quiet.after)} at the end, "
         f"{quiet.cores} cores.",
+        *([f"Machine: {machine}."] if machine else []),
         "",
         state,
         "",
@@ -139,10 +141,13 @@ def _load(xs: Sequence[float]) -> str:
     return " / ".join(f"{x:.2f}" for x in xs)
 
 
-def as_json(rows: Sequence[Row], quiet: Quiet, title: str, when: str) -> str:
+def as_json(
+    rows: Sequence[Row], quiet: Quiet, title: str, when: str, machine: dict[str, Any] | None = None
+) -> str:
     data = {
         "title": title,
         "when": when,
+        "machine": machine or {},
         "load_before": list(quiet.before),
         "load_after": list(quiet.after),
         "cores": quiet.cores,

@@ -106,11 +106,14 @@ def classroom_rows(quick: bool, sessions: int) -> list[Row]:
 
 
 def write(rows: list[Row], quiet: Quiet, when: str, args: argparse.Namespace) -> str:
+    from bench.machine import this_machine
+
     title = TITLE + (" --quick" if args.quick else "")
-    block = markdown(rows, quiet, title, when)
+    machine = this_machine()
+    block = markdown(rows, quiet, title, when, machine.line())
     if not args.no_write:
         DOC.write_text(replace_block(DOC.read_text(), block))
-        Path(args.out_json).write_text(as_json(rows, quiet, title, when))
+        Path(args.out_json).write_text(as_json(rows, quiet, title, when, machine.as_dict()))
     return block
 
 
@@ -124,7 +127,9 @@ def parser() -> argparse.ArgumentParser:
     out.add_argument("--out-json", default=str(JSON), help="where the JSON goes")
     out.add_argument("--no-write", action="store_true", help="print only; write no file")
     out.add_argument("--sessions", type=int, default=30, help="the classroom's browsers")
-    out.add_argument("--skip", default="", help="parts to leave out: engine,pages,listen,class")
+    out.add_argument(
+        "--skip", default="", help="parts to leave out: engine,pages,listen,long,class"
+    )
     return out
 
 
@@ -137,14 +142,17 @@ def main(argv: list[str] | None = None) -> int:
     skip = set(filter(None, args.skip.split(",")))
     before, started = os.getloadavg(), time.monotonic()
     when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    print(f"# bench report{' --quick' if args.quick else ''}: load {before}", flush=True)
-    from bench import table_engine, table_pages
+    from bench.machine import describe_machine
+
+    print(f"# bench report{' --quick' if args.quick else ''}: {describe_machine()}", flush=True)
+    from bench import first_chart, table_engine, table_pages
 
     rows: list[Row] = []
     parts: dict[str, Callable[[], list[Row]]] = {
         "engine": lambda: table_engine.rows(args.quick),
         "pages": lambda: table_pages.rows(args.quick),
         "listen": lambda: table_pages.listen_rows(args.quick),
+        "long": lambda: first_chart.long_rows(args.quick),
         "class": lambda: classroom_rows(args.quick, args.sessions),
     }
     signal.signal(signal.SIGTERM, _stop)  # e.g. timeout(1): the table so far is still written

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Run one benchmark in the environment of run.sh and test.sh: ./bench.sh NAME [options]
-# (NAME: core, app, soak, classroom, llama, decoder, beyond, whisper; see bench/__main__.py).
+# (NAME: core, forward, app, first_chart, soak, classroom, llama, decoder, beyond, whisper;
+# see bench/__main__.py).
 # It installs what the benchmarks need (requirements-dev.txt: the oracles, Playwright, BertViz)
 # the first time.
 set -euo pipefail

@@ -7,7 +7,10 @@ markdown tables with the targets next to the figures:
            page waits for) vs transformers' eager
            BertModel under ``torch.no_grad()`` with output_attentions and output_hidden_states,
            the two run alternately (so a load change on a shared host hits both alike); the
-           ratio NumPy/torch per size, target <= 1.2 at 128 and 512 tokens
+           ratio NumPy/torch per size. Both in this one process: a second figure only (torch
+           here faults ~34,000 pages a pass at 512 tokens, which a user's torch does not); the
+           report's row and its target are ``python -m bench forward``'s, each side in its own
+           process
   load     a fresh interpreter importing the library and loading the model, timed inside the
            process (import + load) and from outside (whole process); target <= 0.5 s for ours
   memory   peak RSS (ru_maxrss) of a fresh process that imports attention_core, loads the model

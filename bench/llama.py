@@ -6,7 +6,8 @@ targets next to them (a benchmark: a missed target is reported, never raised).
   forward  trace_sentence's pass (run_llama, next-token top 10 included) vs transformers' eager
            LlamaForCausalLM (same GGUF, float32, logits for every position, attentions and hidden
            states out) at 128 and 512 tokens, both pinned to one thread, run alternately,
-           medians; target ratio <= 1.2
+           medians, both in this process (a second figure: the report's row is
+           ``python -m bench forward``'s, each side in its own process)
   step     one generation step through the KV cache at 100 tokens of context (median, end to
            end: choose + step); target <= 200 ms
   trace    bytes a 512-token trace holds with its layer cache full; target <= 150 MB

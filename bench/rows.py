@@ -8,7 +8,7 @@ import json
 import time
 import traceback
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, TypeVar
 
 BEGIN = "<!-- bench report: begin -->"
@@ -32,6 +32,7 @@ class Row:
     ratio: float | None = None
     met: bool | None = None
     note: str = ""
+    part: str = ""  # the report's part that measured it (bench/table.py: engine, pages, …)
 
 
 @dataclass
@@ -156,6 +157,42 @@ def as_json(
         "rows": [asdict(r) for r in rows],
     }
     return json.dumps(data, indent=1, ensure_ascii=False) + "\n"
+
+
+# Rows written before they carried their part: told apart by section and name.
+_PAGE_SECTIONS = ("new sentence", "switch", "cold start")
+
+
+def part_of(data: dict[str, Any]) -> str:
+    """The part of the report a row (as JSON) came from: its own ``part``, or for an older row
+    its section and name (the class's rows, the Listen page's, the pages', else the engine's)."""
+    if data.get("part"):
+        return str(data["part"])
+    section, name = data["section"], data["name"]
+    if section == "class":
+        return "class"
+    if "Listen page" in name:
+        return "listen"
+    if section in _PAGE_SECTIONS or "in the page" in name or "the app's server" in name:
+        return "pages"
+    return "engine"
+
+
+def reused(previous: dict[str, Any], parts: set[str]) -> list[Row]:
+    """The rows of an earlier report (its JSON) that the parts in ``parts`` measured, each
+    note saying which run and what load (the table's header speaks of this run only)."""
+    load = previous.get("load_before", [0.0])[0], previous.get("load_after", [0.0])[0]
+    said = f"from the run of {previous.get('when', '?')}, load {load[0]:.2f} → {load[1]:.2f}"
+    names = {f.name for f in fields(Row)}
+    out = []
+    for data in previous.get("rows", []):
+        if part_of(data) in parts:
+            row = Row(**{k: v for k, v in data.items() if k in names})
+            note = f"{said}; {row.note}" if row.note else said
+            if row.note.startswith("from the run of"):  # reused before: its run said already
+                note = row.note
+            out.append(replace(row, note=note, part=part_of(data)))
+    return out
 
 
 def replace_block(text: str, block: str) -> str:

@@ -5,19 +5,25 @@ It calls the other benchmarks' measuring functions (their own ``main`` prints as
 tables are printed here too, as they run) and collects one ``bench.rows.Row`` per figure:
 
   engine   (this process, one BLAS thread) memory of a fresh process per model and of one with
-           all three, load per model, forward per model at 128 / 512 tokens (Whisper: its
-           encoder at 1500 frames) against transformers / torch eager on one thread, a knock-out
+           all three, load per model, the forward: MiniLM at 128 / 512 tokens and SmolLM2 at
+           128 / 512 / 2,048 against transformers eager, each side in its own process, one
+           thread, passes alternated, ratio pair by pair (bench forward; Whisper: its encoder
+           at 1500 frames, in this process, against transformers and CTranslate2), a knock-out
            rerun against a plain forward, a generation step, a 5 s clip against CTranslate2,
            the bytes a trace holds (bench core, llama, beyond, whisper)
   pages    (``streamlit run`` in Debian's Chromium, bench/table_pages.py) the floor page, cold
            start, head / layer / stage switches at 12 / 128 / 512 tokens against the floor
            page, a new sentence against BertViz, SmolLM2's new prompt and generation step, the
            server's memory, the Listen page's 5 s clip (bench app, explorer, decoder, listen)
+  long     SmolLM2 at 2,048 tokens: submit → first chart on the Pattern page against the
+           engine's forward alone, and the bytes the store counts for that trace (bench
+           first_chart); n/a until the app reads 2,048 tokens
   class    30 readers and 4 listeners behind ./serve.sh: new-sentence / new-clip p95 and
            fairness with a heavy visitor (bench classroom);
            the slowest part: ``--quick`` skips it and the table says so
 
-The 1-minute load average is read at the start and the end: above cores × 0.5 at either end, or
+The header names the CPU, its vector extensions and threads (bench/machine.py). The 1-minute
+load average is read at the start and the end: above cores × 0.5 at either end, or
 higher at the end, the table is marked suspect with the reason. Written (unless ``--no-write``)
 between the marker comments at the top of docs/PERFORMANCE.md, and as JSON
 (docs/performance.json unless ``--out-json``). A benchmark: a missed target is reported, never
@@ -28,11 +34,13 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import json
 import os
 import signal
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 # One BLAS thread, as run.sh serves (the servers started here inherit it).
@@ -42,7 +50,7 @@ os.environ.setdefault("MKL_NUM_THREADS", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from bench.rows import Quiet, Row, as_json, guarded, markdown, replace_block, row
+from bench.rows import Quiet, Row, as_json, guarded, markdown, replace_block, reused, row
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "PERFORMANCE.md"
@@ -109,6 +117,8 @@ def write(rows: list[Row], quiet: Quiet, when: str, args: argparse.Namespace) ->
     from bench.machine import this_machine
 
     title = TITLE + (" --quick" if args.quick else "")
+    if args.reuse:  # the rows of these parts say which earlier run measured them
+        title += f" --reuse {args.reuse}"
     machine = this_machine()
     block = markdown(rows, quiet, title, when, machine.line())
     if not args.no_write:
@@ -130,6 +140,13 @@ def parser() -> argparse.ArgumentParser:
     out.add_argument(
         "--skip", default="", help="parts to leave out: engine,pages,listen,long,class"
     )
+    out.add_argument(
+        "--reuse",
+        default="",
+        help="parts not run: their rows are taken from docs/performance.json's last run, each "
+        "saying when (keeps every run under ~15 minutes: e.g. --reuse pages,listen,class, then "
+        "--reuse engine,long,class)",
+    )
     return out
 
 
@@ -140,6 +157,7 @@ def _stop(signum: int, frame: object) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     skip = set(filter(None, args.skip.split(",")))
+    reuse = set(filter(None, args.reuse.split(",")))
     before, started = os.getloadavg(), time.monotonic()
     when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     from bench.machine import describe_machine
@@ -156,12 +174,17 @@ def main(argv: list[str] | None = None) -> int:
         "class": lambda: classroom_rows(args.quick, args.sessions),
     }
     signal.signal(signal.SIGTERM, _stop)  # e.g. timeout(1): the table so far is still written
+    previous = json.loads(JSON.read_text()) if reuse and JSON.exists() else {}
     try:
         for name, part in parts.items():
-            if name in skip:
-                rows.append(Row(name, "(left out by --skip)", None, ""))
+            if name in reuse:
+                rows += reused(previous, {name})
+            elif name in skip:
+                rows.append(Row(name, "(left out by --skip)", None, "", part=name))
             else:
+                start = len(rows)
                 guarded(name, rows, part)
+                rows[start:] = [replace(r, part=name) for r in rows[start:]]
     except KeyboardInterrupt:
         rows.append(Row("report", "(interrupted: the later parts did not run)", None, ""))
     quiet = Quiet(before, os.getloadavg(), os.cpu_count() or 1)

@@ -7,7 +7,19 @@ from pathlib import Path
 
 import pytest
 
-from bench.rows import BEGIN, END, Quiet, Row, as_json, guarded, markdown, replace_block, row
+from bench.rows import (
+    BEGIN,
+    END,
+    Quiet,
+    Row,
+    as_json,
+    guarded,
+    markdown,
+    part_of,
+    replace_block,
+    reused,
+    row,
+)
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "PERFORMANCE.md"
 QUIET = Quiet((0.2, 0.3, 0.4), (0.1, 0.3, 0.4), 2)
@@ -122,3 +134,27 @@ def test_a_failing_part_gives_one_na_row_and_the_run_goes_on():
     assert rows[1].measured is None and rows[1].note.startswith(
         "IndexError: list index out of range"
     )
+
+
+def test_reused_rows_come_from_the_last_json_by_part_and_say_which_run():
+    previous = json.loads(DOC.with_name("performance.json").read_text())
+    for part in ("engine", "pages", "listen", "class"):
+        got = reused(previous, {part})
+        assert got, part
+        assert all(r.part == part for r in got)
+        assert all(r.note.startswith(f"from the run of {previous['when']}") for r in got)
+    every = reused(previous, {"engine", "pages", "listen", "long", "class"})
+    assert len(every) == len(previous["rows"])  # each row belongs to exactly one part
+    again = json.loads(as_json(every, QUIET, "T", "now"))
+    assert reused(again, {"class"}) == [r for r in every if r.part == "class"]  # said once
+
+
+def test_an_older_row_without_its_part_is_placed_by_section_and_name():
+    assert part_of({"section": "class", "name": "fairness"}) == "class"
+    assert (
+        part_of({"section": "whisper", "name": "5 s clip in the Listen page → drawn"}) == "listen"
+    )
+    assert part_of({"section": "switch", "name": "head switch, 12 tokens"}) == "pages"
+    assert part_of({"section": "generation", "name": "generation step in the page"}) == "pages"
+    assert part_of({"section": "generation", "name": "engine step at 99 tokens"}) == "engine"
+    assert part_of({"section": "memory", "name": "x", "part": "long"}) == "long"

@@ -125,7 +125,7 @@ def link_too_long(text: str) -> str | None:
     if size <= LINK_MAX_BYTES:
         return None
     return (
-        f"This sentence is too long to keep in the page's link ({size / 1000:.0f} kB once "
+        f"This text is too long to keep in the page's link ({size / 1000:.0f} kB once "
         f"encoded; a link holds up to {LINK_MAX_BYTES / 1000:.0f} kB of it), so the link "
         "leaves it out: to share this view, share the text itself."
     )

@@ -13,7 +13,9 @@ from attention_core.core.tokens import MAX_CHARS
 from ui import safe
 from ui.cache import LABELS, PICKABLE, model_config
 from ui.presets import PRESETS
+from ui.registry import TEXT_MODELS
 from ui.state.shared import FRAME, Frame
+from ui.text import upload
 
 CUSTOM = "(your own sentence)"
 VIEW_OWNED = (Frame.layer, Frame.head, Frame.hide_special)  # what a page's explorer may hold
@@ -74,14 +76,42 @@ def _sentence(sb: DeltaGenerator, open_view: Callable[[], None]) -> None:
         on_change=_use_preset,
         args=(open_view,),
     )
+    several_lines = "\n" in current  # a one-line box would lose its line ends
+    if several_lines:
+        FRAME.page_box = True
+    sb.toggle(
+        "A page of text",
+        key=Frame.page_box.key,
+        disabled=several_lines,
+        help="A bigger box, for paragraphs: paste or type a page, then press Run (or Ctrl+Enter)."
+        + (" On while the text has several lines." if several_lines else ""),
+    )
+    if FRAME.box_drawn != FRAME.page_box:  # the other kind of box: it starts from the text
+        FRAME.box_drawn = FRAME.page_box
+        Frame.s.keep()
     with sb.form("sentence_form", border=False):
-        st.text_input(
-            "Your sentence",
+        box = st.text_area if FRAME.page_box else st.text_input
+        box(
+            "Your text" if FRAME.page_box else "Your sentence",
             key=Frame.s.key,
             max_chars=MAX_CHARS,
-            help="Press Enter or Run. Up to 512 tokens are used; longer text is cut.",
+            help=f"{'Ctrl+Enter' if FRAME.page_box else 'Enter'} or Run reads it. {_limits()}",
         )
         st.form_submit_button("Run", type="primary")
+    upload.uploader(sb)
+
+
+def _limits() -> str:
+    """How much of a text each text model reads, from their configs (never typed), the model
+    shown first."""
+    names = sorted(TEXT_MODELS, key=lambda name: name != FRAME.model)
+    reads = [(cfg.name, cfg.max_tokens) for name in names if (cfg := model_config(name))]
+    said = ", ".join(f"{name} {n:,}" for name, n in reads[1:])
+    first = f"{reads[0][0]} reads up to {reads[0][1]:,} tokens" if reads else ""
+    return (
+        f"{first}{', ' + said if said else ''}; a longer text is cut there (the page says where). "
+        f"Up to {MAX_CHARS:,} characters."
+    )
 
 
 def render(

@@ -52,6 +52,11 @@ class Frame(State):
     head = Url("head", 0, int_in(0, LAST_HEAD))
     hide_special = Url("hide_special", False, boolean)
     preset: Entry[str | None] = Entry("preset", None)  # the sidebar's example menu
+    page_box = Entry("s_page", False)  # the sidebar's box is a text area (a page of text)
+    box_drawn = Entry("_s_page_drawn", False)  # page_box when the box was last drawn
+    upload: Entry[object] = Entry("s_file", None)  # the sidebar's .txt uploader (its file)
+    # what became of the last file uploaded: ("ok" or "error", the words, the text it gave)
+    upload_said: Entry[tuple[str, str, str] | None] = Entry("_s_file_said", None)
     # The frame's own bookkeeping
     url_read = Entry("_url_read", False)  # the link was read (a session's first run)
     url_warnings: Entry[tuple[str, ...]] = Entry("_url_warnings", ())  # what the link got wrong

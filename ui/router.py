@@ -17,7 +17,7 @@ from numpy.typing import NDArray
 
 from attention_core.core.family import Trace
 from attention_core.methods.pack import visible_tokens
-from ui import glossary, params, registry, sidebar
+from ui import glossary, params, registry, safe, sidebar
 from ui.cache import OPENING_HEAD, get_telling_head, get_trace, model_config, model_error
 from ui.presets import Preset, curated
 from ui.state.shared import FRAME, Frame
@@ -27,6 +27,7 @@ from ui.state.text import PATTERN, Pattern
 # fragment rerun): the sidebar names them instead of drawing sliders that would go stale.
 EXPLORER_PAGES = frozenset({"pattern", "listen"})
 HOME = ("", "home")  # Start here's URL path (what frame gets), and its name
+CUT_WORDS = 3  # the words before a cut that say where it is
 
 NOTHING_READABLE = (
     "The model reads no word in this text: it holds only invisible or control characters. "
@@ -203,12 +204,28 @@ def require_trace(shared: Shared) -> Trace:
     if trace.tokens.special_t.all():
         st.info(NOTHING_READABLE)
         st.stop()
-    if trace.tokens.n_cut:
-        st.warning(
-            f"Your text has {trace.n_tokens + trace.tokens.n_cut} tokens; the model reads at most "
-            f"{trace.n_tokens}, so the last {trace.tokens.n_cut} were cut."
-        )
+    if notice := cut_notice(trace):
+        st.warning(notice)
     return trace
+
+
+def cut_notice(trace: Trace) -> str | None:
+    """Where the model stopped reading a text longer than it reads (Markdown, the text's own
+    words escaped), or None when it read all of it: "all-MiniLM-L6-v2 reads 512 tokens: the text
+    is cut after “…the river” (token 512 of 2,793)"."""
+    tokens = trace.tokens
+    if not tokens.n_cut:
+        return None
+    read = tokens.offsets_t2[~tokens.special_t, 1]  # where each piece read ends in the text
+    end = int(read.max()) if read.size else 0
+    words = tokens.text[:end].split()
+    tail = " ".join(words[-CUT_WORDS:])
+    total = trace.n_tokens + tokens.n_cut
+    return (
+        f"{trace.config.name} reads {trace.n_tokens:,} tokens: the text is cut after "
+        f"{safe.token(('…' if len(words) > CUT_WORDS else '') + tail)} (token {trace.n_tokens:,} "
+        f"of {total:,}), and the last {tokens.n_cut:,} tokens are not read."
+    )
 
 
 @dataclass(frozen=True)

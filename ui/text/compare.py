@@ -45,12 +45,8 @@ def _sentence(shared: router.Shared, name: str) -> Trace | None:
             "reads no word in it. Type a sentence."
         )
         return None
-    if trace.tokens.n_cut:
-        glossary.box(
-            f"Sentence {name} has {trace.n_tokens + trace.tokens.n_cut} tokens; the model "
-            f"reads at most {trace.n_tokens}, so the last {trace.tokens.n_cut} were cut.",
-            kind="warning",
-        )
+    if notice := router.cut_notice(trace):
+        st.warning(f"Sentence {name}: {notice}")
     explore.shared_only(  # the same head side by side: only layer and head to change
         trace,
         shared.model,

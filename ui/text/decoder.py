@@ -206,12 +206,8 @@ def require_trace(shared: router.Shared) -> LlamaTrace:
         )
         st.stop()
     trace = cast(LlamaTrace, get_trace(MODEL, shared.text))  # the store types it as Trace
-    if trace.tokens.n_cut:
-        glossary.box(
-            f"The decoder reads the first {trace.n_tokens} tokens; the last "
-            f"{trace.tokens.n_cut} were cut.",
-            kind="warning",
-        )
+    if notice := router.cut_notice(trace):
+        st.warning(notice)
     return trace
 
 

@@ -26,7 +26,7 @@ from attention_core.methods.telling import NEIGHBOUR_SHARE
 from ui import explore, glossary, registry, safe
 from ui.cache import get_model, get_trace
 from ui.presets import BANK_PROBES, MONEY_BANK, RIVER_BANK, picked_by
-from ui.router import OpeningView, Shared, open_view
+from ui.router import OpeningView, Shared, cut_notice, open_view
 from ui.state.text import Home
 from ui.text.cache import head_roles, read_probes
 
@@ -113,7 +113,9 @@ def bias_shares(model: str, trace: Trace) -> NDArray[np.float64]:
     engine = get_model(model)
     n_layers = len(trace.delta_ltd)
     bias_l = np.array([np.linalg.norm(output_bias(engine, layer)) for layer in range(n_layers)])
-    delta_lt = np.linalg.norm(trace.delta_ltd.astype(np.float64), axis=-1)
+    if not bias_l.any():  # no bias (SmolLM2): its ΔE, recomputed a layer at a time, is not read
+        return np.zeros((n_layers, trace.n_tokens))
+    delta_lt = np.linalg.norm(np.asarray(trace.delta_ltd, np.float64), axis=-1)
     shares: NDArray[np.float64] = np.divide(
         bias_l[:, None], delta_lt, out=np.zeros_like(delta_lt), where=delta_lt > 0
     )
@@ -181,6 +183,8 @@ def your_sentence(shared: Shared, view: OpeningView | None) -> None:
         return
     trace = get_trace(shared.model, shared.text)
     scores = head_roles(shared.model, shared.text)
+    if notice := cut_notice(trace):
+        st.warning(notice)
     layer, head = shared.layer, shared.head
     on_view = (layer, head) == (view.layer, view.head)
     query = view.query

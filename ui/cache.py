@@ -8,10 +8,14 @@ out."""
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import partial
 from typing import cast
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ctx
 
 from attention_core import (
     Model,
@@ -26,6 +30,7 @@ from attention_core import (
 )
 from attention_core.core.family import LoadedModel
 from attention_core.core.family import Trace as TextTrace
+from attention_core.core.progress import Callback, with_progress
 from attention_core.methods.telling import TellingHead, telling_head
 from attention_core.models import MODELS as PACKAGED
 from attention_core.models import tokenize
@@ -42,6 +47,9 @@ DEFAULT_MODEL = "minilm"
 # What the sidebar's picker offers: the text models, then Whisper (its page is Listen).
 PICKABLE: tuple[str, ...] = tuple(ALL_MODELS)
 LABELS = {key: spec.display_name for key, spec in ALL_MODELS.items()}  # the picker's words
+# A text this many tokens long or longer shows a progress bar while its pass runs (SmolLM2 takes
+# about a second at 256 tokens on one core; a shorter text's spinner is enough).
+PROGRESS_FROM_TOKENS = 256
 OPENING_HEAD = (3, 0)  # an alignment head of tiny.en: Spearman ≥ 0.99 on every shipped clip
 
 
@@ -122,16 +130,54 @@ def get_trace(
     def expected() -> int:
         return trace_nbytes(model.config, len(tokenize(model, text)))
 
-    key, compute = (model_name, text, whatif), partial(trace_sentence, model, text, whatif)
+    key, plain = (model_name, text, whatif), partial(trace_sentence, model, text, whatif)
     if (run := page or current_run()) is None:  # a test, the CLI: no session
-        return trace_store().get(key, compute, expected=expected)
-    try:  # wanted() turns False once the session's run must rerun or stop, or the page left
-        return trace_store().get(key, compute, *run, expected)
-    except Superseded:
-        if page is not None:  # the explorer's route answers it (409)
-            raise
-        st.empty()  # a yield point: Streamlit raises its RerunException/StopException here
-        return trace_store().get(key, compute, expected=expected)  # a rerun not preempting it
+        return trace_store().get(key, plain, expected=expected)
+    with _progress_bar(model, key) as report:  # in a page's run: a long text's bar
+        compute = with_progress(plain, report) if report else plain
+        try:  # wanted() turns False once the session's run must rerun or stop, or the page left
+            return trace_store().get(key, compute, *run, expected)
+        except Superseded:
+            if page is not None:  # the explorer's route answers it (409)
+                raise
+            st.empty()  # a yield point: Streamlit raises its RerunException/StopException here
+            return trace_store().get(key, compute, expected=expected)  # a rerun not preempting
+
+
+@contextmanager
+def _progress_bar(model: LoadedModel, key: tuple[str, str, WhatIf]) -> Iterator[Callback | None]:
+    """A progress bar where the script has got to, and the callback that moves it (after each
+    layer of the pass), for a text of PROGRESS_FROM_TOKENS or more whose trace is not stored
+    yet; None otherwise (and outside a page's run: the explorer's route). The pass may run on
+    the store's back lane: the callback then lends that thread this run's context while it
+    moves the bar (a Streamlit call from a thread without it draws nothing), and takes it back."""
+    ctx = get_script_run_ctx(suppress_warning=True)
+    text = key[1]
+    if (
+        ctx is None
+        or len(text.encode()) < PROGRESS_FROM_TOKENS  # every token but [CLS]/[SEP] spans a byte
+        or len(tokenize(model, text)) < PROGRESS_FROM_TOKENS
+        or trace_store().peek(key) is not None
+    ):
+        yield None
+        return
+    holder = st.empty()
+
+    def report(done: int, total: int) -> None:
+        thread = threading.current_thread()
+        own = get_script_run_ctx(suppress_warning=True) is ctx
+        if not own:
+            add_script_run_ctx(thread, ctx)
+        try:
+            holder.progress(done / total, text=f"Reading the text: layer {done} of {total} done")
+        finally:
+            if not own:
+                add_script_run_ctx(thread, None)
+
+    try:
+        yield report
+    finally:
+        holder.empty()
 
 
 # Worst case 64 × < 1 kB (a few ints and floats).

@@ -9,8 +9,11 @@ function float32From(data) {
   if (byteOffset % 4 === 0) return new Float32Array(buffer, byteOffset, byteLength / 4);
   return new Float32Array(buffer.slice(byteOffset, byteOffset + byteLength));
 }
-function blockMessage(layer, part, id) {
-  return { type: "block", layer, part, id };
+function blockMessage(layer, part, id, more = {}) {
+  return { ...more, type: "block", layer, part, id };
+}
+function rolesFrom(bytes) {
+  return JSON.parse(new TextDecoder().decode(bytes));
 }
 function blockReplyKey(msg) {
   if (!msg || msg.type !== "block" || !Number.isInteger(msg.id)) return null;
@@ -84,7 +87,17 @@ var CACHE = new BlockCache();
 function createSource(id, load, cache = CACHE) {
   cache.dropErrors();
   const key = (layer, part) => `${id}\0${layer}\0${part}`;
+  const headKey = (fields2) => `${id}\0head\0${JSON.stringify(fields2)}`;
   return {
+    // One head's map or tile (map.js headFields), asked once; as peek() for peekHead().
+    head(fields2) {
+      return cache.load(headKey(fields2), () => load(fields2.layer, fields2.part, fields2));
+    },
+    peekHead(fields2) {
+      const entry = cache.peek(headKey(fields2));
+      if (entry?.array) return entry.array;
+      return entry?.error ? { error: entry.error } : void 0;
+    },
     // The block if it has arrived, {error} if it failed, else undefined (nothing is asked).
     peek(layer, part) {
       const entry = cache.peek(key(layer, part));
@@ -132,6 +145,10 @@ function prefetchLayers(source, header, first, parts) {
   });
 }
 var lastRequest = 0;
+function bytesFrom(data) {
+  if (data instanceof ArrayBuffer) return new Uint8Array(data);
+  return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+}
 function messageSource(model, id) {
   const pending = /* @__PURE__ */ new Map();
   const onMessage = (msg, buffers) => {
@@ -140,15 +157,16 @@ function messageSource(model, id) {
     if (!waiter) return;
     pending.delete(key);
     if (msg.error || !buffers?.length) waiter.reject(new Error(msg.error || "no bytes came"));
+    else if (waiter.part === "roles") waiter.resolve(bytesFrom(buffers[0]));
     else waiter.resolve(float32From(buffers[0]));
   };
   model.on("msg:custom", onMessage);
-  const source = createSource(`${id}`, (layer, part) => {
+  const source = createSource(`${id}`, (layer, part, more) => {
     const request = ++lastRequest;
     const asked = new Promise((resolve, reject) => {
-      pending.set(request, { resolve, reject });
+      pending.set(request, { resolve, reject, part });
     });
-    model.send(blockMessage(layer, part, request));
+    model.send(blockMessage(layer, part, request, more));
     return asked;
   });
   source.close = () => {
@@ -173,7 +191,8 @@ function clampSpan(lo, hi, count) {
 function createState(initial, limits = {}) {
   let view = clamp(initial, limits);
   let zoom = null;
-  let drawn = 0;
+  let drawn2 = 0;
+  let pooling = "mean";
   const subscribers = /* @__PURE__ */ new Set();
   return Object.freeze({
     get: () => view,
@@ -210,11 +229,17 @@ function createState(initial, limits = {}) {
     unzoom() {
       zoom = null;
     },
+    pooling: () => pooling,
+    // "mean" or "max" (anything else is ignored); returns the pooling kept.
+    setPooling(name) {
+      if (name === "mean" || name === "max") pooling = name;
+      return pooling;
+    },
     // One more drawing of the view; returns how many so far (it counts on across reruns:
     // benchmarks and tests wait on it).
     countDrawn() {
-      drawn += 1;
-      return drawn;
+      drawn2 += 1;
+      return drawn2;
     }
   });
 }
@@ -455,6 +480,20 @@ function loadStatus(layer, waiting, error) {
   if (error) return `Could not load layer ${layer}: ${error.replace(/\.$/, "")}.`;
   return waiting ? `loading layer ${layer}…` : "";
 }
+function blockText(t, mean, max) {
+  const span = (lo, hi) => `${lo.toLocaleString("en")}–${(hi - 1).toLocaleString("en")}`;
+  const said = mean === -Infinity ? "every cell hidden by the mask" : blockNumbers(mean, max);
+  return `tokens ${span(t.r0, t.r1)} × ${span(t.c0, t.c1)}: ${said}`;
+}
+function blockNumbers(mean, max) {
+  const num = (x) => Math.abs(x) < 0.01 && x !== 0 ? x.toPrecision(2) : fmt(x, 3);
+  return `mean ${num(mean)}, max ${num(max)}`;
+}
+function mapCaption(block, pooling, rows, cols) {
+  if (block === 1) return "Each cell: one query and one key, the engine's own number.";
+  const what = pooling === "max" ? "the largest value" : "the mean";
+  return `Each cell: ${what} of a ${block} × ${block} block of tokens (${rows} × ${cols} cells); cells the mask hides are left out. Zoom in to see single tokens.`;
+}
 
 // explorer/js/cell.js
 function line([label, text2, cls]) {
@@ -566,8 +605,8 @@ function labelFit(count, size) {
 }
 function panelSide(room, count) {
   const need = count * (LABEL_FONT.least + LABEL_GAP);
-  const want = Math.min(PANEL_SIDE.most, Math.max(PANEL_SIDE.usual, need));
-  return Math.max(PANEL_SIDE.least, Math.min(room, want));
+  const want2 = Math.min(PANEL_SIDE.most, Math.max(PANEL_SIDE.usual, need));
+  return Math.max(PANEL_SIDE.least, Math.min(room, want2));
 }
 function panelLayout(width, stages, count) {
   const one = panelSide(width - PANEL_ROOM, count);
@@ -831,8 +870,8 @@ function buildView(holder, header, { stages, controls, widget }) {
   const root = holder.querySelector(".ax");
   if (widget) root.classList.add("ax-widget");
   const grid = root.querySelector(".ax-grid");
-  const drawn = stages || STAGES;
-  const panels = drawn.map((stage) => panel(grid, stage));
+  const drawn2 = stages || STAGES;
+  const panels = drawn2.map((stage) => panel(grid, stage));
   pickControls(root, controls);
   describeModel(root, header);
   for (const [name, count] of [
@@ -842,7 +881,7 @@ function buildView(holder, header, { stages, controls, widget }) {
     const select = root.querySelector(`[data-name="${name}"]`);
     for (let i = 0; i < count; i++) select.add(new Option(String(i), String(i)));
   }
-  return { root, panels, stages: drawn };
+  return { root, panels, stages: drawn2 };
 }
 function syncControls(root, view) {
   for (const el of root.querySelectorAll("[data-name]")) {
@@ -892,12 +931,12 @@ function layout(spec) {
   const panels = spec.panels.map((p, i) => {
     const x = i % across * w + LEFT;
     const y = TOP + Math.floor(i / across) * h + HEAD;
-    const label = (list, names = spec.tokens) => {
+    const label = (list, names2 = spec.tokens) => {
       const { step } = labelFit(list.length, SIZE);
       const cell = SIZE / list.length;
       const out = [];
       for (let at = 0; at < list.length; at += step) {
-        out.push({ at: (at + 0.5) * cell, text: names[list[at]] });
+        out.push({ at: (at + 0.5) * cell, text: names2[list[at]] });
       }
       return out;
     };
@@ -1029,26 +1068,78 @@ function save(spec, kind, name, doc) {
   }
 }
 
-// explorer/js/model.js
-function headsPerKv(nHeads, nKv) {
-  return nHeads / (nKv || nHeads);
+// explorer/js/map.js
+function isMap(header) {
+  return !!header.map;
 }
-function sharing(header, head) {
-  const per = headsPerKv(header.n_heads, header.n_kv_heads);
-  if (per <= 1) return "";
-  const first = Math.floor(head / per) * per;
-  return ` (keys and values shared by heads ${first}–${first + per - 1})`;
+function wholeWindow(n) {
+  return { r0: 0, r1: n, c0: 0, c1: n };
 }
-function viewTitle(header, view, title, stages = []) {
-  if (title) return title;
-  if (stages.length && stages.every((stage) => stage === "rollout")) {
-    return `layer ${view.layer}, every head averaged`;
+function blockOf(w, side) {
+  return Math.ceil(Math.max(w.r1 - w.r0, w.c1 - w.c0) / side);
+}
+function pooledShape(w, block) {
+  return { rows: Math.ceil((w.r1 - w.r0) / block), cols: Math.ceil((w.c1 - w.c0) / block) };
+}
+function cellTokens(w, block, r, c) {
+  const r0 = w.r0 + r * block;
+  const c0 = w.c0 + c * block;
+  return { r0, r1: Math.min(w.r1, r0 + block), c0, c1: Math.min(w.c1, c0 + block) };
+}
+function tilesOver(w, tile, n) {
+  const out = [];
+  for (let i = Math.floor(w.r0 / tile); i * tile < w.r1; i++) {
+    for (let j = Math.floor(w.c0 / tile); j * tile < w.c1; j++) out.push(tileAt(i, j, tile, n));
   }
-  return `layer ${view.layer}, head ${view.head}${sharing(header, view.head)}`;
+  return out;
 }
-function roleBadge(header, view, stages = []) {
-  if (stages.length && stages.every((stage) => stage === "rollout")) return "";
-  return header.roles?.[view.layer]?.[view.head] ?? "";
+function tileAt(i, j, tile, n) {
+  const window2 = [i * tile, Math.min(n, (i + 1) * tile), j * tile, Math.min(n, (j + 1) * tile)];
+  return { i, j, window: window2 };
+}
+function tilesAround(w, tile, n) {
+  const span = (lo, hi) => [Math.floor(lo / tile) - 1, Math.ceil(hi / tile)];
+  const [i0, i1] = span(w.r0, w.r1);
+  const [j0, j1] = span(w.c0, w.c1);
+  const last = Math.ceil(n / tile) - 1;
+  const out = [];
+  for (let i = Math.max(0, i0); i <= Math.min(last, i1); i++) {
+    for (let j = Math.max(0, j0); j <= Math.min(last, j1); j++) {
+      const inside = i >= i0 + 1 && i < i1 && j >= j0 + 1 && j < j1;
+      if (!inside) out.push(tileAt(i, j, tile, n));
+    }
+  }
+  return out;
+}
+function assemble(w, tiles, arrays) {
+  const cols = w.c1 - w.c0;
+  const out = new Float32Array((w.r1 - w.r0) * cols);
+  for (const [t, { window: window2 }] of tiles.entries()) {
+    const [r0, r1, c0, c1] = window2;
+    const width = c1 - c0;
+    const lo = Math.max(c0, w.c0);
+    const hi = Math.min(c1, w.c1);
+    for (let r = Math.max(r0, w.r0); r < Math.min(r1, w.r1); r++) {
+      const from = (r - r0) * width + (lo - c0);
+      out.set(arrays[t].subarray(from, from + hi - lo), (r - w.r0) * cols + (lo - w.c0));
+    }
+  }
+  return out;
+}
+function settingsOf(view) {
+  return { scale: !!view.scale, temp: Number(view.temp), causal: !!view.causal };
+}
+function headFields(part, view, stage, window2) {
+  const { layer, head } = view;
+  const w = Array.isArray(window2) ? window2 : [window2.r0, window2.r1, window2.c0, window2.c1];
+  return { part, layer, head, stage, settings: settingsOf(view), window: w };
+}
+function plane(block, rows, cols, pooling) {
+  const size = rows * cols;
+  return pooling === "max" ? block.subarray(size, 2 * size) : block.subarray(0, size);
+}
+function positions(first, count, step = 1) {
+  return Array.from({ length: count }, (_, i) => first + i * step);
 }
 
 // explorer/js/panels.js
@@ -1320,6 +1411,307 @@ function wireKeys(ctx, allowed, pageWide) {
   return () => page.removeEventListener("keydown", onKey);
 }
 
+// explorer/js/mapview.js
+function mappedState() {
+  return { shown: null, blank: null, asked: /* @__PURE__ */ new Set() };
+}
+function fields(part, view, stage, window2) {
+  const asked = stage === "rollout" ? { ...view, head: 0 } : view;
+  return headFields(part, asked, stage, window2);
+}
+function want(ctx, request) {
+  const got = ctx.source.peekHead(request);
+  if (got) return got;
+  const key = JSON.stringify(request);
+  if (!ctx.mapped.asked.has(key)) {
+    ctx.mapped.asked.add(key);
+    const done = () => {
+      ctx.mapped.asked.delete(key);
+      ctx.redraw();
+    };
+    ctx.source.head(request).then(done, done);
+  }
+  return void 0;
+}
+function stageGrid(ctx, view, stage, w, block) {
+  if (block > 1) {
+    const got = want(ctx, fields("map", view, stage, w));
+    if (!got || got.error) return got;
+    const { rows, cols } = pooledShape(w, block);
+    const values = plane(got, rows, cols, ctx.state.pooling());
+    return { values, rows, cols, pooled: got };
+  }
+  const tiles = tilesOver(w, ctx.header.map.tile, ctx.n);
+  const arrays = tiles.map((t) => want(ctx, fields("tile", view, stage, t.window)));
+  const failed = arrays.find((a) => a?.error);
+  if (failed) return failed;
+  if (arrays.some((a) => !a)) return void 0;
+  return { values: assemble(w, tiles, arrays), rows: w.r1 - w.r0, cols: w.c1 - w.c0 };
+}
+function windowOf(ctx) {
+  const z = ctx.state.fitZoom(ctx.n);
+  return z ? { ...z } : wholeWindow(ctx.n);
+}
+function names(ctx, first, count, block) {
+  return positions(first, count, block).map((t) => ctx.tokens[t]);
+}
+function paintStage(ctx, fig, stage, grid, shape) {
+  const { size, transpose, w, block } = shape;
+  const rowIds = positions(0, grid.rows);
+  const colIds = positions(0, grid.cols);
+  const shares = block > 1 && (stage === "pattern" || stage === "rollout");
+  const range = colourRange(shares ? "weighted" : stage, grid.values, grid.cols, rowIds, colIds);
+  const queries = names(ctx, w.r0, grid.rows, block);
+  const keys = names(ctx, w.c0, grid.cols, block);
+  const [rows, cols, rowNames, colNames] = transpose ? [colIds, rowIds, keys, queries] : [rowIds, colIds, queries, keys];
+  const rowFit = paintPanel(fig, {
+    ...{ values: grid.values, stride: grid.cols, rows, cols, transpose, range },
+    ...{ scale: scaleOf(stage), blank: ctx.mapped.blank, names: rowNames, width: size },
+    height: size
+  });
+  fig.querySelector(".ax-stage").textContent = STAGE_TITLES[stage];
+  const holder = fig.querySelector(".ax-cols");
+  const colFit = labelAxis(holder, cols, colNames, size, false);
+  holder.style.width = `${size}px`;
+  const caption = mapCaption(block, ctx.state.pooling(), grid.rows, grid.cols);
+  fig.querySelector(".ax-caption").textContent = caption;
+  fig.querySelector(".ax-pick").hidden = true;
+  return { rows: rowFit, cols: colFit };
+}
+function layout2(ctx, count) {
+  const width = ctx.live.width || ctx.root.getBoundingClientRect().width || 900;
+  const { across, size } = panelLayout(width, ctx.stages.length, count);
+  const columns = across > 1 ? "repeat(2, minmax(0, 1fr))" : "minmax(0, 1fr)";
+  const grid = ctx.root.querySelector(".ax-grid");
+  if (grid.style.gridTemplateColumns !== columns) grid.style.gridTemplateColumns = columns;
+  return size;
+}
+function drawMap(ctx) {
+  const view = ctx.state.get();
+  const w = windowOf(ctx);
+  const block = blockOf(w, ctx.header.map.side);
+  const grids = ctx.stages.map((stage) => stageGrid(ctx, view, stage, w, block));
+  const failed = grids.find((g) => g?.error);
+  const status = ctx.root.querySelector(".ax-status");
+  status.textContent = failed ? `Could not load layer ${view.layer}, head ${view.head}: ${failed.error}` : grids.some((g) => !g) ? `loading layer ${view.layer}, head ${view.head}…` : "";
+  if (failed || grids.some((g) => !g)) return false;
+  ctx.mapped.blank ||= themeRgb(ctx.root, "--st-secondary-background-color", "#f0f2f6");
+  const size = layout2(ctx, Math.max(grids[0].rows, grids[0].cols));
+  const shape = { size, transpose: view.transpose, w, block };
+  let fits = null;
+  for (const [i, stage] of ctx.stages.entries()) {
+    fits = paintStage(ctx, ctx.panels[i], stage, grids[i], shape);
+  }
+  const note = ctx.root.querySelector(".ax-labels");
+  note.textContent = labelNote(fits.rows, fits.cols);
+  note.hidden = !note.textContent;
+  ctx.mapped.shown = { w, block, grids, transpose: view.transpose };
+  ctx.root.querySelector(".ax-hint").textContent = mapHint(w, ctx.n);
+  drawMapCell(ctx);
+  setTimeout(() => prefetch(ctx, view, w, block), 0);
+  return true;
+}
+function mapHint(w, n) {
+  const whole = w.r0 === 0 && w.c0 === 0 && w.r1 === n && w.c1 === n;
+  const where = whole ? `All ${n.toLocaleString("en")} tokens. ` : `Showing tokens ${w.r0}–${w.r1 - 1} × ${w.c0}–${w.c1 - 1}; double-click to see all. `;
+  return `${where}Rows are queries, columns are keys. Hover a cell for its value, drag or scroll to zoom in (single tokens and their labels appear when they fit); ← → change the head, ↑ ↓ the layer (after a click on the view).`;
+}
+function prefetch(ctx, view, w, block) {
+  if (!ctx.live.alive) return;
+  const quiet = (request) => ctx.source.head(request).catch(() => {
+  });
+  const heads = [view.head - 1, view.head + 1].filter((h) => h >= 0 && h < ctx.header.n_heads);
+  for (const stage of ctx.stages) {
+    if (block > 1) {
+      for (const head of heads) quiet(fields("map", { ...view, head }, stage, w));
+      continue;
+    }
+    const tile = ctx.header.map.tile;
+    for (const t of tilesAround(w, tile, ctx.n)) quiet(fields("tile", view, stage, t.window));
+    for (const head of heads) {
+      for (const t of tilesOver(w, tile, ctx.n)) {
+        quiet(fields("tile", { ...view, head }, stage, t.window));
+      }
+    }
+  }
+}
+function cellAt2(ctx, map, event) {
+  const shown = ctx.mapped.shown;
+  const { rows, cols } = shown.grids[0];
+  const [nRows, nCols] = shown.transpose ? [cols, rows] : [rows, cols];
+  const at = cellUnder(map, event, nRows, nCols);
+  if (!at) return null;
+  const [row, col] = shown.transpose ? [at.c, at.r] : [at.r, at.c];
+  return { row, col, tokens: cellTokens(shown.w, shown.block, row, col) };
+}
+function cellSays(ctx, stage, i, { row, col, tokens }) {
+  const { grids, block } = ctx.mapped.shown;
+  const grid = grids[i];
+  if (block > 1) {
+    const size = grid.rows * grid.cols;
+    const at = row * grid.cols + col;
+    const [mean, max] = [grid.pooled[at], grid.pooled[size + at]];
+    return { text: blockText(tokens, mean, max), data: { mean, max } };
+  }
+  const value = grid.values[row * grid.cols + col];
+  const text2 = tipText(stage, ctx.tokens, tokens.r0, tokens.c0, value, ctx.state.get().layer);
+  return { text: text2, data: { value } };
+}
+function drawMapCell(ctx) {
+  const box = ctx.root.querySelector(".ax-cell");
+  const { q, k } = ctx.state.get();
+  const shown = ctx.mapped.shown;
+  delete box.dataset.cell;
+  if (!shown || q == null || q < 0 || k < 0) {
+    box.textContent = "Click a cell to read its number.";
+    return;
+  }
+  const { w, block } = shown;
+  if (q < w.r0 || q >= w.r1 || k < w.c0 || k >= w.c1) {
+    box.textContent = "The picked cell is outside the part shown; double-click to see all.";
+    return;
+  }
+  const row = Math.floor((q - w.r0) / block);
+  const col = Math.floor((k - w.c0) / block);
+  const cell = { row, col, tokens: cellTokens(w, block, row, col) };
+  const data = { query: q, key: k, block, tokens: cell.tokens };
+  const lines = ctx.stages.map((stage, i) => {
+    const says = cellSays(ctx, stage, i, cell);
+    data[stage] = says.data;
+    const exact = block > 1 ? "" : ` (exactly ${fmt(says.data.value)})`;
+    return `${STAGE_TITLES[stage]}: ${says.text}${exact}`;
+  });
+  const items = lines.map(
+    (text2) => Object.assign(document.createElement("p"), { textContent: text2 })
+  );
+  box.replaceChildren(...items);
+  box.dataset.cell = JSON.stringify(data);
+}
+
+// explorer/js/mappointer.js
+function showTip2(ctx, event, i) {
+  const tip = ctx.root.querySelector(".ax-tip");
+  const cell = ctx.mapped.shown && cellAt2(ctx, event.currentTarget, event);
+  if (!cell) {
+    tip.hidden = true;
+    return;
+  }
+  const says = cellSays(ctx, ctx.stages[i], i, cell);
+  tip.textContent = says.text;
+  tip.dataset.value = JSON.stringify(says.data);
+  placeTip(tip, ctx.root, event);
+}
+function zoomTokens(ctx, r0, r1, c0, c1) {
+  ctx.state.zoomTo({ r0, r1, c0, c1 }, ctx.n);
+  ctx.redraw();
+}
+function onWheel2(ctx, event) {
+  event.preventDefault();
+  const cell = ctx.mapped.shown && cellAt2(ctx, event.currentTarget, event);
+  if (!cell) return;
+  const { w } = ctx.mapped.shown;
+  const factor = event.deltaY < 0 ? 0.5 : 2;
+  const span = (lo, hi, at) => {
+    const size = Math.max(8, Math.round((hi - lo) * factor));
+    const start = Math.round(at - (at - lo) / (hi - lo) * size);
+    return [start, start + size];
+  };
+  const [r0, r1] = span(w.r0, w.r1, cell.tokens.r0);
+  const [c0, c1] = span(w.c0, w.c1, cell.tokens.c0);
+  zoomTokens(ctx, r0, r1, c0, c1);
+}
+function onPress(ctx, event, fig) {
+  const map = event.currentTarget;
+  const start = ctx.mapped.shown && cellAt2(ctx, map, event);
+  if (!start) return;
+  const box = fig.querySelector(".ax-box");
+  const rect = map.getBoundingClientRect();
+  const [x0, y0] = [event.clientX, event.clientY];
+  const move = (e) => {
+    box.hidden = false;
+    Object.assign(box.style, {
+      left: `${map.offsetLeft + Math.min(x0, e.clientX) - rect.left}px`,
+      top: `${map.offsetTop + Math.min(y0, e.clientY) - rect.top}px`,
+      width: `${Math.abs(e.clientX - x0)}px`,
+      height: `${Math.abs(e.clientY - y0)}px`
+    });
+  };
+  const up = (e) => {
+    window.removeEventListener("mousemove", move);
+    window.removeEventListener("mouseup", up);
+    box.hidden = true;
+    if (Math.abs(e.clientX - x0) + Math.abs(e.clientY - y0) < 4) {
+      ctx.state.set({ q: start.tokens.r0, k: start.tokens.c0 });
+      return;
+    }
+    const inside = (v, lo, hi) => Math.min(Math.max(v, lo), hi - 1);
+    const x = inside(e.clientX, rect.left, rect.right);
+    const end = cellAt2(ctx, map, { clientX: x, clientY: inside(e.clientY, rect.top, rect.bottom) });
+    if (!end) return;
+    const [a, b] = [start.tokens, end.tokens];
+    const r = [Math.min(a.r0, b.r0), Math.max(a.r1, b.r1)];
+    const c = [Math.min(a.c0, b.c0), Math.max(a.c1, b.c1)];
+    zoomTokens(ctx, r[0], r[1], c[0], c[1]);
+  };
+  window.addEventListener("mousemove", move);
+  window.addEventListener("mouseup", up);
+}
+function wireMap(ctx) {
+  const label = document.createElement("label");
+  label.className = "ax-pool";
+  label.title = "What a cell shows of its block of tokens when the map is pooled.";
+  const select = document.createElement("select");
+  select.dataset.pool = "";
+  for (const name of ["mean", "max"]) select.add(new Option(name, name));
+  select.value = ctx.state.pooling();
+  select.addEventListener("change", () => {
+    ctx.state.setPooling(select.value);
+    ctx.redraw();
+  });
+  label.append("Each cell ", select);
+  ctx.root.querySelector(".ax-controls").appendChild(label);
+  ctx.root.querySelector(".ax-export").hidden = true;
+  for (const [i, fig] of ctx.panels.entries()) {
+    const map = fig.querySelector(".ax-map");
+    map.addEventListener("mousemove", (e) => showTip2(ctx, e, i));
+    map.addEventListener("mouseleave", () => {
+      ctx.root.querySelector(".ax-tip").hidden = true;
+    });
+    map.addEventListener("mousedown", (e) => {
+      e.preventDefault();
+      ctx.root.focus({ preventScroll: true });
+      onPress(ctx, e, fig);
+    });
+    map.addEventListener("wheel", (e) => onWheel2(ctx, e), { passive: false });
+    map.addEventListener("dblclick", () => {
+      ctx.state.unzoom();
+      ctx.redraw();
+    });
+  }
+}
+
+// explorer/js/model.js
+function headsPerKv(nHeads, nKv) {
+  return nHeads / (nKv || nHeads);
+}
+function sharing(header, head) {
+  const per = headsPerKv(header.n_heads, header.n_kv_heads);
+  if (per <= 1) return "";
+  const first = Math.floor(head / per) * per;
+  return ` (keys and values shared by heads ${first}–${first + per - 1})`;
+}
+function viewTitle(header, view, title, stages = []) {
+  if (title) return title;
+  if (stages.length && stages.every((stage) => stage === "rollout")) {
+    return `layer ${view.layer}, every head averaged`;
+  }
+  return `layer ${view.layer}, head ${view.head}${sharing(header, view.head)}`;
+}
+function roleBadge(header, view, stages = []) {
+  if (stages.length && stages.every((stage) => stage === "rollout")) return "";
+  return header.roles?.[view.layer]?.[view.head] ?? "";
+}
+
 // explorer/js/view.js
 function layerBlocks(ctx, view) {
   const blocks = {};
@@ -1349,8 +1741,14 @@ function draw(ctx) {
     ctx.title,
     ctx.stages
   );
-  ctx.root.querySelector(".ax-role").textContent = roleBadge(ctx.header, view, ctx.stages);
+  const roles = ctx.header.roles || ctx.computed.roles;
+  const badge = roleBadge({ ...ctx.header, roles }, view, ctx.stages);
+  ctx.root.querySelector(".ax-role").textContent = badge;
   syncControls(ctx.root, view);
+  if (ctx.map) {
+    if (drawMap(ctx)) drawn(ctx, view);
+    return;
+  }
   const blocks = layerBlocks(ctx, view);
   if (!blocks) return;
   const computed = ctx.computed;
@@ -1358,9 +1756,21 @@ function draw(ctx) {
   computed.values = stageValues(blocks, view, ctx.header, computed.values);
   drawPanels(ctx);
   drawCell(ctx);
+  drawn(ctx, view);
+}
+function drawn(ctx, view) {
   ctx.root.dataset.drawn = String(ctx.state.countDrawn());
   ctx.root.dataset.view = JSON.stringify(view);
   ctx.onDrawn(view);
+  if (ctx.map && !ctx.header.roles && !ctx.computed.roles) askRoles(ctx);
+}
+function askRoles(ctx) {
+  askOnce(ctx.source, ctx.live.asked, 0, "roles", () => {
+    const bytes = ctx.source.peek(0, "roles");
+    if (!bytes || bytes.error) return;
+    ctx.computed.roles = rolesFrom(bytes);
+    ctx.redraw();
+  });
 }
 function exportSpec(ctx) {
   const view = ctx.state.get();
@@ -1390,10 +1800,12 @@ function context(options, built, state) {
   ctx.onDrawn = options.onDrawn || (() => {
   });
   ctx.live = { alive: true, asked: /* @__PURE__ */ new Set(), width: 0 };
-  ctx.computed = { blocks: null, values: null };
+  ctx.computed = { blocks: null, values: null, roles: null };
   ctx.painted = paintedState();
+  ctx.map = isMap(header);
+  ctx.mapped = mappedState();
   ctx.redraw = () => draw(ctx);
-  ctx.redrawCell = () => ctx.live.alive && ctx.computed.values && drawCell(ctx);
+  ctx.redrawCell = () => ctx.live.alive && (ctx.map ? drawMapCell(ctx) : ctx.computed.values && drawCell(ctx));
   return Object.freeze(ctx);
 }
 function renderView(parent, options) {
@@ -1403,15 +1815,17 @@ function renderView(parent, options) {
   const ctx = context(options, built, state);
   const unsubscribe = state.subscribe(ctx.redraw);
   wireControls(ctx.root, state, (kind) => exportView(ctx, kind));
-  wirePointer(ctx);
+  if (ctx.map) wireMap(ctx);
+  else wirePointer(ctx);
   const unkey = wireKeys(ctx, ctx.allowed, options.pageKeys);
   const resize = new ResizeObserver((entries) => {
     ctx.live.width = entries[0].borderBoxSize?.[0]?.inlineSize || 0;
-    if (ctx.live.alive && ctx.computed.values) drawPanels(ctx);
+    if (ctx.live.alive && ctx.map && ctx.mapped.shown) drawMap(ctx);
+    else if (ctx.live.alive && ctx.computed.values) drawPanels(ctx);
   });
   resize.observe(ctx.root);
   draw(ctx);
-  if (!options.inline) {
+  if (!options.inline && !ctx.map) {
     prefetchLayers(options.source, header, state.get().layer, partsFor(ctx.stages));
   }
   return () => {

@@ -30,9 +30,10 @@ export function float32From(data) {
   return new Float32Array(buffer.slice(byteOffset, byteOffset + byteLength));
 }
 
-// The body of an HTTP request for one layer block (server/api.py answers with its bytes).
-export function blockRequest(model, text, layer, part) {
-  return JSON.stringify({ model, text, layer, part });
+// The body of an HTTP request for one layer block (server/api.py answers with its bytes);
+// `more`: a map or a tile's head, stage, settings and window (map.js headFields).
+export function blockRequest(model, text, layer, part, more = {}) {
+  return JSON.stringify({ ...more, model, text, layer, part });
 }
 
 // The body of an HTTP request for one layer block of a stored clip (part "cross": a transcribed
@@ -41,9 +42,15 @@ export function clipRequest(model, clip, layer, part, frames) {
   return JSON.stringify({ model, clip, layer, part, frames });
 }
 
-// The widget's message asking for one layer block (explorer/notebook.py answers it).
-export function blockMessage(layer, part, id) {
-  return { type: "block", layer, part, id };
+// The widget's message asking for one layer block (explorer/notebook.py answers it); `more`
+// as for blockRequest.
+export function blockMessage(layer, part, id, more = {}) {
+  return { ...more, type: "block", layer, part, id };
+}
+
+// The bytes of part "roles" (UTF-8 JSON: every head's badge, [layer][head]) as its value.
+export function rolesFrom(bytes) {
+  return JSON.parse(new TextDecoder().decode(bytes));
 }
 
 // Is `msg` the answer to a block message? Returns the request's id, or null. The id, not the

@@ -5,7 +5,9 @@
 // Two ways to ask: HTTP from the app's routes (server/api.py, with the page's token; a refusal
 // is JSON {error}), for a sentence's blocks or a stored clip's (Whisper's cross-attention), and
 // messages to the notebook's widget. A view asks for the layer it draws (askOnce) and, once
-// drawn, for the others when they are small (prefetchLayers).
+// drawn, for the others when they are small (prefetchLayers). A long sentence (map.js) asks
+// for one head's map or tiles instead (head, peekHead: the request's fields name the block),
+// and for its roles (part "roles": UTF-8 JSON bytes, not floats).
 
 import { blockMessage, blockReplyKey, blockRequest, clipRequest, float32From } from "./protocol.js";
 
@@ -82,11 +84,22 @@ export class BlockCache {
 
 const CACHE = new BlockCache(); // one per page (module instance), shared by every view
 
-// A source of one sentence's blocks: `id` names the sentence, `load(layer, part)` fetches one.
+// A source of one sentence's blocks: `id` names the sentence, `load(layer, part, more)` fetches
+// one (`more`: a head request's fields).
 export function createSource(id, load, cache = CACHE) {
   cache.dropErrors();
   const key = (layer, part) => `${id}\u0000${layer}\u0000${part}`;
+  const headKey = (fields) => `${id}\u0000head\u0000${JSON.stringify(fields)}`;
   return {
+    // One head's map or tile (map.js headFields), asked once; as peek() for peekHead().
+    head(fields) {
+      return cache.load(headKey(fields), () => load(fields.layer, fields.part, fields));
+    },
+    peekHead(fields) {
+      const entry = cache.peek(headKey(fields));
+      if (entry?.array) return entry.array;
+      return entry?.error ? { error: entry.error } : undefined;
+    },
     // The block if it has arrived, {error} if it failed, else undefined (nothing is asked).
     peek(layer, part) {
       const entry = cache.peek(key(layer, part));
@@ -118,10 +131,11 @@ export async function refusal(response) {
   return `the server answered ${response.status}`;
 }
 
-// POST `body` to the route `api` with the page's token; the answer's bytes as float32. A
-// dropped request rejects with an error marked `dropped` (after AGAIN_MS, so a view still
-// wanting the block asks again without racing the request that replaced it).
-export async function fetchFloats(api, token, body) {
+// POST `body` to the route `api` with the page's token; the answer's bytes as float32 (as
+// bytes when `asBytes`). A dropped request rejects with an error marked `dropped` (after
+// AGAIN_MS, so a view still wanting the block asks again without racing the request that
+// replaced it).
+export async function fetchFloats(api, token, body, asBytes = false) {
   const headers = { "Content-Type": "application/json", [TOKEN_HEADER]: token || "" };
   const response = await fetch(api, { method: "POST", headers, body });
   if (response.status === DROPPED) {
@@ -129,13 +143,14 @@ export async function fetchFloats(api, token, body) {
     throw Object.assign(new Error("replaced by a newer request"), { dropped: true });
   }
   if (!response.ok) throw new Error(await refusal(response));
-  return new Float32Array(await response.arrayBuffer());
+  const buffer = await response.arrayBuffer();
+  return asBytes ? new Uint8Array(buffer) : new Float32Array(buffer);
 }
 
 // The app's source: POST {model, text, layer, part} to the route `api`; the body is the block.
 export function httpSource({ api, model, text, token }) {
-  return createSource(`${model}\u0000${text}`, (layer, part) =>
-    fetchFloats(api, token, blockRequest(model, text, layer, part)),
+  return createSource(`${model}\u0000${text}`, (layer, part, more) =>
+    fetchFloats(api, token, blockRequest(model, text, layer, part, more), part === "roles"),
   );
 }
 
@@ -194,23 +209,30 @@ export function prefetchLayers(source, header, first, parts) {
 // bytes as the message's first buffer, or with an error and no buffer. close() stops listening.
 let lastRequest = 0; // ids of block messages, unique on the page
 
+// A buffer as it arrives (a DataView, an ArrayBuffer) as a Uint8Array of its bytes.
+function bytesFrom(data) {
+  if (data instanceof ArrayBuffer) return new Uint8Array(data);
+  return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+}
+
 export function messageSource(model, id) {
-  const pending = new Map(); // request id -> {resolve, reject}
+  const pending = new Map(); // request id -> {resolve, reject, part}
   const onMessage = (msg, buffers) => {
     const key = blockReplyKey(msg);
     const waiter = key && pending.get(key);
     if (!waiter) return;
     pending.delete(key);
     if (msg.error || !buffers?.length) waiter.reject(new Error(msg.error || "no bytes came"));
+    else if (waiter.part === "roles") waiter.resolve(bytesFrom(buffers[0]));
     else waiter.resolve(float32From(buffers[0]));
   };
   model.on("msg:custom", onMessage);
-  const source = createSource(`${id}`, (layer, part) => {
+  const source = createSource(`${id}`, (layer, part, more) => {
     const request = ++lastRequest;
     const asked = new Promise((resolve, reject) => {
-      pending.set(request, { resolve, reject });
+      pending.set(request, { resolve, reject, part });
     });
-    model.send(blockMessage(layer, part, request));
+    model.send(blockMessage(layer, part, request, more));
     return asked;
   });
   source.close = () => {

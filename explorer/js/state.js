@@ -2,7 +2,8 @@
 // read with get(), changed only through set(), which clamps them, tells every subscriber what
 // changed and does nothing when nothing did (so a change that comes back, as a widget's own
 // trait change or a server's rerun, redraws nothing). Also the zoom window (zoom(), changed by
-// zoomTo(), fitZoom() and unzoom()) and a draw counter (countDrawn()), which belong to the view
+// zoomTo(), fitZoom() and unzoom()), a long sentence's pooling (pooling(), "mean" or "max",
+// changed by setPooling(): map.js) and a draw counter (countDrawn()), which belong to the view
 // but are not part of what is shared with the server or the kernel: changing them tells no
 // subscriber (the caller redraws). The state object itself is frozen: nothing else writes it.
 
@@ -24,6 +25,7 @@ export function createState(initial, limits = {}) {
   let view = clamp(initial, limits);
   let zoom = null; // {r0, r1, c0, c1}: positions among the shown tokens, or null for all
   let drawn = 0;
+  let pooling = "mean"; // what a map's cell shows of its block of tokens
   const subscribers = new Set();
   return Object.freeze({
     get: () => view,
@@ -59,6 +61,12 @@ export function createState(initial, limits = {}) {
     },
     unzoom() {
       zoom = null;
+    },
+    pooling: () => pooling,
+    // "mean" or "max" (anything else is ignored); returns the pooling kept.
+    setPooling(name) {
+      if (name === "mean" || name === "max") pooling = name;
+      return pooling;
     },
     // One more drawing of the view; returns how many so far (it counts on across reruns:
     // benchmarks and tests wait on it).

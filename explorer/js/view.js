@@ -4,18 +4,25 @@
 // (state.js: the one owner of the view), a source of layer blocks (source.js) and what to do
 // once a view is drawn (tell the server, sync the widget's traits); this module composes the
 // control bar (controls.js), the panels (panels.js), the pointer and keys (pointer.js), the cell
-// arithmetic (cell.js) and export (export.js).
+// arithmetic (cell.js) and export (export.js). A sentence longer than header.map.from tokens
+// is drawn as a map instead (mapview.js: its heads' stages computed on the server, pooled or
+// in tiles), its roles asked for once the first chart is drawn.
 //
 // They share one context (context() below), frozen: what is fixed for the view at the top (its
 // header, state, source, markup, redraw()), and each part that changes held by the one module
-// that writes it: ctx.live and ctx.computed here, ctx.painted in panels.js. The view's state
+// that writes it: ctx.live and ctx.computed here, ctx.painted in panels.js, ctx.mapped in
+// mapview.js. The view's state
 // (zoom included) changes only through its owner, state.js.
 
 import { drawCell } from "./cell.js";
 import { buildView, syncControls, wireControls } from "./controls.js";
 import { holderIn, scaleOf } from "./draw.js";
 import { fileName, save } from "./export.js";
+import { isMap } from "./map.js";
+import { drawMap, drawMapCell, mappedState } from "./mapview.js";
+import { wireMap } from "./mappointer.js";
 import { roleBadge, viewTitle } from "./model.js";
+import { rolesFrom } from "./protocol.js";
 import { drawPanels, paintedState } from "./panels.js";
 import { wireKeys, wirePointer } from "./pointer.js";
 import { askOnce, prefetchLayers } from "./source.js";
@@ -53,8 +60,14 @@ function draw(ctx) {
     ctx.title,
     ctx.stages,
   );
-  ctx.root.querySelector(".ax-role").textContent = roleBadge(ctx.header, view, ctx.stages);
+  const roles = ctx.header.roles || ctx.computed.roles;
+  const badge = roleBadge({ ...ctx.header, roles }, view, ctx.stages);
+  ctx.root.querySelector(".ax-role").textContent = badge;
   syncControls(ctx.root, view);
+  if (ctx.map) {
+    if (drawMap(ctx)) drawn(ctx, view);
+    return;
+  }
   const blocks = layerBlocks(ctx, view);
   if (!blocks) return;
   const computed = ctx.computed;
@@ -62,9 +75,26 @@ function draw(ctx) {
   computed.values = stageValues(blocks, view, ctx.header, computed.values);
   drawPanels(ctx);
   drawCell(ctx);
+  drawn(ctx, view);
+}
+
+function drawn(ctx, view) {
   ctx.root.dataset.drawn = String(ctx.state.countDrawn()); // benchmarks and tests wait on it
   ctx.root.dataset.view = JSON.stringify(view);
   ctx.onDrawn(view);
+  if (ctx.map && !ctx.header.roles && !ctx.computed.roles) askRoles(ctx);
+}
+
+// A long sentence's header comes without its heads' roles (scoring reads every layer: ~10 s
+// at 2,048 tokens), so the first chart never waits for them: asked once it is drawn, and the
+// heading's badge filled in when they come.
+function askRoles(ctx) {
+  askOnce(ctx.source, ctx.live.asked, 0, "roles", () => {
+    const bytes = ctx.source.peek(0, "roles");
+    if (!bytes || bytes.error) return;
+    ctx.computed.roles = rolesFrom(bytes);
+    ctx.redraw();
+  });
 }
 
 // What export.js draws: the title, the tokens and each panel as it is on screen.
@@ -101,10 +131,13 @@ function context(options, built, state) {
   ctx.allowed = (name) => !controls || controls.includes(name);
   ctx.onDrawn = options.onDrawn || (() => {});
   ctx.live = { alive: true, asked: new Set(), width: 0 };
-  ctx.computed = { blocks: null, values: null };
+  ctx.computed = { blocks: null, values: null, roles: null };
   ctx.painted = paintedState();
+  ctx.map = isMap(header); // a long sentence: its heads' stages come from the server (mapview.js)
+  ctx.mapped = mappedState();
   ctx.redraw = () => draw(ctx);
-  ctx.redrawCell = () => ctx.live.alive && ctx.computed.values && drawCell(ctx);
+  ctx.redrawCell = () =>
+    ctx.live.alive && (ctx.map ? drawMapCell(ctx) : ctx.computed.values && drawCell(ctx));
   return Object.freeze(ctx);
 }
 
@@ -118,16 +151,18 @@ export function renderView(parent, options) {
   const ctx = context(options, built, state);
   const unsubscribe = state.subscribe(ctx.redraw);
   wireControls(ctx.root, state, (kind) => exportView(ctx, kind));
-  wirePointer(ctx);
+  if (ctx.map) wireMap(ctx);
+  else wirePointer(ctx);
   const unkey = wireKeys(ctx, ctx.allowed, options.pageKeys);
   // The view's width as laid out (read here, so a switch never asks the layout for it).
   const resize = new ResizeObserver((entries) => {
     ctx.live.width = entries[0].borderBoxSize?.[0]?.inlineSize || 0;
-    if (ctx.live.alive && ctx.computed.values) drawPanels(ctx);
+    if (ctx.live.alive && ctx.map && ctx.mapped.shown) drawMap(ctx);
+    else if (ctx.live.alive && ctx.computed.values) drawPanels(ctx);
   });
   resize.observe(ctx.root);
   draw(ctx);
-  if (!options.inline) {
+  if (!options.inline && !ctx.map) {
     prefetchLayers(options.source, header, state.get().layer, partsFor(ctx.stages));
   }
   return () => {

@@ -269,3 +269,26 @@ export function crossReadout(tokens, first, view, rows, nFrames, peak) {
   ];
   return { cell, lines };
 }
+
+// Map mode (map.js): what a pooled cell stands for, "tokens 1,024–1,027 × 300–303: mean
+// 0.0031, max 0.012" (rows are queries, columns keys; a block wholly hidden by the mask has no
+// number), and what each cell of a panel is.
+export function blockText(t, mean, max) {
+  const span = (lo, hi) => `${lo.toLocaleString("en")}–${(hi - 1).toLocaleString("en")}`;
+  const said = mean === -Infinity ? "every cell hidden by the mask" : blockNumbers(mean, max);
+  return `tokens ${span(t.r0, t.r1)} × ${span(t.c0, t.c1)}: ${said}`;
+}
+
+function blockNumbers(mean, max) {
+  const num = (x) => (Math.abs(x) < 0.01 && x !== 0 ? x.toPrecision(2) : fmt(x, 3));
+  return `mean ${num(mean)}, max ${num(max)}`;
+}
+
+export function mapCaption(block, pooling, rows, cols) {
+  if (block === 1) return "Each cell: one query and one key, the engine's own number.";
+  const what = pooling === "max" ? "the largest value" : "the mean";
+  return (
+    `Each cell: ${what} of a ${block} × ${block} block of tokens (${rows} × ${cols} cells); ` +
+    "cells the mask hides are left out. Zoom in to see single tokens."
+  );
+}

@@ -115,6 +115,14 @@ PAGES: tuple[PageInfo, ...] = (
         ("smollm2",),
     ),
     PageInfo(
+        "long_text",
+        "Long text",
+        ":material/article:",
+        "SmolLM2 over a whole page: how much weight each head puts on the first token, how far "
+        "back it reads along the text, and what a longer text costs.",
+        ("smollm2",),
+    ),
+    PageInfo(
         "listen",
         "Listen: cross-attention",
         ":material/graphic_eq:",

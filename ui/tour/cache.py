@@ -1,16 +1,18 @@
 """The tour's cached computations, each a thin st.cache_* wrapper over one engine call: the d_k
-saturation curve of the sentence's first layer, the engine's cost at growing lengths, and the
-padding example. The models and traces they read are ui.cache's."""
+saturation curve of the sentence's first layer, the engine's cost at growing lengths (also a
+long text's, which the Long text page shows), and the padding example. The models and traces
+they read are ui.cache's."""
 
 from __future__ import annotations
 
 import os
 from contextlib import AbstractContextManager, nullcontext
+from typing import cast
 
 import streamlit as st
 
 from attention_core.core.family import predicts_next
-from attention_core.lessons.cost import CostPoint, measure_cost
+from attention_core.lessons.cost import CostPoint, measure_cost, time_forward
 from attention_core.lessons.demos import Padding, SplitPoint, measure_split, padding_demo
 from attention_core.lessons.one_pass import OnePass, one_pass
 from attention_core.lessons.saturation import Saturation, saturation_curve
@@ -37,7 +39,7 @@ def _one_blas_thread() -> AbstractContextManager[object]:
     measured 20 ms one moment and 700 ms the next); one thread keeps the growth readable."""
     if threadpool_limits is None:
         return nullcontext()
-    return threadpool_limits(limits=1, user_api="blas")
+    return cast(AbstractContextManager[object], threadpool_limits(limits=1, user_api="blas"))
 
 
 # Worst case 2 × < 1 kB (a handful of timings).
@@ -49,6 +51,16 @@ def cost_points(model_name: str) -> tuple[tuple[CostPoint, ...], float, int, boo
     with _one_blas_thread():
         points = measure_cost(get_model(model_name), DEFAULT_SENTENCE)
     return points, os.getloadavg()[0], os.cpu_count() or 1, threadpool_limits is not None
+
+
+# Worst case 16 × < 1 kB (one timing each: a model's lengths, up to 2,048 tokens).
+@st.cache_data(max_entries=16, show_spinner=False)
+def long_cost_point(model_name: str, n_tokens: int, text: str) -> tuple[CostPoint, float]:
+    """One timed forward pass over ``text`` repeated to ``n_tokens`` tokens (the page times each
+    length in turn under its own progress bar), and the 1-minute load average right after."""
+    with _one_blas_thread():
+        point = time_forward(get_model(model_name), text, n_tokens)
+    return point, os.getloadavg()[0]
 
 
 # Worst case 2 × < 1 kB.

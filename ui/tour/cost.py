@@ -1,22 +1,28 @@
 """Step: what a longer context costs: time split between attention and the dense layers,
-and the n² memory of the patterns."""
+and the n² memory of the patterns; and the same lesson on a long text for the Long text page
+(SmolLM2 from 128 to 2,048 tokens, timed live and fitted as a·n + b·n² + c)."""
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import streamlit as st
+from numpy.typing import NDArray
 
 from attention_core import ModelConfig, attention_bytes
 from attention_core.core.family import Trace
+from attention_core.lessons.cost import CostFit, CostPoint, fit_cost, long_sizes, pattern_bytes
 from attention_core.lessons.demos import SplitPoint, crossover_tokens
 from attention_core.lessons.tour_numbers import attention_share, loglog_slope
 from ui import glossary
-from ui.cache import as_encoder_trace
+from ui.cache import as_encoder_trace, get_model
 from ui.router import Shared
 from ui.tour import cache
 from ui.tour.common import chart, engineers
 from viz.learn_cost import make_cost_curve
 from viz.learn_split import make_cost_split
+from viz.long_cost import make_long_cost
 
 TITLE = "Context size and cost"
 PAGE = "pattern"  # the page that explores this step further (ui.registry)
@@ -152,3 +158,73 @@ def _memory(trace: Trace, load_note: str) -> None:
             f"`trace.scores_lhqk.nbytes + trace.pattern_lhqk.nbytes` = "
             f"{enc.scores_lhqk.nbytes + enc.pattern_lhqk.nbytes:,} bytes."
         )
+
+
+def long_text_cost(model_name: str, text: str, key: str) -> None:
+    """The same lesson on a long text (the Long text page): the model's forward timed at each
+    of ``lessons.cost.long_sizes`` (once per server, each length under a progress bar, on the
+    visitor's click: the longest take seconds each), fitted as a·n + b·n² + c, and the bytes
+    its trace holds beside the patterns it does not hold."""
+    cfg = get_model(model_name).config
+    sizes = long_sizes(cfg)
+    names = ", ".join(f"{n:,}" for n in sizes)
+    if not st.toggle(
+        f"Time {cfg.name}'s forward pass at {names} tokens (once per server; the longest "
+        "lengths take a while)",
+        key=key,
+    ):
+        return
+    progress = st.progress(0.0)
+    timed: list[CostPoint] = []
+    for i, n in enumerate(sizes):
+        progress.progress(i / len(sizes), text=f"Timing {n:,} tokens ({i + 1} of {len(sizes)})…")
+        point, load = cache.long_cost_point(model_name, n, text)
+        timed.append(point)
+    progress.empty()
+    _long_cost_figure(cfg, timed)
+    with engineers():
+        st.markdown(
+            f"`attention_core.lessons.cost.time_forward` per length and `fit_cost` (least squares "
+            f"with a, b, c ≥ 0). Measured with BLAS held to one thread; 1-minute load average "
+            f"{load:.1f} on {os.cpu_count() or 1} cores after the last length. Held: "
+            "`trace.nbytes` right after the pass."
+        )
+
+
+def _long_cost_figure(cfg: ModelConfig, timed: list[CostPoint]) -> None:
+    ns = np.array([p.n_tokens for p in timed])
+    secs = np.array([p.seconds for p in timed])
+    held = np.array([p.held_bytes for p in timed])
+    patterns = np.array([pattern_bytes(int(n), cfg.n_layers, cfg.n_heads) for n in ns])
+    time_fit, memory_fit = fit_cost(ns, secs), fit_cost(ns, held)
+    chart(
+        make_long_cost(ns, secs, time_fit, held, memory_fit, patterns),
+        "long_cost",
+        "How to read this: the dots are measured on this machine, the orange line is the fit "
+        "a·n + b·n² + c through them, the dotted line its n² part alone. Hover for values.",
+    )
+    share = time_fit.square_share(ns)
+    shares = ", ".join(f"**{s:.0%}** at {n:,}" for s, n in zip(share, ns, strict=True))
+    glossary.say(
+        f"Measured: **{secs[0]:.2f} s** at {ns[0]:,} tokens, **{secs[-1]:.2f} s** at "
+        f"{ns[-1]:,} ({ns[-1] / ns[0]:.0f}× the tokens, {secs[-1] / secs[0]:.1f}× the time). "
+        f"From the fit, the part that grows like n² (every token scored against every other) "
+        f"is {shares} of the time; the rest grows like n (each token's own matrix products) "
+        "or stays fixed."
+    )
+    glossary.say(
+        f"Memory: at {ns[-1]:,} tokens the trace holds **{held[-1] / 1e6:.0f} MB** (the "
+        f"residual stream and what the views need), while the attention patterns of all "
+        f"{cfg.n_layers} layers × {cfg.n_heads} heads would take {cfg.n_layers} × "
+        f"{cfg.n_heads} × {ns[-1]:,}² × 4 bytes = **{patterns[-1] / 1e6:,.0f} MB**. The app does "
+        "not hold them: it recomputes one layer's patterns when a view asks for them. "
+        + _held_growth(memory_fit, ns)
+    )
+
+
+def _held_growth(fit: CostFit, ns: NDArray[np.int64]) -> str:
+    """How what the trace holds grows, read from its fit's n² share at the longest length."""
+    share = float(fit.square_share(ns)[-1])
+    if share < 0.05:  # a stated threshold: under 5 % of the bytes, the n² part is not the story
+        return "What it holds grows like n: its fit has no n² part worth naming (under 5%)."
+    return f"Its fit puts {share:.0%} of those bytes in an n² part at {ns[-1]:,} tokens."

@@ -24,7 +24,8 @@ from starlette.testclient import TestClient
 
 import ui.routes
 from attention_core import trace_sentence
-from attention_core.methods.pack import layer_block
+from attention_core.core.functional import attention_steps
+from attention_core.methods.pack import header, layer_block
 from explorer import PATH
 from explorer.page_token import HEADER, mint
 from server import api
@@ -150,6 +151,64 @@ def test_bad_request_is_400_with_a_plain_reason(client, trace, body, message):
     after = post(client, good(layer=0))
     assert after.status_code == 200
     assert after.content == layer_block(trace, 0, "scores").data
+
+
+HEAD = {"head": 4, "stage": "pattern", "settings": {"scale": True, "temp": 1.0, "causal": False}}
+
+
+@pytest.mark.parametrize("part", ["map", "tile"])
+def test_a_head_map_or_tile_is_the_engines_pattern(client, trace, part):
+    # A short sentence's map pools 1 × 1 blocks: the mean and the max are the pattern itself.
+    n = trace.n_tokens
+    response = post(client, good(layer=3, part=part, window=[0, n, 0, n], **HEAD))
+    assert response.status_code == 200, response.text
+    got = np.frombuffer(response.content, "<f4")
+    want = np.asarray(trace.pattern_lhqk[3][4])
+    planes = got.reshape(2, n, n) if part == "map" else got.reshape(1, n, n)
+    for plane in planes:
+        np.testing.assert_array_equal(plane, want)
+
+
+def test_a_switch_is_computed_on_the_server(client, trace):
+    n = trace.n_tokens
+    switched = HEAD | {"settings": {"scale": True, "temp": 2.0, "causal": True}}
+    response = post(client, good(layer=1, part="tile", window=[0, n, 0, n], **switched))
+    assert response.status_code == 200, response.text
+    got = np.frombuffer(response.content, "<f4").reshape(n, n)
+    want = attention_steps(np.asarray(trace.scores_lhqk[1][4]), 32, temperature=2.0, causal=True)
+    np.testing.assert_array_equal(got, want.pattern)
+
+
+def test_the_roles_come_as_json(client, trace):
+    response = post(client, good(part="roles", layer=0))
+    assert response.status_code == 200, response.text
+    assert json.loads(response.content) == header(trace)["roles"]
+
+
+HEAD_BAD = [
+    ("no stage", {"head": 0, "settings": HEAD["settings"], "window": [0, 2, 0, 2]}, "stage"),
+    ("settings missing", HEAD | {"settings": None, "window": [0, 2, 0, 2]}, "settings must be"),
+    (
+        "temp too high",
+        HEAD | {"settings": HEAD["settings"] | {"temp": 50}, "window": [0, 2, 0, 2]},
+        "temperature 50.0 is outside",
+    ),
+    ("window short", HEAD | {"window": [0, 2]}, "window must be four whole numbers"),
+    ("window reversed", HEAD | {"window": [5, 2, 0, 2]}, "is not inside"),
+    ("window past the text", HEAD | {"window": [0, 99, 0, 2]}, "is not inside 0..7 tokens"),
+    ("head too big", HEAD | {"head": 12, "window": [0, 2, 0, 2]}, "head 12 is not one of"),
+]
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"), [b[1:] for b in HEAD_BAD], ids=[b[0] for b in HEAD_BAD]
+)
+def test_a_bad_map_request_is_400_with_a_plain_reason(client, fields, message):
+    response = post(client, good(part="map", **fields))
+    assert response.status_code == 400
+    assert message in error_of(response)
+    tile = post(client, good(part="tile", **(HEAD | {"window": [0, 300, 0, 2]})))
+    assert tile.status_code == 400 and "more than 256 tokens a side" in error_of(tile)
 
 
 def test_text_of_exactly_max_chars_is_accepted(client, model):

@@ -166,30 +166,75 @@ def long_bytes(n: int = LONG_TOKENS) -> dict[str, float]:
     return fresh_process(LONG_BYTES.format(n=n))
 
 
+# Enter → the first view drawn that is not the one shown before (its token labels differ:
+# a 2,048-token map draws none), on screen at the next frame; ms from the key, or null.
+LONG_DRAWN = """(mark) => {
+  const B = window.__bench, key = B.keys[mark.keys];
+  if (!key) return null;
+  const hit = B.draws.slice(mark.draws)
+    .find((d) => !d.grid && d.t >= key.t && d.sig !== mark.sig && d.frame !== null);
+  return hit ? hit.frame - key.t : null;
+}"""
+
+
+def one_line(model: Any, n: int) -> str:
+    """README.md's first ``n`` tokens' worth as one line (the sidebar's one-line box submits on
+    Enter), cut just past the ``n``-th token so the box's character limit holds."""
+    from attention_core import tokenize
+    from bench.forward_worker import text_of
+
+    text = " ".join(text_of(model, n).split())
+    end = int(tokenize(model, text, max_tokens=n).offsets_t2[-1, 1])
+    return text[: end + 40]
+
+
+def long_first_chart(browser: Any, url: Any, text: str) -> float | None:
+    """Seconds from Enter on ``text`` (SmolLM2, /pattern opened on a short prompt) to its first
+    view on screen, or None when it was not drawn within WAIT_MS."""
+    from urllib.parse import quote_plus
+
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    from bench.explorer import FIRST_DRAW, MARK, WAIT_MS, open_instrumented, settle
+    from bench.live import type_sentence
+
+    page, _ = open_instrumented(browser, url)
+    short = quote_plus("The capital of France is")
+    page.goto(f"{url}/pattern?model=smollm2&layer=0&head=0&s={short}", timeout=WAIT_MS)
+    page.wait_for_function(FIRST_DRAW, timeout=WAIT_MS, polling="raf")
+    settle(page, WAIT_MS / 1000)
+    submit = type_sentence(page, text)
+    mark = page.evaluate(MARK)
+    submit()
+    try:
+        handle = page.wait_for_function(LONG_DRAWN, arg=mark, timeout=WAIT_MS, polling="raf")
+        return float(handle.json_value()) / 1000
+    except PlaywrightTimeout:
+        return None
+    finally:
+        page.context.close()
+
+
 def long_page(engine_passes: int = 2) -> tuple[float | None, float]:
     """(submit → first chart on /pattern with SmolLM2 at 2,048 tokens, s; the engine's forward
     alone in a fresh process, s), in the same run."""
     from playwright.sync_api import sync_playwright
 
     from attention_core import load_model
-    from bench.decoder import new_prompts
     from bench.forward import Case, engine_only
-    from bench.forward_worker import allow_tokens, text_of
     from scripts.live_app import launch_chromium, streamlit_server
 
-    forward = engine_only(Case("SmolLM2", "smollm2", LONG_TOKENS, engine_passes))
     landed()
-    model = load_model("smollm2")
-    allow_tokens(model, LONG_TOKENS)
-    text = text_of(model, LONG_TOKENS)
+    forward = engine_only(Case("SmolLM2", "smollm2", LONG_TOKENS, engine_passes))
+    text = one_line(load_model("smollm2"), LONG_TOKENS)
     with sync_playwright() as pw:
         browser = launch_chromium(pw)
         try:
             with streamlit_server(timeout=120) as url:
-                drawn, _ = new_prompts(browser, url, [text])
+                drawn = long_first_chart(browser, url, text)
         finally:
             browser.close()
-    return (drawn[0] if drawn else None), forward
+    return drawn, forward
 
 
 def landed() -> None:

@@ -146,7 +146,9 @@ def layer_block(trace: Trace, layer: int, part: Part) -> Block:
         return Block(layer, part, json.dumps(head_badges(trace)).encode())
     if part in ("thumbs", "thumbs_visible"):
         keep = visible_tokens(trace.tokens.special_t, part == "thumbs_visible")
-        pattern_hqk = trace.pattern_lhqk[layer][:, keep][:, :, keep]  # [h,t,t] -> [h,kept,kept]
+        pattern_hqk = trace.pattern_lhqk[layer]
+        if keep.size < trace.n_tokens:  # no copy of a layer (151 MB at 2,048 tokens) to keep all
+            pattern_hqk = pattern_hqk[:, keep][:, :, keep]  # [h,t,t] -> [h,kept,kept]
         return Block(layer, part, float32_bytes(pool_blocks(pattern_hqk)[0]))
     raise ValueError(f"part must be one of {', '.join(PARTS)}, got {part!r}")
 

@@ -681,6 +681,23 @@ function wireKeys(ctx, allowed, pageWide) {
   return () => page.removeEventListener("keydown", onKey);
 }
 
+// explorer/js/protocol.js
+function decodeFloat32(base64) {
+  const raw = atob(base64);
+  const bytes = new Uint8Array(raw.length);
+  for (let i = 0; i < raw.length; i++) bytes[i] = raw.charCodeAt(i);
+  return new Float32Array(bytes.buffer);
+}
+function blockRequest(model, text2, layer, part, more = {}) {
+  return JSON.stringify({ ...more, model, text: text2, layer, part });
+}
+function clipRequest(model, clip, layer, part, frames) {
+  return JSON.stringify({ model, clip, layer, part, frames });
+}
+function rolesFrom(bytes) {
+  return JSON.parse(new TextDecoder().decode(bytes));
+}
+
 // explorer/js/stages.js
 var f32 = Math.fround;
 var FLOAT32_MAX = 34028234663852886e22;
@@ -970,13 +987,13 @@ function paintTile(tile, shape, block, head, pinned, words) {
   tile.dataset.pin = pinText({ ...words, ...pinned, keep: shape.keep, f: shape.f }, top);
   tile.dataset.top = JSON.stringify(top);
 }
-function wireGrid(root, grid, data, onOpen) {
+function wireGrid(root, grid, data, onOpen, roles) {
   const tip = root.querySelector(".ax-tip");
   const describe = (canvas) => {
     const layer = Number(canvas.dataset.layer);
     const head = Number(canvas.dataset.head);
     const lines = [`layer ${layer}, head ${head}${sharing(data.header, head)}`];
-    const badge = roleBadge(data.header, { layer, head });
+    const badge = roleBadge({ ...data.header, roles: roles.value }, { layer, head });
     if (badge) lines.push(`job by the rule: ${badge}`);
     for (const [label, values] of Object.entries(data.metrics)) {
       lines.push(`${label}: ${metricText(values[layer][head])}`);
@@ -1041,6 +1058,7 @@ function painter(root, data, source, pin) {
     } else {
       self.paintLayer(layer, block);
       root.dataset.drawn = String(++self.drawn);
+      if (self.drawn === layers.length) self.whenAll?.();
     }
   };
   self.repin = () => {
@@ -1058,33 +1076,24 @@ function renderGrid(parent, data, source, onOpen, pin = createState(NO_PIN)) {
   holder.innerHTML = GRID_SKELETON;
   const root = holder.querySelector(".ax");
   const grid = painter(root, data, source, pin);
+  const roles = { value: data.header.roles };
+  if (!roles.value) {
+    grid.whenAll = () => source.block(0, "roles").then(
+      (bytes) => roles.value = rolesFrom(bytes),
+      () => {
+      }
+    );
+  }
   buildPinBar(grid.bar, data.header.tokens, grid.shape.keep);
   syncPinBar(grid.bar, pin.get(), grid.note());
   for (const layer of grid.layers) grid.drawLayer(layer);
-  wireGrid(root, root.querySelector(".ax-grid-heads"), data, onOpen);
+  wireGrid(root, root.querySelector(".ax-grid-heads"), data, onOpen, roles);
   wirePinBar(grid.bar, pin);
   const unsubscribe = pin.subscribe(grid.repin);
   return () => {
     grid.alive = false;
     unsubscribe();
   };
-}
-
-// explorer/js/protocol.js
-function decodeFloat32(base64) {
-  const raw = atob(base64);
-  const bytes = new Uint8Array(raw.length);
-  for (let i = 0; i < raw.length; i++) bytes[i] = raw.charCodeAt(i);
-  return new Float32Array(bytes.buffer);
-}
-function blockRequest(model, text2, layer, part, more = {}) {
-  return JSON.stringify({ ...more, model, text: text2, layer, part });
-}
-function clipRequest(model, clip, layer, part, frames) {
-  return JSON.stringify({ model, clip, layer, part, frames });
-}
-function rolesFrom(bytes) {
-  return JSON.parse(new TextDecoder().decode(bytes));
 }
 
 // explorer/js/source.js

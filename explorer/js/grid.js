@@ -9,6 +9,7 @@ import { headsPerKv, roleBadge, sharing, startsGroup } from "./model.js";
 import { pinStrip, pinText, pooledIndex, pooledStrip, strongest } from "./pin.js";
 import { buildPinBar, syncPinBar, wirePinBar } from "./pinbar.js";
 import { placeTip } from "./pointer.js";
+import { rolesFrom } from "./protocol.js";
 import { computeStages, headScores, poolPattern, visibleTokens } from "./stages.js";
 import { createState } from "./state.js";
 import { metricText } from "./words.js";
@@ -98,13 +99,13 @@ function paintTile(tile, shape, block, head, pinned, words) {
   tile.dataset.top = JSON.stringify(top);
 }
 
-function wireGrid(root, grid, data, onOpen) {
+function wireGrid(root, grid, data, onOpen, roles) {
   const tip = root.querySelector(".ax-tip");
   const describe = (canvas) => {
     const layer = Number(canvas.dataset.layer);
     const head = Number(canvas.dataset.head);
     const lines = [`layer ${layer}, head ${head}${sharing(data.header, head)}`];
-    const badge = roleBadge(data.header, { layer, head });
+    const badge = roleBadge({ ...data.header, roles: roles.value }, { layer, head });
     if (badge) lines.push(`job by the rule: ${badge}`);
     for (const [label, values] of Object.entries(data.metrics)) {
       lines.push(`${label}: ${metricText(values[layer][head])}`);
@@ -183,6 +184,7 @@ function painter(root, data, source, pin) {
     } else {
       self.paintLayer(layer, block);
       root.dataset.drawn = String(++self.drawn);
+      if (self.drawn === layers.length) self.whenAll?.();
     }
   };
   self.repin = () => {
@@ -204,10 +206,20 @@ export function renderGrid(parent, data, source, onOpen, pin = createState(NO_PI
   holder.innerHTML = GRID_SKELETON;
   const root = holder.querySelector(".ax");
   const grid = painter(root, data, source, pin);
+  // A long sentence's header has no roles (scoring reads every layer): asked for once every
+  // thumbnail is drawn, so they never hold the tiles up; the tooltips name them from then on.
+  const roles = { value: data.header.roles };
+  if (!roles.value) {
+    grid.whenAll = () =>
+      source.block(0, "roles").then(
+        (bytes) => (roles.value = rolesFrom(bytes)),
+        () => {},
+      );
+  }
   buildPinBar(grid.bar, data.header.tokens, grid.shape.keep);
   syncPinBar(grid.bar, pin.get(), grid.note());
   for (const layer of grid.layers) grid.drawLayer(layer);
-  wireGrid(root, root.querySelector(".ax-grid-heads"), data, onOpen);
+  wireGrid(root, root.querySelector(".ax-grid-heads"), data, onOpen, roles);
   wirePinBar(grid.bar, pin);
   const unsubscribe = pin.subscribe(grid.repin);
   return () => {

@@ -98,15 +98,24 @@ def map_shape(window: Window) -> tuple[int, int]:
 
 def pool_window(values_qk: F32, kept_qk: NDArray[np.bool_] | None, block: int) -> F32:
     """[2, R, C]: the mean and the max of each block × block square of ``values_qk`` over the
-    cells ``kept_qk`` keeps (all when None); -inf where a square keeps none. Sums in float64."""
+    cells ``kept_qk`` keeps (all when None); -inf where a square keeps none. A square holds at
+    most 16² cells (8,192 tokens over 512 cells): float32 sums lose nothing a view shows."""
+    if block == 1:  # each cell its own block: the values, hidden cells -inf
+        one = values_qk if kept_qk is None else np.where(kept_qk, values_qk, -np.inf)
+        return np.stack([one, one]).astype(np.float32)
     rows, cols = values_qk.shape
     r_at, c_at = np.arange(0, rows, block), np.arange(0, cols, block)
-    kept = np.ones(values_qk.shape, bool) if kept_qk is None else kept_qk
-    finite = np.where(kept, values_qk, 0.0).astype(np.float64)
-    sums = np.add.reduceat(np.add.reduceat(finite, c_at, axis=1), r_at, axis=0)
-    counts = np.add.reduceat(np.add.reduceat(kept.astype(np.int64), c_at, axis=1), r_at, axis=0)
-    lowest = np.where(kept, values_qk, -np.inf)
-    highs = np.maximum.reduceat(np.maximum.reduceat(lowest, c_at, axis=1), r_at, axis=0)
+
+    def pooled(ufunc: np.ufunc, array: NDArray[Any]) -> NDArray[Any]:
+        return ufunc.reduceat(ufunc.reduceat(array, c_at, axis=1), r_at, axis=0)
+
+    if kept_qk is None:
+        sizes = np.diff(np.append(r_at, rows))[:, None] * np.diff(np.append(c_at, cols))[None]
+        means = pooled(np.add, values_qk) / sizes
+        return np.stack([means, pooled(np.maximum, values_qk)]).astype(np.float32)
+    counts = pooled(np.add, kept_qk.astype(np.int16))
+    sums = pooled(np.add, np.where(kept_qk, values_qk, np.float32(0)))
+    highs = pooled(np.maximum, np.where(kept_qk, values_qk, np.float32(-np.inf)))
     with np.errstate(invalid="ignore", divide="ignore"):
         means = np.where(counts > 0, sums / np.maximum(counts, 1), -np.inf)
     return np.stack([means, highs]).astype(np.float32)

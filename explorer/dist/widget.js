@@ -1413,7 +1413,7 @@ function wireKeys(ctx, allowed, pageWide) {
 
 // explorer/js/mapview.js
 function mappedState() {
-  return { shown: null, blank: null, asked: /* @__PURE__ */ new Set() };
+  return { shown: null, last: null, blank: null, asked: /* @__PURE__ */ new Set(), provisional: 0 };
 }
 function fields(part, view, stage, window2) {
   const asked = stage === "rollout" ? { ...view, head: 0 } : view;
@@ -1494,7 +1494,27 @@ function drawMap(ctx) {
   const failed = grids.find((g) => g?.error);
   const status = ctx.root.querySelector(".ax-status");
   status.textContent = failed ? `Could not load layer ${view.layer}, head ${view.head}: ${failed.error}` : grids.some((g) => !g) ? `loading layer ${view.layer}, head ${view.head}…` : "";
-  if (failed || grids.some((g) => !g)) return false;
+  const same = sameHead(view, ctx.stages, ctx.state.pooling());
+  if (failed || grids.some((g) => !g)) {
+    const last = ctx.mapped.last;
+    if (!failed && last?.same === same) {
+      paintAll(ctx, view, w, block, stretch(last, w, block));
+      ctx.mapped.shown = null;
+      ctx.root.dataset.provisional = String(++ctx.mapped.provisional);
+    }
+    return false;
+  }
+  paintAll(ctx, view, w, block, grids);
+  ctx.mapped.shown = { w, block, grids, transpose: view.transpose };
+  ctx.mapped.last = { same, w, block, grids };
+  drawMapCell(ctx);
+  setTimeout(() => prefetch(ctx, view, w, block), 0);
+  return true;
+}
+function sameHead(view, stages, pooling) {
+  return JSON.stringify([view.layer, view.head, settingsOf(view), stages, pooling]);
+}
+function paintAll(ctx, view, w, block, grids) {
   ctx.mapped.blank ||= themeRgb(ctx.root, "--st-secondary-background-color", "#f0f2f6");
   const size = layout2(ctx, Math.max(grids[0].rows, grids[0].cols));
   const shape = { size, transpose: view.transpose, w, block };
@@ -1505,16 +1525,28 @@ function drawMap(ctx) {
   const note = ctx.root.querySelector(".ax-labels");
   note.textContent = labelNote(fits.rows, fits.cols);
   note.hidden = !note.textContent;
-  ctx.mapped.shown = { w, block, grids, transpose: view.transpose };
-  ctx.root.querySelector(".ax-hint").textContent = mapHint(w, ctx.n);
-  drawMapCell(ctx);
-  setTimeout(() => prefetch(ctx, view, w, block), 0);
-  return true;
+  ctx.root.querySelector(".ax-hint").textContent = mapHint(w, ctx.n, view.transpose);
 }
-function mapHint(w, n) {
+function stretch(last, w, block) {
+  const { rows, cols } = pooledShape(w, block);
+  const at = (first, lo, hi, step, count) => positions(first, count, block).map((t) => t >= lo && t < hi ? Math.floor((t - lo) / step) : -1);
+  const rowAt = at(w.r0, last.w.r0, last.w.r1, last.block, rows);
+  const colAt = at(w.c0, last.w.c0, last.w.c1, last.block, cols);
+  return last.grids.map((g) => {
+    const values = new Float32Array(rows * cols).fill(-Infinity);
+    for (let r = 0; r < rows; r++) {
+      if (rowAt[r] < 0) continue;
+      for (let c = 0; c < cols; c++) {
+        if (colAt[c] >= 0) values[r * cols + c] = g.values[rowAt[r] * g.cols + colAt[c]];
+      }
+    }
+    return { values, rows, cols };
+  });
+}
+function mapHint(w, n, transpose) {
   const whole = w.r0 === 0 && w.c0 === 0 && w.r1 === n && w.c1 === n;
   const where = whole ? `All ${n.toLocaleString("en")} tokens. ` : `Showing tokens ${w.r0}–${w.r1 - 1} × ${w.c0}–${w.c1 - 1}; double-click to see all. `;
-  return `${where}Rows are queries, columns are keys. Hover a cell for its value, drag or scroll to zoom in (single tokens and their labels appear when they fit); ← → change the head, ↑ ↓ the layer (after a click on the view).`;
+  return `${where}${transpose ? "Columns are queries, rows are keys" : "Rows are queries, columns are keys"}. Hover a cell for its value, drag or scroll to zoom in (single tokens and their labels appear when they fit); ← → change the head, ↑ ↓ the layer (after a click on the view).`;
 }
 function prefetch(ctx, view, w, block) {
   if (!ctx.live.alive) return;

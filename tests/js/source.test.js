@@ -10,6 +10,7 @@ import {
   messageSource,
   TOKEN_HEADER,
 } from "../../explorer/js/source.js";
+import { rolesFrom } from "../../explorer/js/protocol.js";
 
 const floats = (n, v = 1) => new Float32Array(n).fill(v);
 
@@ -180,4 +181,33 @@ test("a request the server dropped (409) is forgotten, never shown as an error",
     },
   );
   assert.equal(calls, 2);
+});
+
+test("a head's map or tile is asked with its fields, once; the roles come as bytes", async () => {
+  const seen = [];
+  await withFetch(
+    (url, init) => {
+      const body = JSON.parse(init.body);
+      seen.push(body);
+      const bytes =
+        body.part === "roles"
+          ? new TextEncoder().encode('[["previous-token 0.52"]]')
+          : new Float32Array([0.25, 0.75]);
+      return new Response(bytes, { status: 200 });
+    },
+    async () => {
+      const source = httpSource({ api: "api/b", model: "m", text: `t${Math.random()}` });
+      const fields = { part: "tile", layer: 1, head: 2, stage: "pattern", window: [0, 1, 0, 2] };
+      assert.equal(source.peekHead(fields), undefined);
+      const [a, b] = await Promise.all([source.head(fields), source.head({ ...fields })]);
+      assert.deepEqual(Array.from(a), [0.25, 0.75]);
+      assert.equal(a, b);
+      assert.equal(source.peekHead(fields), a);
+      assert.equal(seen.length, 1);
+      assert.deepEqual(seen[0], { ...fields, model: "m", text: seen[0].text });
+      const roles = await source.block(0, "roles");
+      assert.ok(roles instanceof Uint8Array);
+      assert.deepEqual(rolesFrom(roles), [["previous-token 0.52"]]);
+    },
+  );
 });

@@ -153,3 +153,13 @@ def fit_cost(n_tokens: NDArray[Any], values: NDArray[Any]) -> CostFit:
         if error < best_error:
             best, best_error = full, error
     return CostFit(**{name: float(x) for name, x in zip(_TERMS, best, strict=True)})
+
+
+def seconds_left(timed: tuple[CostPoint, ...], sizes: tuple[int, ...]) -> float | None:
+    """The time the ``sizes`` not yet timed should take, from the fit of the ``timed`` points
+    (None before two are timed: one point fixes no growth)."""
+    if len(timed) < 2:
+        return None
+    done = {p.n_tokens for p in timed}
+    fit = fit_cost(np.array([p.n_tokens for p in timed]), np.array([p.seconds for p in timed]))
+    return float(fit(np.array([n for n in sizes if n not in done], dtype=np.float64)).sum())

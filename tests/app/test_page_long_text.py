@@ -22,9 +22,9 @@ from ui.text.long_text import FAR, NEAR, SHIPPED, SINK_LINE
 TEXT = SHIPPED.read_text()[:1400]  # about 300 of SmolLM2's tokens
 
 
-def _open(timeout: int = 300) -> AppTest:
+def _open(timeout: int = 300, text: str = TEXT) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=timeout)
-    at.query_params["s"] = TEXT
+    at.query_params["s"] = text
     at.session_state["lt_source"] = "sidebar"  # the shipped text is ~1,900 tokens: slow here
     at.switch_page("pages/long_text.py")
     return at.run()
@@ -86,6 +86,16 @@ def test_along_the_text_draws_the_sidebar_head_and_the_yardstick(page, reach):
     np.testing.assert_allclose(by_panel[(name, "x2")], reach.reach_lhb[layer, head], rtol=1e-6)
     median = np.nanmedian(reach.reach_lhb.reshape(reach.reach_lh.size, -1), 0)
     np.testing.assert_allclose(by_panel[("median over every head", "x2")], median, rtol=1e-6)
+
+
+def test_a_short_text_says_what_it_cannot_show():
+    one = _open(text="Hello")
+    assert not one.exception and "single token" in one.info[0].value
+    assert not one.get("plotly_chart")
+    three = _open(text="the river bank")
+    assert not three.exception
+    assert any("fits in one stretch of 16 tokens" in box.value for box in three.info)
+    assert _chart(three, "lt_sink_map")["data"] and _chart(three, "lt_reach_map")["data"]
 
 
 def test_the_cost_lesson_fits_the_timings_it_draws():

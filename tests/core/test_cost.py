@@ -9,9 +9,11 @@ import pytest
 from attention_core import measure_cost, square_law, tokens_of_length
 from attention_core.lessons.cost import (
     LONG_SIZES,
+    CostPoint,
     fit_cost,
     long_sizes,
     pattern_bytes,
+    seconds_left,
     time_forward,
 )
 from attention_core.models import run_model
@@ -78,6 +80,14 @@ def test_fit_recovers_a_known_cost_and_never_goes_negative():
         assert error <= np.sum((b * n * n + c - dips) ** 2) + 1e-12
     with pytest.raises(ValueError, match="positive sizes"):
         fit_cost(np.array([0, 1]), np.array([1.0, 2.0]))
+
+
+def test_time_left_is_the_fit_of_the_lengths_timed_so_far():
+    sizes = (128, 256, 512, 1024)
+    timed = tuple(CostPoint(n, 0.01 * n + 1e-5 * n * n, 0, 0) for n in sizes[:3])
+    assert seconds_left(timed[:1], sizes) is None  # one point: no growth to read
+    assert seconds_left(timed, sizes) == pytest.approx(0.01 * 1024 + 1e-5 * 1024**2)
+    assert seconds_left(timed, sizes[:3]) == 0.0
 
 
 def test_square_law_passes_through_the_last_point():

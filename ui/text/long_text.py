@@ -12,8 +12,8 @@ import numpy as np
 import streamlit as st
 
 from attention_core import LlamaTrace
-from attention_core.methods.reach import TextReach, text_reach
-from ui import glossary, router
+from attention_core.methods.reach import TextReach, bin_tokens, text_reach
+from ui import glossary, router, show
 from ui.cache import get_trace, model_error
 from ui.state.entry import Entry, State
 from ui.tour.common import engineers
@@ -71,6 +71,12 @@ def require_trace(shared: router.Shared) -> tuple[LlamaTrace, str]:
             f"{trace.tokens.n_cut:,} were cut.",
             kind="warning",
         )
+    if trace.n_tokens < 2:
+        glossary.box(
+            "This text is a single token: it has no distance to read back. Read the text that "
+            "comes with the app, or type a longer one."
+        )
+        st.stop()
     return trace, text
 
 
@@ -131,6 +137,33 @@ def _top_keys(trace: LlamaTrace, reach: TextReach) -> str:
     )
 
 
+def top_keys_table(trace: LlamaTrace, reach: TextReach, rows: int = 10) -> None:
+    """The heads whose most-weighted token is not the first, clearest first."""
+    other = np.argwhere(reach.top_key_lh != 0)
+    if not len(other):
+        return
+    order = np.argsort(-reach.top_share_lh[other[:, 0], other[:, 1]])[:rows]
+    picked = other[order]
+    keys = reach.top_key_lh[picked[:, 0], picked[:, 1]]
+    st.dataframe(
+        {
+            "layer": picked[:, 0],
+            "head": picked[:, 1],
+            "token position": keys,
+            "token": [trace.tokens.tokens[int(k)] for k in keys],
+            "its weight": reach.top_share_lh[picked[:, 0], picked[:, 1]],
+            "weight on the first token": reach.sink_lh[picked[:, 0], picked[:, 1]],
+        },
+        key="lt_top_keys",
+        hide_index=True,
+        column_config={c: show.NUM for c in ("its weight", "weight on the first token")},
+    )
+    glossary.note(
+        f"The {len(picked)} heads (of {len(other)}) whose most-weighted token is not the first, "
+        "the clearest first; each weight is averaged over every token that looks."
+    )
+
+
 def how_far(reach: TextReach) -> None:
     """Each head's reach: the share of the distance available its weight travels back."""
     glossary.say(
@@ -174,6 +207,12 @@ def _far_words(reach: TextReach, far: np.ndarray, far_not_sink: np.ndarray) -> s
 
 def along(trace: LlamaTrace, reach: TextReach, layer: int, head: int) -> None:
     """Both measures per stretch of the text: every head's median, the sidebar's head."""
+    if len(reach.bin_starts) < 2:
+        glossary.box(
+            f"The text fits in one stretch of {bin_tokens(reach.n_tokens)} tokens: read the text "
+            "that comes with the app, or type a longer one, to see how the heads change along it."
+        )
+        return
     cfg = trace.config
     sink_hb = reach.sink_lhb.reshape(-1, len(reach.bin_starts))
     reach_hb = reach.reach_lhb.reshape(-1, len(reach.bin_starts))

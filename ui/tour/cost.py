@@ -10,9 +10,16 @@ import numpy as np
 import streamlit as st
 from numpy.typing import NDArray
 
-from attention_core import ModelConfig, attention_bytes
+from attention_core import ModelConfig, attention_bytes, trace_nbytes
 from attention_core.core.family import Trace
-from attention_core.lessons.cost import CostFit, CostPoint, fit_cost, long_sizes, pattern_bytes
+from attention_core.lessons.cost import (
+    CostFit,
+    CostPoint,
+    fit_cost,
+    long_sizes,
+    pattern_bytes,
+    seconds_left,
+)
 from attention_core.lessons.demos import SplitPoint, crossover_tokens
 from attention_core.lessons.tour_numbers import attention_share, loglog_slope
 from ui import glossary
@@ -175,19 +182,26 @@ def long_text_cost(model_name: str, text: str, key: str) -> None:
     ):
         return
     progress = st.progress(0.0)
-    timed: list[CostPoint] = []
+    timed: tuple[CostPoint, ...] = ()
     for i, n in enumerate(sizes):
-        progress.progress(i / len(sizes), text=f"Timing {n:,} tokens ({i + 1} of {len(sizes)})…")
+        left = seconds_left(timed, sizes)
+        eta = "" if left is None else f"; about {left:.0f} s left, from the lengths timed so far"
+        progress.progress(
+            i / len(sizes), text=f"Timing {n:,} tokens ({i + 1} of {len(sizes)}{eta})…"
+        )
         point, load = cache.long_cost_point(model_name, n, text)
-        timed.append(point)
+        timed = (*timed, point)
     progress.empty()
-    _long_cost_figure(cfg, timed)
+    _long_cost_figure(cfg, list(timed))
     with engineers():
         st.markdown(
             f"`attention_core.lessons.cost.time_forward` per length and `fit_cost` (least squares "
             f"with a, b, c ≥ 0). Measured with BLAS held to one thread; 1-minute load average "
             f"{load:.1f} on {os.cpu_count() or 1} cores after the last length. Held: "
-            "`trace.nbytes` right after the pass."
+            f"`trace.nbytes` right after the pass; the trace store counts up to "
+            f"{trace_nbytes(cfg, timed[-1].n_tokens) / 1e6:.0f} MB for a "
+            f"{timed[-1].n_tokens:,}-token trace (`attention_core.trace_nbytes`: its layer cache "
+            "full and its rollout made)."
         )
 
 

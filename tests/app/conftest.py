@@ -30,10 +30,10 @@ class _RoutedPagesManager(PagesManager):
 app_test.PagesManager = _RoutedPagesManager
 
 
-def open_page(page: str | None = None, **query: str) -> AppTest:
+def open_page(page: str | None = None, timeout: float = TIMEOUT, **query: str) -> AppTest:
     """navigation.py switched to ``pages/<page>.py`` (home when None), with URL parameters, run
-    once."""
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    once (each run within ``timeout`` seconds)."""
+    at = AppTest.from_file(APP, default_timeout=timeout)
     for name, value in query.items():
         at.query_params[name] = value
     if page:

@@ -19,7 +19,7 @@ from attention_core.lessons.saturation import N_SEEDS
 from ui import downloads, glossary, router, safe, show
 from ui.cache import model_config, model_error
 from ui.state.text import BUILD_HEAD, BuildHead
-from ui.text.cache import block_input, block_saturation, block_view
+from ui.text.cache import BLOCK_TOKENS, block_input, block_saturation, block_view
 from viz.dk_saturation import make_dk_saturation
 from viz.head_deltas import make_head_deltas
 
@@ -49,7 +49,14 @@ def use_model(shared: router.Shared) -> bool:
     sentence); else the hashed vectors, said so, or a stopped page on an empty sentence."""
     error = model_error(shared.model)
     if error is None:
-        router.require_trace(shared)  # the empty-text and truncation messages
+        trace = router.require_trace(shared)  # the empty-text and truncation messages
+        shown = len(shared.visible(trace))
+        if shown > BLOCK_TOKENS:
+            glossary.box(
+                f"At this length the block reads the first {BLOCK_TOKENS:,} tokens of {shown:,}: "
+                "every head's whole pattern is drawn, and more would not fit on screen.",
+                kind="warning",
+            )
         return True
     if not split_pieces(shared.text):  # nothing but whitespace
         glossary.box("Type a sentence in the sidebar (or pick an example) to build a head on it.")

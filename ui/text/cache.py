@@ -32,6 +32,10 @@ from attention_core.methods.pack import trace_roles
 from attention_core.methods.roles import HeadRole, RoleScores, name_heads
 from ui.cache import as_encoder, get_model, get_trace
 
+# Build your own head's block reads at most this many tokens: its heads' patterns go to the
+# browser whole (12 heads of 2,048² scores would be 200 MB), and its cache entries stay bounded.
+BLOCK_TOKENS = 512
+
 
 # Worst case 512 × 21.5 kB (7 × 384 float64) = 11 MB.
 @st.cache_data(max_entries=512, show_spinner=False)
@@ -144,7 +148,10 @@ def block_input(
     """Build your own head's input: the model's word embeddings of the tokens on show, or, when
     the model cannot load, the hashed fallback; at unit variance per dimension."""
     if use_model:
-        return lesson_block.block_input(get_trace(model, text), hide_special)
+        tokens, x_td = lesson_block.block_input(get_trace(model, text), hide_special)
+        if len(tokens) > BLOCK_TOKENS:  # a long text's first ones, at unit variance again
+            return tokens[:BLOCK_TOKENS], unit_variance(x_td[:BLOCK_TOKENS])
+        return tokens, x_td
     tokens, x_td = fallback_embeddings(text)
     return tokens, unit_variance(x_td)
 

@@ -27,6 +27,9 @@ from viz.probe_similarity import RELATIVE, make_probe_similarity
 from viz.token_trajectory import make_token_trajectory
 
 NUM = show.SIGNED
+# The tokens a plane is fitted to and drawn with: a long text's first ones (SmolLM2's 2,048
+# tokens at 31 states are 63,000 vectors to fit, and as many arrows to draw).
+PLANE_TOKENS = 512
 F64 = NDArray[np.float64]
 
 
@@ -118,7 +121,15 @@ def follow(shared: router.Shared, trace: Trace) -> Shift:
     fitted to both."""
     probes, vectors_lpd = _probes(shared)
     tokens, hidden = trace.tokens.tokens, trace.hidden_ltd
-    keep = shared.visible(trace)
+    every = shared.visible(trace)
+    keep = every[:PLANE_TOKENS]
+    if len(keep) < len(every):
+        glossary.box(
+            f"At this length the page follows the first {PLANE_TOKENS:,} tokens of "
+            f"{len(every):,}: a plane fitted to every token at every layer takes far longer, and "
+            "that many arrows would cover each other.",
+            kind="warning",
+        )
     token = token_picker(
         "Token to follow",
         EmbeddingShift.token.key,

@@ -39,6 +39,7 @@ LONG_BYTES_MB = 400.0  # issue 36: a 2,048-token trace, counted by the store
 STEPS = (
     ("attention_core.models.bert.forward", "run_bert", "forward pass (run_bert)"),
     ("attention_core.models.bert.tokenizer", "tokenize_bert", "tokenizer, every call"),
+    ("attention_core.models.bert.forward", "tokenize_bert", "tokenizer, every call"),
     ("attention_core.methods.pack", "head_badges", "every head's role, for the header"),
     ("ui.text.pattern", "head_job", "the head's job line (below the view)"),
     ("ui.sidebar", "render", "the sidebar"),

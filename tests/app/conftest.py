@@ -14,6 +14,7 @@ from streamlit.testing.v1 import AppTest
 
 APP = str(Path(__file__).resolve().parents[2] / "navigation.py")
 TIMEOUT = 60  # the first run of a session loads the model
+LONG_RUN_S = 600  # a SmolLM2 pass of 1,000+ tokens on a busy two-core machine: a bound
 
 
 class _RoutedPagesManager(PagesManager):

@@ -12,13 +12,12 @@ from streamlit.runtime.forward_msg_queue import ForwardMsgQueue
 
 from attention_core import load_config, load_model
 from attention_core.models import tokenize
-from tests.app.conftest import open_page
+from tests.app.conftest import LONG_RUN_S, open_page
 from ui.cache import PROGRESS_FROM_TOKENS, trace_store
 from ui.router import CUT_WORDS
 from ui.text.cache import BLOCK_TOKENS
 from ui.text.embedding_shift import PLANE_TOKENS
 
-LONG_RUN_S = 600  # a 1,200-token SmolLM2 pass on a busy two-core machine: a bound, not a target
 PARAGRAPH = (
     "The river bank was muddy after the rain, and the old ferry waited by the mill. Jane "
     "visits Africa in September; she writes about the markets and the long roads. "

@@ -96,10 +96,14 @@ def map_shape(window: Window) -> tuple[int, int]:
     return -(-(window.r1 - window.r0) // block), -(-(window.c1 - window.c0) // block)
 
 
-def pool_window(values_qk: F32, kept_qk: NDArray[np.bool_] | None, block: int) -> F32:
+def pool_window(
+    values_qk: F32, kept_qk: NDArray[np.bool_] | None, block: int, zero_hidden: bool = False
+) -> F32:
     """[2, R, C]: the mean and the max of each block × block square of ``values_qk`` over the
-    cells ``kept_qk`` keeps (all when None); -inf where a square keeps none. A square holds at
-    most 16² cells (8,192 tokens over 512 cells): float32 sums lose nothing a view shows."""
+    cells ``kept_qk`` keeps (all when None); -inf where a square keeps none. ``zero_hidden``:
+    the values are weights (≥ 0) that are exactly 0 where hidden (the pattern, the weighted
+    pattern), which spares two passes. A square holds at most 16² cells (8,192 tokens over 512
+    cells): float32 sums lose nothing a view shows."""
     if block == 1:  # each cell its own block: the values, hidden cells -inf
         one = values_qk if kept_qk is None else np.where(kept_qk, values_qk, -np.inf)
         return np.stack([one, one]).astype(np.float32)
@@ -114,8 +118,12 @@ def pool_window(values_qk: F32, kept_qk: NDArray[np.bool_] | None, block: int) -
         means = pooled(np.add, values_qk) / sizes
         return np.stack([means, pooled(np.maximum, values_qk)]).astype(np.float32)
     counts = pooled(np.add, kept_qk.astype(np.int16))
-    sums = pooled(np.add, np.where(kept_qk, values_qk, np.float32(0)))
-    highs = pooled(np.maximum, np.where(kept_qk, values_qk, np.float32(-np.inf)))
+    if zero_hidden:  # weights: a hidden cell is 0 and every kept one ≥ 0, so no mask is needed
+        sums, highs = pooled(np.add, values_qk), pooled(np.maximum, values_qk)
+        highs[counts == 0] = -np.inf
+    else:
+        sums = pooled(np.add, np.where(kept_qk, values_qk, np.float32(0)))
+        highs = pooled(np.maximum, np.where(kept_qk, values_qk, np.float32(-np.inf)))
     with np.errstate(invalid="ignore", divide="ignore"):
         means = np.where(counts > 0, sums / np.maximum(counts, 1), -np.inf)
     return np.stack([means, highs]).astype(np.float32)
@@ -190,9 +198,9 @@ def map_values(
     window.check(trace.n_tokens)
     values, kept = head_stage(trace, layer, head, stage, settings)
     rows, cols = slice(window.r0, window.r1), slice(window.c0, window.c1)
-    return pool_window(
-        values[rows, cols], None if kept is None else kept[rows, cols], block_of(window)
-    )
+    cut = None if kept is None else kept[rows, cols]
+    weights = stage in ("pattern", "weighted")  # softmax writes exactly 0 where hidden
+    return pool_window(values[rows, cols], cut, block_of(window), weights)
 
 
 def tile_values(

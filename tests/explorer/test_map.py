@@ -170,3 +170,12 @@ def test_bad_requests_against_the_sentence(trace):
         with pytest.raises(ValueError):
             head_block(trace, head_request(fields))
     assert set(MAP_PARTS) == {"map", "tile"}
+
+
+def test_a_signed_stage_is_pooled_over_the_cells_the_mask_keeps(trace):
+    # The masked stage is -inf where hidden: a block's mean and max leave those cells out.
+    got = ask(trace, "map", [0, N, 0, N], "masked")
+    steps = attention_steps(np.asarray(trace.scores_lhqk[LAYER, HEAD]), 64, causal=True)
+    masked = steps.masked.astype(np.float64)
+    np.testing.assert_allclose(got[0], blocks(masked, 2, np.mean), rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(got[1], blocks(masked, 2, max).astype(np.float32))

@@ -102,6 +102,29 @@ def test_a_block_request_is_answered_over_the_comm(pair, monkeypatch):
     ]
 
 
+def test_a_map_or_tile_message_is_answered_with_the_engines_pattern(pair):
+    # Map mode's requests (a long sentence's) are answered for any sentence: a short one's map
+    # pools 1 × 1 blocks, so its mean and max planes are the pattern itself (-inf where hidden).
+    widget, trace = pair
+    n = trace.n_tokens
+    switches = {"scale": True, "temp": 1.0, "causal": trace.config.causal}
+    for part, planes in (("map", 2), ("tile", 1)):
+        msg = {"type": "block", "layer": 1, "part": part, "id": 7, "head": 2, "stage": "pattern"}
+        content, buffers = widget.reply(msg | {"settings": switches, "window": [0, n, 0, n]})
+        assert "error" not in content and content["id"] == 7
+        got = np.frombuffer(buffers[0], "<f4").reshape(planes, n, n)
+        want = np.asarray(trace.pattern_lhqk[1][2])
+        if part == "map" and trace.config.causal:  # a block the mask hides wholly is blank
+            want = np.where(np.tril(np.ones((n, n), bool)), want, -np.inf)
+        for plane in got:
+            np.testing.assert_array_equal(plane, want)
+    bad = {"type": "block", "layer": 1, "part": "tile", "head": 2, "stage": "pattern"}
+    content, buffers = widget.reply(
+        bad | {"settings": switches | {"temp": 0}, "window": [0, n, 0, n]}
+    )
+    assert "temperature 0.0 is outside" in content["error"] and buffers == []
+
+
 @pytest.mark.parametrize(
     ("msg", "error"),
     [

@@ -2,7 +2,8 @@
 way anywidget loads it, tests/explorer/widget_page.py, answered by a real ``Explorer.reply`` in
 this process, which serves the same ``pack_map.head_block`` as the app's route).
 
-Checked: the map draws pooled (a cell = a 2 × 2 block of 700 tokens), the pooled read-out names
+Checked: the map draws pooled without the roles (asked for after the first chart, the heading's
+badge filled in when they come) (a cell = a 2 × 2 block of 700 tokens), the pooled read-out names
 its block and its numbers equal the mean and max of the engine's pattern over the cells the
 mask keeps; a wheel zoom fetches full-resolution tiles, and the read-out of a zoomed cell is the
 engine's float32 exactly; a head switch asks for the new head's map."""
@@ -17,6 +18,7 @@ import pytest
 
 import explorer.notebook
 from attention_core import trace_sentence
+from attention_core.methods.pack import head_badges
 from explorer import Explorer
 from tests.explorer.widget_page import WAIT_MS, widget_page
 
@@ -81,6 +83,13 @@ def test_the_map_pools_zooms_into_tiles_and_reads_the_engines_numbers(browser, w
         sent = page.evaluate("window.model.log.sent")
         assert any(m.get("part") == "map" and m.get("window") == [0, N, 0, N] for m in sent)
         assert not any(m.get("part") in ("scores", "qk") for m in sent)  # no layer of n²
+        # The roles were not in the header (the first chart never waits for them): asked for
+        # once it was drawn, and the heading's badge is filled in when they come.
+        assert "roles" not in widget.header
+        page.wait_for_function(
+            "() => document.querySelector('.ax-role').textContent !== ''", timeout=120_000
+        )
+        assert page.locator(".ax-role").text_content() == head_badges(widget.trace)[3][2]
         page.mouse.click(*centre(page, 300, 120))  # tokens 600–601 × 240–241
         page.wait_for_function("() => document.querySelector('.ax-cell').dataset.cell")
         cell = readout(page)

@@ -23,9 +23,10 @@ TEXT = SHIPPED.read_text()[:1400]  # about 300 of SmolLM2's tokens
 
 
 def _open(timeout: int = 300, text: str = TEXT) -> AppTest:
+    """The page on ``text`` typed in the sidebar: a typed text is what the page opens on (the
+    shipped one, ~1,900 tokens, is slow to read here)."""
     at = AppTest.from_file(APP, default_timeout=timeout)
     at.query_params["s"] = text
-    at.session_state["lt_source"] = "sidebar"  # the shipped text is ~1,900 tokens: slow here
     at.switch_page("pages/long_text.py")
     return at.run()
 
@@ -91,6 +92,7 @@ def test_along_the_text_draws_the_sidebar_head_and_the_yardstick(page, reach):
 def test_a_short_text_says_what_it_cannot_show():
     one = _open(text="Hello")
     assert not one.exception and "single token" in one.info[0].value
+    assert one.radio(key="lt_source").value == "sidebar"  # a typed text wins over the shipped one
     assert not one.get("plotly_chart")
     three = _open(text="the river bank")
     assert not three.exception

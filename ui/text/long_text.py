@@ -15,6 +15,7 @@ from attention_core import LlamaTrace
 from attention_core.methods.reach import TextReach, bin_tokens, text_reach
 from ui import glossary, router, show
 from ui.cache import get_trace, model_error
+from ui.presets import PRESETS
 from ui.state.entry import Entry, State
 from ui.tour.common import engineers
 from viz.head_measure_map import make_head_measure_map
@@ -23,6 +24,7 @@ from viz.reach_along_text import make_reach_along_text
 MODEL = "smollm2"  # the page's model (ui.registry: what the sidebar shows there)
 SHIPPED = Path(__file__).resolve().parents[2] / "examples" / "long_text.txt"
 SOURCES = {"shipped": "the long text that comes with the app", "sidebar": "the sidebar's text"}
+# The page opens on the sidebar's text when the visitor typed it (not an example), else on ours.
 SINK_LINE = 0.5  # a head puts more than half its weight on the first token: it mostly sinks
 NEAR, FAR = 0.25, 0.75  # reach below: reads near its token; above: reads far back
 EVEN_REACH = 0.5  # an even spread over keys 0..q travels q / 2: reach 0.5
@@ -43,6 +45,9 @@ class LongText(State):
     timed = Entry("lt_timed", False)
 
 
+LONG_TEXT = LongText()
+
+
 def shipped_text() -> str:
     return SHIPPED.read_text(encoding="utf-8")
 
@@ -52,6 +57,8 @@ def require_trace(shared: router.Shared) -> tuple[LlamaTrace, str]:
     if error := model_error(MODEL):
         st.error(f"SmolLM2 could not be loaded. {error}")
         st.stop()
+    if not LongText.source.is_set():  # first view: a text the visitor typed wins over ours
+        LONG_TEXT.source = "sidebar" if shared.text.strip() not in ("", *PRESETS) else "shipped"
     source = st.radio(
         "Text to read",
         list(SOURCES),

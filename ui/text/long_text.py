@@ -120,9 +120,8 @@ def first_token(trace: LlamaTrace, reach: TextReach) -> None:
     glossary.say(
         f"**{int(sinks.sum())} of {sinks.size} heads** put more than half their weight "
         f"(above {SINK_LINE}) on the first token: it works as an attention sink. The median "
-        f"head puts **{np.median(reach.sink_lh):.2f}** there (an even spread: {even:.3f}); the "
-        "most, "
-        f"**{reach.sink_lh[layer, head]:.2f}**, is layer {layer}, head {head}."
+        f"head puts **{np.median(reach.sink_lh):.2f}** there (an even spread: {even:.3f}); "
+        f"the most, **{reach.sink_lh[layer, head]:.2f}**, is layer {layer}, head {head}."
         f"{_top_keys(trace, reach)}"
     )
 
@@ -247,22 +246,17 @@ def along(trace: LlamaTrace, reach: TextReach, layer: int, head: int) -> None:
         f"**{median_sink[0]:.2f}** to **{median_sink[-1]:.2f}**, while an even spread's falls "
         f"from {even_b[0]:.3f} to {even_b[-1]:.3f}: the farther a token is from the start, the "
         "less an even spread leaves there. The median reach goes from "
-        f"**{_fmt(median_reach[0], median_reach)}** to **{median_reach[-1]:.2f}** (an even spread "
+        f"**{median_reach[0]:.2f}** to **{median_reach[-1]:.2f}** (an even spread "
         f"stays at {EVEN_REACH}). The red line is the sidebar's head (of {cfg.n_heads} in each "
         f"of {cfg.n_layers} layers)."
     )
 
 
-def _fmt(value: float, series: np.ndarray) -> str:
-    """A bin's reach; the first bin holds query 0, which has none of its own."""
-    return f"{series[1]:.2f}" if np.isnan(value) and len(series) > 1 else f"{value:.2f}"
-
-
 def engineers_note(trace: LlamaTrace, reach: TextReach) -> None:
     with engineers():
         st.code(
-            f"attention_core.methods.text_reach: {trace.config.n_layers} layers read one at a "
-            f"time (trace.pattern_lhqk[l] is [{trace.config.n_heads}, {trace.n_tokens}, "
+            f"attention_core.methods.reach.text_reach: {trace.config.n_layers} layers read one "
+            f"at a time (trace.pattern_lhqk[l] is [{trace.config.n_heads}, {trace.n_tokens}, "
             f"{trace.n_tokens}]); bins of {reach.bin_size} queries\n"
             "sink_lh = mean_q p[q, 0]; distance = q − Σ_k p[q, k]·k; reach = mean over q ≥ 1 of "
             "distance / q\n"

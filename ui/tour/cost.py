@@ -193,6 +193,7 @@ def long_text_cost(model_name: str, text: str, key: str) -> None:
         timed = (*timed, point)
     progress.empty()
     _long_cost_figure(cfg, list(timed))
+    glossary.note(_busy_words(load, os.cpu_count() or 1))
     with engineers():
         st.markdown(
             f"`attention_core.lessons.cost.time_forward` per length and `fit_cost` (least squares "
@@ -233,6 +234,21 @@ def _long_cost_figure(cfg: ModelConfig, timed: list[CostPoint]) -> None:
         f"{cfg.n_heads} × {ns[-1]:,}² × 4 bytes = **{patterns[-1] / 1e6:,.0f} MB**. The app does "
         "not hold them: it recomputes one layer's patterns when a view asks for them. "
         + _held_growth(memory_fit, ns)
+    )
+
+
+def _busy_words(load: float, cpus: int) -> str:
+    """What the machine's load says about the timings (a load above the core count: passes
+    waited for a core)."""
+    if load > cpus:
+        return (
+            f"While these were timed this machine was busier than its {cpus} cores (load "
+            f"{load:.1f}): each pass waited for a core now and then, so the times are slower and "
+            "less regular than on a quiet machine, and the fit is rougher."
+        )
+    return (
+        "Timed on this machine while other programs may be running: compare the growth, not "
+        "single times."
     )
 
 

@@ -72,12 +72,11 @@ def require_trace(shared: router.Shared) -> tuple[LlamaTrace, str]:
         st.stop()
     with st.spinner("SmolLM2 is reading the text…"):
         trace = cast(LlamaTrace, get_trace(MODEL, text))  # the store types it as Trace
-    if trace.tokens.n_cut:
-        glossary.box(
-            f"SmolLM2 reads the first {trace.n_tokens:,} tokens here; the last "
-            f"{trace.tokens.n_cut:,} were cut.",
-            kind="warning",
-        )
+    if trace.tokens.special_t.all():
+        glossary.box(router.NOTHING_READABLE)
+        st.stop()
+    if notice := router.cut_notice(trace):  # where SmolLM2 stopped reading, as on every page
+        glossary.box(notice, kind="warning")
     if trace.n_tokens < 2:
         glossary.box(
             "This text is a single token: it has no distance to read back. Read the text that "

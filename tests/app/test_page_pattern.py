@@ -69,7 +69,7 @@ def test_the_head_chosen_on_another_page_reaches_the_explorer():
     assert (view["layer"], view["head"], view["hide_special"]) == (2, 9, True)
     # Here the explorer holds layer, head and [CLS]/[SEP]: the sidebar names them, no sliders
     # (they would go stale while the explorer updates the session in a fragment rerun).
-    assert not at.sidebar.slider and not at.sidebar.toggle
+    assert not at.sidebar.slider and [t.key for t in at.sidebar.toggle] == ["s_page"]  # the box's
     assert "in the view on this page" in " ".join(c.value for c in at.sidebar.caption)
 
 

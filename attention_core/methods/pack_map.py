@@ -31,7 +31,7 @@ from attention_core.core.attention import steps_under
 from attention_core.core.family import Trace
 from attention_core.core.whatif import WhatIf
 from attention_core.methods.norm_weighted import norm_weighted_hqk
-from attention_core.methods.rollout import trace_rollout
+from attention_core.methods.rollout import trace_rollout_pooled
 
 MAP_FROM = 512  # sentences longer than this are explored as a map (shorter: raw scores)
 MAP_SIDE = 512  # a pooled map is at most this many cells a side (a panel is ≤ 640 px)
@@ -170,10 +170,13 @@ def _compute(
     trace: Trace, layer: int, head: int, stage: str, settings: Settings
 ) -> tuple[F32, NDArray[np.bool_] | None]:
     if stage == "rollout":  # every head averaged; no switch applies to it
-        rollout = trace_rollout(trace)[layer]
-        if rollout.shape[-1] != trace.n_tokens:
-            raise ValueError("this trace holds its rollout pooled: no window of it is at hand")
-        return np.asarray(rollout, np.float32), None
+        held = trace_rollout_pooled(trace)
+        if held.block > 1:
+            raise ValueError(
+                f"the rollout of {trace.n_tokens} tokens is kept as means of "
+                f"{held.block} × {held.block} blocks only: ask for the whole map"
+            )
+        return np.asarray(held.rollout_lqk[layer], np.float32), None
     whatif = WhatIf(
         causal=settings.causal or trace.config.causal,
         scale=settings.scale,
@@ -194,8 +197,15 @@ def _compute(
 def map_values(
     trace: Trace, layer: int, head: int, stage: str, settings: Settings, window: Window
 ) -> F32:
-    """The pooled map of ``window``: [2, R, C] (``map_shape``), mean then max."""
+    """The pooled map of ``window``: [2, R, C] (``map_shape``), mean then max. A long text's
+    rollout is held pooled by the engine (``trace_rollout_pooled``: block means, the same
+    block as the whole map's): its whole map is that, and its max is not known (nan)."""
     window.check(trace.n_tokens)
+    if stage == "rollout" and window == Window(0, trace.n_tokens, 0, trace.n_tokens):
+        held = trace_rollout_pooled(trace)
+        if held.block > 1 and held.block == block_of(window):
+            means = np.asarray(held.rollout_lqk[layer], np.float32)
+            return np.stack([means, np.full_like(means, np.nan)])
     values, kept = head_stage(trace, layer, head, stage, settings)
     rows, cols = slice(window.r0, window.r1), slice(window.c0, window.c1)
     cut = None if kept is None else kept[rows, cols]

@@ -487,6 +487,7 @@ function blockText(t, mean, max) {
 }
 function blockNumbers(mean, max) {
   const num = (x) => Math.abs(x) < 0.01 && x !== 0 ? x.toPrecision(2) : fmt(x, 3);
+  if (Number.isNaN(max)) return `mean ${num(mean)} (only the mean is kept)`;
   return `mean ${num(mean)}, max ${num(max)}`;
 }
 function mapCaption(block, pooling, rows, cols) {
@@ -1275,8 +1276,10 @@ function isTyping(event) {
 }
 function cellUnder(map, event, nRows, nCols) {
   const rect = map.getBoundingClientRect();
-  const c = slotAt(event.clientX - rect.left - map.clientLeft, nCols, map.clientWidth);
-  const r = slotAt(event.clientY - rect.top - map.clientTop, nRows, map.clientHeight);
+  const width = rect.width - 2 * map.clientLeft;
+  const height = rect.height - 2 * map.clientTop;
+  const c = slotAt(event.clientX - rect.left - map.clientLeft, nCols, width);
+  const r = slotAt(event.clientY - rect.top - map.clientTop, nRows, height);
   return r < 0 || c < 0 ? null : { r, c };
 }
 function cellAt(ctx, event) {
@@ -1434,6 +1437,7 @@ function want(ctx, request) {
   return void 0;
 }
 function stageGrid(ctx, view, stage, w, block) {
+  if (stage === "rollout") return rolloutGrid(ctx, view, w, block);
   if (block > 1) {
     const got = want(ctx, fields("map", view, stage, w));
     if (!got || got.error) return got;
@@ -1447,6 +1451,17 @@ function stageGrid(ctx, view, stage, w, block) {
   if (failed) return failed;
   if (arrays.some((a) => !a)) return void 0;
   return { values: assemble(w, tiles, arrays), rows: w.r1 - w.r0, cols: w.c1 - w.c0 };
+}
+function rolloutGrid(ctx, view, w, block) {
+  const whole = wholeWindow(ctx.n);
+  const wholeBlock = blockOf(whole, ctx.header.map.side);
+  const got = want(ctx, fields("map", view, "rollout", whole));
+  if (!got || got.error) return got;
+  const { rows, cols } = pooledShape(whole, wholeBlock);
+  const held = { values: plane(got, rows, cols, "mean"), rows, cols, pooled: got };
+  if (w.r0 === 0 && w.c0 === 0 && w.r1 === ctx.n && w.c1 === ctx.n) return held;
+  const [grid] = stretch({ w: whole, block: wholeBlock, grids: [held] }, w, block);
+  return { ...grid, held: { block: wholeBlock, grid: held } };
 }
 function windowOf(ctx) {
   const z = ctx.state.fitZoom(ctx.n);
@@ -1473,7 +1488,8 @@ function paintStage(ctx, fig, stage, grid, shape) {
   const holder = fig.querySelector(".ax-cols");
   const colFit = labelAxis(holder, cols, colNames, size, false);
   holder.style.width = `${size}px`;
-  const caption = mapCaption(block, ctx.state.pooling(), grid.rows, grid.cols);
+  const pooling = stage === "rollout" ? "mean" : ctx.state.pooling();
+  const caption = mapCaption(grid.held ? grid.held.block : block, pooling, grid.rows, grid.cols);
   fig.querySelector(".ax-caption").textContent = caption;
   fig.querySelector(".ax-pick").hidden = true;
   return { rows: rowFit, cols: colFit };
@@ -1553,7 +1569,7 @@ function prefetch(ctx, view, w, block) {
   const quiet = (request) => ctx.source.head(request).catch(() => {
   });
   const heads = [view.head - 1, view.head + 1].filter((h) => h >= 0 && h < ctx.header.n_heads);
-  for (const stage of ctx.stages) {
+  for (const stage of ctx.stages.filter((name) => name !== "rollout")) {
     if (block > 1) {
       for (const head of heads) quiet(fields("map", { ...view, head }, stage, w));
       continue;
@@ -1579,6 +1595,13 @@ function cellAt2(ctx, map, event) {
 function cellSays(ctx, stage, i, { row, col, tokens }) {
   const { grids, block } = ctx.mapped.shown;
   const grid = grids[i];
+  if (grid.held) {
+    const { block: hb, grid: g } = grid.held;
+    const [r, c] = [Math.floor(tokens.r0 / hb), Math.floor(tokens.c0 / hb)];
+    const mean = g.pooled[r * g.cols + c];
+    const held = cellTokens(wholeWindow(ctx.n), hb, r, c);
+    return { text: blockText(held, mean, NaN), data: { mean, max: null } };
+  }
   if (block > 1) {
     const size = grid.rows * grid.cols;
     const at = row * grid.cols + col;
@@ -1610,7 +1633,7 @@ function drawMapCell(ctx) {
   const lines = ctx.stages.map((stage, i) => {
     const says = cellSays(ctx, stage, i, cell);
     data[stage] = says.data;
-    const exact = block > 1 ? "" : ` (exactly ${fmt(says.data.value)})`;
+    const exact = says.data.value === void 0 ? "" : ` (exactly ${fmt(says.data.value)})`;
     return `${STAGE_TITLES[stage]}: ${says.text}${exact}`;
   });
   const items = lines.map(

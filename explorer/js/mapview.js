@@ -42,6 +42,7 @@ function want(ctx, request) {
 
 // One stage's values over window `w`: {values, rows, cols, pooled?} or {error} or undefined.
 function stageGrid(ctx, view, stage, w, block) {
+  if (stage === "rollout") return rolloutGrid(ctx, view, w, block);
   if (block > 1) {
     const got = want(ctx, fields("map", view, stage, w));
     if (!got || got.error) return got;
@@ -55,6 +56,20 @@ function stageGrid(ctx, view, stage, w, block) {
   if (failed) return failed;
   if (arrays.some((a) => !a)) return undefined;
   return { values: geo.assemble(w, tiles, arrays), rows: w.r1 - w.r0, cols: w.c1 - w.c0 };
+}
+
+// A long text's rollout is held by the engine as block means over the whole text
+// (rollout.trace_rollout_pooled): asked for whole, and a zoom shows those cells stretched.
+function rolloutGrid(ctx, view, w, block) {
+  const whole = geo.wholeWindow(ctx.n);
+  const wholeBlock = geo.blockOf(whole, ctx.header.map.side);
+  const got = want(ctx, fields("map", view, "rollout", whole));
+  if (!got || got.error) return got;
+  const { rows, cols } = geo.pooledShape(whole, wholeBlock);
+  const held = { values: geo.plane(got, rows, cols, "mean"), rows, cols, pooled: got };
+  if (w.r0 === 0 && w.c0 === 0 && w.r1 === ctx.n && w.c1 === ctx.n) return held;
+  const [grid] = stretch({ w: whole, block: wholeBlock, grids: [held] }, w, block);
+  return { ...grid, held: { block: wholeBlock, grid: held } };
 }
 
 function windowOf(ctx) {
@@ -88,7 +103,8 @@ function paintStage(ctx, fig, stage, grid, shape) {
   const holder = fig.querySelector(".ax-cols");
   const colFit = labelAxis(holder, cols, colNames, size, false);
   holder.style.width = `${size}px`;
-  const caption = mapCaption(block, ctx.state.pooling(), grid.rows, grid.cols);
+  const pooling = stage === "rollout" ? "mean" : ctx.state.pooling(); // held as means only
+  const caption = mapCaption(grid.held ? grid.held.block : block, pooling, grid.rows, grid.cols);
   fig.querySelector(".ax-caption").textContent = caption;
   fig.querySelector(".ax-pick").hidden = true;
   return { rows: rowFit, cols: colFit };
@@ -196,7 +212,7 @@ function prefetch(ctx, view, w, block) {
   if (!ctx.live.alive) return;
   const quiet = (request) => ctx.source.head(request).catch(() => {});
   const heads = [view.head - 1, view.head + 1].filter((h) => h >= 0 && h < ctx.header.n_heads);
-  for (const stage of ctx.stages) {
+  for (const stage of ctx.stages.filter((name) => name !== "rollout")) {
     if (block > 1) {
       for (const head of heads) quiet(fields("map", { ...view, head }, stage, w));
       continue;
@@ -226,6 +242,13 @@ export function cellAt(ctx, map, event) {
 export function cellSays(ctx, stage, i, { row, col, tokens }) {
   const { grids, block } = ctx.mapped.shown;
   const grid = grids[i];
+  if (grid.held) {
+    const { block: hb, grid: g } = grid.held;
+    const [r, c] = [Math.floor(tokens.r0 / hb), Math.floor(tokens.c0 / hb)];
+    const mean = g.pooled[r * g.cols + c];
+    const held = geo.cellTokens(geo.wholeWindow(ctx.n), hb, r, c);
+    return { text: blockText(held, mean, NaN), data: { mean, max: null } };
+  }
   if (block > 1) {
     const size = grid.rows * grid.cols;
     const at = row * grid.cols + col;
@@ -259,7 +282,7 @@ export function drawMapCell(ctx) {
   const lines = ctx.stages.map((stage, i) => {
     const says = cellSays(ctx, stage, i, cell);
     data[stage] = says.data;
-    const exact = block > 1 ? "" : ` (exactly ${fmt(says.data.value)})`;
+    const exact = says.data.value === undefined ? "" : ` (exactly ${fmt(says.data.value)})`;
     return `${STAGE_TITLES[stage]}: ${says.text}${exact}`;
   });
   const items = lines.map((text) =>

@@ -22,9 +22,13 @@ export function isTyping(event) {
 // The cell of a heatmap `map` (nRows × nCols cells) under the pointer: {r, c}, or null outside.
 export function cellUnder(map, event, nRows, nCols) {
   const rect = map.getBoundingClientRect();
-  // The image fills the content box, inside the canvas's 1 px border.
-  const c = slotAt(event.clientX - rect.left - map.clientLeft, nCols, map.clientWidth);
-  const r = slotAt(event.clientY - rect.top - map.clientTop, nRows, map.clientHeight);
+  // The image fills the content box, inside the canvas's 1 px border; its size from the
+  // rectangle, not clientWidth, which rounds a fractional size (a long sentence's cells are
+  // under a pixel: the rounding would move the pointer by a cell).
+  const width = rect.width - 2 * map.clientLeft;
+  const height = rect.height - 2 * map.clientTop;
+  const c = slotAt(event.clientX - rect.left - map.clientLeft, nCols, width);
+  const r = slotAt(event.clientY - rect.top - map.clientTop, nRows, height);
   return r < 0 || c < 0 ? null : { r, c };
 }
 

@@ -281,6 +281,7 @@ export function blockText(t, mean, max) {
 
 function blockNumbers(mean, max) {
   const num = (x) => (Math.abs(x) < 0.01 && x !== 0 ? x.toPrecision(2) : fmt(x, 3));
+  if (Number.isNaN(max)) return `mean ${num(mean)} (only the mean is kept)`; // a long rollout
   return `mean ${num(mean)}, max ${num(max)}`;
 }
 

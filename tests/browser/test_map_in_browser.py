@@ -19,6 +19,7 @@ import pytest
 import explorer.notebook
 from attention_core import trace_sentence
 from attention_core.methods.pack import head_badges
+from attention_core.methods.rollout import trace_rollout_pooled
 from explorer import Explorer
 from tests.explorer.widget_page import WAIT_MS, widget_page
 
@@ -46,20 +47,27 @@ def widget():
         explorer.notebook, "trace_sentence", functools.partial(trace_sentence, max_tokens=N)
     )
     try:
-        yield Explorer(TEXT, model="smollm2", stages=["pattern"], layer=3, head=2)
+        yield Explorer(TEXT, model="smollm2", stages=["pattern", "rollout"], layer=3, head=2)
     finally:
         patch.undo()
 
 
 def centre(page, r: int, c: int) -> tuple[float, float]:
-    """Where the pattern panel draws its cell (r, c), rows and columns of what is shown (the
-    image fills the canvas's content box, inside its border)."""
+    """A point of the pattern panel's cell (r, c), rows and columns of what is shown (the image
+    fills the canvas's content box, inside its border)."""
     return tuple(
         page.locator(MAP).evaluate(
             """(m, [r, c]) => {
                 const box = m.getBoundingClientRect();
-                const x = box.left + m.clientLeft + ((c + 0.5) * m.clientWidth) / m.width;
-                return [x, box.top + m.clientTop + ((r + 0.5) * m.clientHeight) / m.height];
+                const [w, h] = [box.width - 2 * m.clientLeft, box.height - 2 * m.clientTop];
+                // A whole pixel inside the cell: a mouse event's clientX/Y are whole pixels,
+                // and a long sentence's cells are under two pixels wide.
+                const inside = (start, i, size, count) =>
+                  Math.ceil(start + (i * size) / count + 0.01);
+                return [
+                  inside(box.left + m.clientLeft, c, w, m.width),
+                  inside(box.top + m.clientTop, r, h, m.height),
+                ];
             }""",
             [r, c],
         )
@@ -101,6 +109,8 @@ def test_the_map_pools_zooms_into_tiles_and_reads_the_engines_numbers(browser, w
         )
         text = page.locator(".ax-cell").text_content() or ""
         assert "tokens 600–601 × 240–241: mean" in text, text
+        rollout = trace_rollout_pooled(widget.trace).rollout_lqk[3][300, 120]  # block means
+        assert cell["rollout"] == {"mean": float(rollout), "max": None}
 
         page.mouse.move(*centre(page, 300, 120))
         page.mouse.wheel(0, -100)  # halves the window around the pointer: 350 tokens a side

@@ -24,6 +24,7 @@ from attention_core.methods.pack_map import (
     head_request,
     map_shape,
 )
+from attention_core.methods.rollout import trace_rollout_pooled
 from references.text import llama_oracle
 
 LAYER, HEAD = 3, 2
@@ -179,3 +180,13 @@ def test_a_signed_stage_is_pooled_over_the_cells_the_mask_keeps(trace):
     masked = steps.masked.astype(np.float64)
     np.testing.assert_allclose(got[0], blocks(masked, 2, np.mean), rtol=1e-5, atol=1e-5)
     np.testing.assert_array_equal(got[1], blocks(masked, 2, max).astype(np.float32))
+
+
+def test_a_long_rollout_is_the_engines_pooled_one_whole_only(trace):
+    held = trace_rollout_pooled(trace)  # block means over the whole text, past 512 tokens
+    assert held.block == 2
+    got = ask(trace, "map", [0, N, 0, N], "rollout")
+    np.testing.assert_array_equal(got[0], held.rollout_lqk[LAYER])
+    assert np.isnan(got[1]).all()  # its max is not kept
+    with pytest.raises(ValueError, match="ask for the whole map"):
+        ask(trace, "tile", [0, 256, 0, 256], "rollout")

@@ -100,7 +100,8 @@ class Listener:
         """Upload clip ``index`` (the clock starts at the file input's change event)."""
         self.page.evaluate(MARK)
         self.page.evaluate("() => { window.__listen.clicked = performance.now(); }")
-        self.page.locator('input[type="file"]').set_input_files(str(self.clips[index]))
+        main = '[data-testid="stMain"] input[type="file"]'  # the sidebar holds an uploader too
+        self.page.locator(main).set_input_files(str(self.clips[index]))
         self.page.evaluate(WATCH)
 
     def drawn(self, heard: str, busy: bool = False) -> None:

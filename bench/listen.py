@@ -128,7 +128,8 @@ def give(page, wire: Wire, path: Path) -> tuple[float | None, float | None, str,
     page.evaluate(MARK)
     mark, t0 = wire.mark(), time.monotonic()
     page.evaluate("() => { window.__listen.clicked = performance.now(); }")
-    page.locator('input[type="file"]').set_input_files(str(path))
+    # the Listen page's own uploader: the sidebar holds one too (a text file for the text pages)
+    page.locator('[data-testid="stMain"] input[type="file"]').set_input_files(str(path))
     try:
         drawn = float(page.wait_for_function(DRAWN, timeout=WAIT_MS, polling="raf").json_value())
     except PlaywrightTimeout:

@@ -7,6 +7,10 @@ committed ``dist/<entry>.js``, each module keeping its own scope; ``npm run buil
 ``mount_cross``) and the notebook's (``notebook``: ``Explorer``, an anywidget). This package
 imports neither Streamlit nor anywidget itself: each name is loaded on first use, so a notebook
 never needs Streamlit.
+
+Past ``attention_core.methods.pack_map.MAP_FROM`` tokens a layer of raw scores is too big to
+send, and the view becomes a map (``js/map.js``, ``js/mapview.js``): one head's stage computed
+on the server under the view's switches, pooled to the screen or cut into full-resolution tiles.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""Command line: ``python -m attention_core trace "SENTENCE" --out FILE.npz [--model KEY|PATH]``.
+"""Command line: ``python -m attention_core trace "SENTENCE" --out FILE.npz [--model KEY|PATH]``
+(or ``--file TEXT.txt`` for a page of text: SmolLM2 reads up to 2,048 tokens, MiniLM 512; the
+rest is cut, and said). ``--layers 0,29`` writes only those layers' attention maps (pattern,
+scores, norm_weighted) with a ``layers`` key: all of them at 2,048 tokens are 4.5 GB each.
 
 ``--model`` takes "minilm" (the default), "smollm2" (the decoder), a BERT folder or a .gguf file.
 ``--causal`` is a what-if for the encoder; a decoder's own mask is always causal (a no-op).
@@ -29,7 +32,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from attention_core.core.config import ModelLoadError
-from attention_core.core.tokens import check_text
+from attention_core.core.tokens import MAX_CHARS, check_text
 from attention_core.core.whatif import WhatIf
 from attention_core.methods.export import save_npz
 from attention_core.methods.induction import Probe, run_probe
@@ -42,7 +45,14 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m attention_core", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     trace = sub.add_parser("trace", help="run a sentence and save every intermediate to .npz")
-    trace.add_argument("sentence", help="the text to run through the model")
+    trace.add_argument("sentence", nargs="?", help="the text to run through the model")
+    trace.add_argument("--file", help="read the text from this UTF-8 file instead")
+    trace.add_argument(
+        "--layers",
+        default="",
+        metavar="L[,L...]",
+        help="write only these layers' attention maps (numbered from 0), e.g. 0,29",
+    )
     trace.add_argument("--out", required=True, help="where to write the .npz")
     trace.add_argument(
         "--model",
@@ -159,6 +169,36 @@ def _listen(audio: str, out: str) -> int:
     return 0
 
 
+MAX_FILE_BYTES = 4 * MAX_CHARS  # a text file is read only up to this (UTF-8: ≤ 4 bytes a char)
+
+
+def _text(args: argparse.Namespace) -> str:
+    """The sentence given, or the file's text (its size checked before it is read)."""
+    if args.file is None:
+        return str(args.sentence or "")  # empty: check_text says so
+    if args.sentence:
+        raise ValueError("give the text or --file, not both")
+    path = Path(args.file)
+    if not path.is_file():
+        raise ValueError(f"{path} is not a file")
+    if path.stat().st_size > MAX_FILE_BYTES:
+        raise ValueError(f"{path} is over {MAX_FILE_BYTES:,} bytes: cut it to a page or two")
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise ValueError(f"{path} is not UTF-8 text ({err.reason} at byte {err.start})") from err
+
+
+def _layers(text: str) -> list[int] | None:
+    """``--layers 0,29`` as [0, 29]; empty: every layer."""
+    if not text:
+        return None
+    try:
+        return [int(part) for part in text.split(",")]
+    except ValueError as err:
+        raise ValueError(f"--layers takes layer numbers like 0,29, got {text!r}") from err
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "listen":
@@ -166,11 +206,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "roles":
         return _roles(args)
     try:
-        check_text(args.sentence, max_chars=None)  # before the model loads
+        text = check_text(_text(args), max_chars=None)  # before the model loads
+        layers = _layers(args.layers)
         model = load_model(args.model)
         knocked = parse_heads(args.knock) if args.knock else ()
         whatif = WhatIf(args.causal, not args.no_scale, args.temperature, knocked=knocked)
-        trace = trace_sentence(model, args.sentence, whatif)
+        trace = trace_sentence(model, text, whatif)
     except (ModelLoadError, ValueError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
@@ -179,7 +220,11 @@ def main(argv: list[str] | None = None) -> int:
             f"note: {model.config.name} is a decoder, always causal: --causal changes nothing",
             file=sys.stderr,
         )
-    path = save_npz(trace, args.out)
+    try:
+        path = save_npz(trace, args.out, layers)
+    except ValueError as err:  # a layer past the model's last
+        print(f"error: {err}", file=sys.stderr)
+        return 2
     cut = f" ({trace.tokens.n_cut} tokens cut at the model's limit)" if trace.tokens.n_cut else ""
     print(f"{trace.n_tokens} tokens{cut} -> {path}")
     return 0

@@ -135,11 +135,7 @@ def attend(
         )
     out = out or {}
     r = h // g  # query heads per KV head: they sit next to each other
-    k_gek = np.ascontiguousarray(k_gke.transpose(0, 2, 1))  # BLAS ~1.5x faster than on a view
-    # The r query heads of a group side by side as one matrix: [h,q,e] -> [g, r·q, e], so
-    # K and V are read once per group and never repeated.
-    scores_gxk = np.matmul(q_hqe.reshape(g, r * n_q, e), k_gek, out=_grouped(out, "scores", g))
-    scores_hqk = scores_gxk.reshape(h, n_q, n_k)  # [g,rq,e] @ [g,e,k] -> [g,rq,k] = [h,q,k]
+    scores_hqk = scores_of(q_hqe, k_gke, _grouped(out, "scores", g))
     pattern_hqk = pattern_into(
         scores_hqk,
         e,
@@ -153,6 +149,19 @@ def attend(
     z_gxe = np.matmul(pattern_gxk, v_gke, out=_grouped(out, "z", g))  # [g,rq,k] @ [g,k,e]
     z_hqe = z_gxe.reshape(h, n_q, -1)
     return scores_hqk, pattern_hqk, z_hqe
+
+
+def scores_of(q_hqe: F32, k_gke: F32, out: F32 | None = None) -> F32:
+    """Raw Q·Kᵀ of ``h`` query heads over ``g`` KV heads, [h, q, k]: the one computation
+    ``attend`` makes, so a trace that recomputes scores later gets the same bits. ``out``:
+    [g, r·q, k] to write into."""
+    h, n_q, e = q_hqe.shape
+    g, n_k = k_gke.shape[0], k_gke.shape[1]
+    k_gek = np.ascontiguousarray(k_gke.transpose(0, 2, 1))  # BLAS ~1.5x faster than on a view
+    # The r query heads of a group side by side as one matrix: [h,q,e] -> [g, r·q, e], so
+    # K is read once per group and never repeated.
+    scores_gxk = np.matmul(q_hqe.reshape(g, (h // g) * n_q, e), k_gek, out=out)
+    return scores_gxk.reshape(h, n_q, n_k)  # [g,rq,e] @ [g,e,k] -> [g,rq,k] = [h,q,k]
 
 
 def _grouped(out: dict[str, F32], name: str, g: int) -> F32 | None:

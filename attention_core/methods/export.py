@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import zipfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -28,9 +28,14 @@ from attention_core.core.family import (
     pools_sentence,
     predicts_next,
 )
+from attention_core.core.pooling import held_block
 from attention_core.methods.logit_lens import LogitLens, logit_lens
 from attention_core.methods.norm_weighted import norm_weighted_hqk
-from attention_core.methods.rollout import trace_rollout
+from attention_core.methods.rollout import (
+    ROLLOUT_FULL,
+    trace_rollout,
+    trace_rollout_pooled,
+)
 
 # The documented keys (docs/API.md, "Command line"): short names, shape suffixes dropped.
 _RENAMES = {
@@ -78,7 +83,9 @@ def _lazy(name: str, shape: tuple[int, ...], make: Callable[[], NDArray[Any]]) -
     return Entry(name, shape, np.dtype(np.float32), lambda: (make(),))
 
 
-def _layers(name: str, shape: tuple[int, ...], layer: Callable[[int], Any], which: range) -> Entry:
+def _layers(
+    name: str, shape: tuple[int, ...], layer: Callable[[int], Any], which: Sequence[int]
+) -> Entry:
     """A float32 [L, ...] array of the layers in ``which``, made and written one at a time."""
     return Entry(
         name, (len(which), *shape[1:]), np.dtype(np.float32), lambda: (layer(i) for i in which)
@@ -91,17 +98,24 @@ def export_nbytes(entries: Iterable[Entry]) -> int:
     return sum(e.nbytes for e in entries)
 
 
-def plan(trace: Trace, part: Part = "all", layer: int = 0) -> list[Entry]:
-    """The entries of an export of ``trace``: every array (``all``), everything but the
-    attention maps (``stream``), or the maps of ``layer`` alone with a ``layer`` key
-    (``layer``). Always the tokens, ids, offsets, text and settings (the knocked-out heads as
+def plan(
+    trace: Trace, part: Part = "all", layer: int = 0, layers: Sequence[int] | None = None
+) -> list[Entry]:
+    """The entries of an export of ``trace``: every array (``all``; with ``layers``, the
+    attention maps of those layers only, in that order, and a ``layers`` key: a 2,048-token
+    SmolLM2 trace's maps are 4.5 GB each), everything but the attention maps (``stream``), or
+    the maps of ``layer`` alone with a ``layer`` key (``layer``). Past ROLLOUT_FULL tokens the
+    rollout is the pooled one the trace holds, with its ``rollout_block``. Always the tokens,
+    ids, offsets, text and settings (the knocked-out heads as
     [n, 2] layer, head rows). A decoder's trace gives pattern and scores (each layer computed
     as it is written), hidden, delta, ffn_out, each position's next-token top 10 and the logit
     lens's top token after every layer (``lens_top_ids`` [L, t])."""
     cfg = trace.config
-    n_layers, n = cfg.n_layers, trace.n_tokens
-    which = range(n_layers) if part == "all" else range(layer, layer + 1)
+    n_layers = cfg.n_layers
+    which = _which(n_layers, layers) if part == "all" else range(layer, layer + 1)
     maps = _maps(trace, which) if part != "stream" else []
+    if layers is not None and part == "all":
+        maps.append(_whole("layers", np.asarray(which, np.int64)))
     head: list[Entry] = [
         _whole("tokens", np.asarray(trace.tokens.tokens, dtype=str)),
         _whole("input_ids", trace.tokens.input_ids_t),
@@ -115,12 +129,35 @@ def plan(trace: Trace, part: Part = "all", layer: int = 0) -> list[Entry]:
     ]
     if part == "layer":
         return [*head, _whole("layer", np.int64(layer)), *maps]
-    rollout = _lazy("rollout", (n_layers, n, n), lambda: trace_rollout(trace))
     rest = _decoder_rest(trace) if predicts_next(trace) else _encoder_rest(trace)
-    return [*head, *maps, rollout, *rest]
+    return [*head, *maps, *_rollout(trace), *rest]
 
 
-def _maps(trace: Trace, which: range) -> list[Entry]:
+def _which(n_layers: int, layers: Sequence[int] | None) -> Sequence[int]:
+    """The layers whose maps are written: all, or those asked for (each once, in range)."""
+    if layers is None:
+        return range(n_layers)
+    if not layers or len(set(layers)) != len(layers):
+        raise ValueError(f"layers must name each layer once, got {list(layers)}")
+    if not all(0 <= i < n_layers for i in layers):
+        raise ValueError(f"layers must be in 0..{n_layers - 1}, got {list(layers)}")
+    return list(layers)
+
+
+def _rollout(trace: Trace) -> list[Entry]:
+    """The rollout, whole (up to ROLLOUT_FULL tokens) or pooled as the trace holds it."""
+    n_layers, n = trace.config.n_layers, trace.n_tokens
+    if n <= ROLLOUT_FULL:
+        return [_lazy("rollout", (n_layers, n, n), lambda: trace_rollout(trace))]
+    block = held_block(n)
+    side = -(-n // block)
+    pooled = _lazy(
+        "rollout", (n_layers, side, side), lambda: trace_rollout_pooled(trace).rollout_lqk
+    )
+    return [pooled, _whole("rollout_block", np.int64(block))]
+
+
+def _maps(trace: Trace, which: Sequence[int]) -> list[Entry]:
     """Pattern, scores and norm-weighted patterns of the layers in ``which``, a layer at a time
     (a decoder's computed as written: its trace holds a few layers at most)."""
     cfg, n, norms = trace.config, trace.n_tokens, trace.value_norm_lhk
@@ -165,11 +202,12 @@ def _head_delta(trace: SentenceTrace) -> Callable[[], NDArray[np.float32]]:
 def _decoder_rest(trace: NextTokenTrace) -> list[Entry]:
     cfg, n = trace.config, trace.n_tokens
     lens: Callable[[], _Lens] = cache(lambda: _Lens(logit_lens(trace, k=1)))  # one pass for both
+    everyone = range(cfg.n_layers)  # the updates are recomputed a layer at a time
     return [
         _whole("model", np.asarray(cfg.key, dtype=str)),
         _whole("hidden", trace.hidden_ltd),
-        _whole("delta", trace.delta_ltd),
-        _whole("ffn_out", trace.ffn_out_ltd),
+        _layers("delta", trace.delta_ltd.shape, lambda i: trace.delta_ltd[i], everyone),
+        _layers("ffn_out", trace.ffn_out_ltd.shape, lambda i: trace.ffn_out_ltd[i], everyone),
         _whole("next_top_ids", trace.next_top_ids_tk),
         _whole("next_top_probs", trace.next_top_probs_tk),
         _whole("value_norm", trace.value_norm_lhk),
@@ -218,8 +256,10 @@ def trace_arrays(trace: Trace) -> dict[str, NDArray[Any]]:
     return {entry.name: entry.array() for entry in plan(trace)}
 
 
-def save_npz(trace: Trace, path: str | Path) -> Path:
-    """Write the whole trace to a compressed .npz, an array at a time; returns the path."""
+def save_npz(trace: Trace, path: str | Path, layers: Sequence[int] | None = None) -> Path:
+    """Write the whole trace to a compressed .npz, an array at a time (the attention maps of
+    ``layers`` only, when given: ``plan``); returns the path."""
     path = Path(path)
-    write_npz(plan(trace), path)
+    entries = plan(trace, "all", 0, layers)  # checks the layers before the file is opened
+    write_npz(entries, path)
     return path

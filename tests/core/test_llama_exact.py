@@ -55,10 +55,10 @@ def _run_oracle(model, ids):
 def test_trace_matches_transformers(smollm2, oracle, text):
     tok, model = oracle
     ref_ids = tok(text)["input_ids"]
-    tokens = tokenize(smollm2, text)
+    tokens = tokenize(smollm2, text, 512)  # every layer's attentions: 2,048 in test_llama_long
     assert tokens.input_ids_t.tolist() == ref_ids[:512]
     assert tokens.n_cut == max(0, len(ref_ids) - 512)
-    trace = trace_sentence(smollm2, text)
+    trace = trace_sentence(smollm2, text, max_tokens=512)
     pattern, hidden, probs = _run_oracle(model, ref_ids[:512])
     assert np.abs(np.asarray(trace.pattern_lhqk) - pattern).max() <= 1e-4
     rel = np.abs(trace.hidden_ltd - hidden).max(axis=(1, 2)) / np.abs(hidden).max(axis=(1, 2))

@@ -23,8 +23,9 @@ F32 = NDArray[np.float32]
 
 class LayerStack:
     """One per-layer array of every layer, [l, ...], computed a layer at a time when indexed:
-    ``stack[l]``, ``stack[l, h]``, ``stack[l][h, q]``, ``len``, ``shape``; ``np.asarray(stack)``
-    computes every layer (export, tests). Returned arrays are read-only."""
+    ``stack[l]``, ``stack[l, h]`` (one head: ``LlamaLayer.head``, so a head's raw scores are
+    computed alone), ``stack[l][h, q]``, ``len``, ``shape``; ``np.asarray(stack)`` computes
+    every layer (export, tests). Returned arrays are read-only."""
 
     def __init__(self, get: Callable[[int], LlamaLayer], name: str, shape: tuple[int, ...]):
         self._get, self._name, self.shape = get, name, shape
@@ -39,6 +40,10 @@ class LayerStack:
     def __getitem__(self, key: Any) -> Any:
         first, rest = (key[0], key[1:]) if isinstance(key, tuple) else (key, ())
         if isinstance(first, int | np.integer):
+            if rest and isinstance(rest[0], int | np.integer):  # one head: compute only it
+                layer = self._get(range(len(self))[int(first)])
+                arr = layer.head(self._name, int(rest[0]))
+                return arr[rest[1:]] if rest[1:] else arr
             arr = self._one(int(first))
             return arr[rest] if rest else arr
         layers = range(len(self))[first] if isinstance(first, slice) else np.asarray(first)

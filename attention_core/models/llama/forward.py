@@ -1,19 +1,23 @@
 """The Llama forward pass over a sentence, and its trace: the residual stream held, each layer's
 attention recomputed when asked.
 
-A 512-token SmolLM2 pass has 30 × 9 × 512² patterns (283 MB in float32, as much again for the
-scores): too much to hold per visitor. ``LlamaTrace`` keeps the residual stream (hidden states,
-each layer's attention and MLP updates) and the next-token top 10, and computes a layer's
-q, k, v, scores, pattern and z from ``hidden_ltd[l]`` with the function the pass itself ran,
-so they are bit for bit the pass's own. A small LRU (by bytes, at least one layer) keeps the
-layers last asked for. ``trace.pattern_lhqk[l]`` and friends are ``LayerStack``s: indexing one
+A 2,048-token SmolLM2 pass has 30 × 9 × 2,048² patterns (4.5 GB in float32, as much again for
+the scores): far too much to hold per visitor. ``LlamaTrace`` keeps the hidden states entering
+each layer (146 MB at 2,048 tokens), the value norms, the length of each layer's attention
+update, and the next-token top 10, and computes a layer's q, k, v, pattern, z and its two
+updates to the stream (attention ΔE and the MLP's) from ``hidden_ltd[l]`` with the functions
+the pass itself ran, so they are bit for bit the pass's own (``TracedLayer``; the raw scores are
+computed from q and k when read). A small LRU (by bytes, at least one layer) keeps the layers
+last asked for: a 2,048-token trace holds ~330 MB with its one layer, 56 MB at 512.
+``trace.pattern_lhqk[l]``, ``trace.delta_ltd[l]`` and friends are ``LayerStack``s: indexing one
 layer computes one layer; ``np.asarray`` computes all of them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
+from typing import cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -28,6 +32,8 @@ from attention_core.core.functional import (
     top_k_blocked,
     value_norms_gram,
 )
+from attention_core.core.pooling import held_nbytes
+from attention_core.core.progress import report
 from attention_core.core.tokens import Tokens
 from attention_core.core.whatif import WhatIf
 from attention_core.models.llama.cache import LayerCache
@@ -46,7 +52,8 @@ from attention_core.models.llama.model import LlamaModel
 from attention_core.models.llama.rerun import next_probs_from
 
 F32 = NDArray[np.float32]
-LRU_BYTES = 24_000_000  # the layer cache's budget: 1 layer at 512 tokens, 2 at 360, 12 at 128
+F64 = NDArray[np.float64]
+LRU_BYTES = 48_000_000  # the layer cache's budget: 1 layer at 1,024+ tokens, 3 at 512, 22 at 128
 _LOGIT_ROWS = 128  # LM-head rows at a time: 128 × 49,152 logits is 25 MB, not 100 (fewer
 # blocks re-read the 113 MB embedding more often: 64 rows took 1.5x as long)
 
@@ -54,6 +61,14 @@ _LOGIT_ROWS = 128  # LM-head rows at a time: 128 × 49,152 logits is 25 MB, not 
 def lru_layers(cfg: ModelConfig, n: int) -> int:
     """How many layers the trace's cache keeps for ``n`` tokens."""
     return max(1, min(cfg.n_layers, LRU_BYTES // layer_nbytes(cfg, n)))
+
+
+@dataclass(frozen=True)
+class TracedLayer(LlamaLayer):
+    """A layer as the trace holds it: its attention and its two updates to the stream."""
+
+    delta_td: F32  # attention update added to the residual, Σ_h z_h · W_O,h (no bias)
+    ffn_td: F32  # SwiGLU MLP output added to the residual after it
 
 
 @dataclass(frozen=True, eq=False)
@@ -67,8 +82,7 @@ class LlamaTrace:
     config: ModelConfig
     whatif: WhatIf  # causal forced on
     hidden_ltd: F32  # [l+1, t, d]
-    delta_ltd: F32  # attention update added to the residual, Σ_h z_h · W_O,h (no bias)
-    ffn_out_ltd: F32  # SwiGLU MLP output added to the residual
+    delta_norm_lt: F64  # ‖ΔE‖ of each layer's attention update per token (float64)
     value_norm_lhk: F32  # ‖v_k · W_O,h‖ per layer, query head and key (norm_weighted)
     next_top_ids_tk: NDArray[np.int64]  # each position's 10 likeliest next tokens
     next_top_probs_tk: F32  # their probabilities (float32 softmax of the logits)
@@ -100,6 +114,18 @@ class LlamaTrace:
     def _stack(self, name: str, heads: int, last: int) -> LayerStack:
         cfg, n = self.config, self.n_tokens
         return LayerStack(self._cache, name, (cfg.n_layers, heads, n, last))
+
+    @property
+    def delta_ltd(self) -> LayerStack:
+        """Each layer's attention update ΔE added to the residual, Σ_h z_h · W_O,h (no bias)."""
+        cfg = self.config
+        return LayerStack(self._cache, "delta_td", (cfg.n_layers, self.n_tokens, cfg.d_model))
+
+    @property
+    def ffn_out_ltd(self) -> LayerStack:
+        """Each layer's SwiGLU MLP output added to the residual."""
+        cfg = self.config
+        return LayerStack(self._cache, "ffn_td", (cfg.n_layers, self.n_tokens, cfg.d_model))
 
     @property
     def q_lhqe(self) -> LayerStack:
@@ -175,10 +201,11 @@ class LlamaTrace:
 
     @property
     def nbytes(self) -> int:
-        """Bytes held now: the stored arrays and the layers in the cache."""
-        held = (self.hidden_ltd, self.delta_ltd, self.ffn_out_ltd, self.value_norm_lhk)
+        """Bytes held now: the stream's buffer (hidden states and value norms, its pool size
+        class), the other stored arrays and the layers in the cache."""
+        stream = buffer_nbytes(_stream_shapes(self.config, self.n_tokens))
         tops = self.next_top_ids_tk.nbytes + self.next_top_probs_tk.nbytes
-        return sum(int(a.nbytes) for a in held) + tops + self._cache.nbytes
+        return stream + self.delta_norm_lt.nbytes + tops + self._cache.nbytes
 
 
 def next_top(model: LlamaModel, final_td: F32) -> tuple[NDArray[np.int64], F32]:
@@ -199,7 +226,8 @@ def run_llama(
     model: LlamaModel, tokens: Tokens, whatif: WhatIf, keep_layers: bool = False
 ) -> LlamaTrace:
     """The pass over ``tokens`` under ``whatif`` (scale, temperature, hidden keys; always
-    causal). ``keep_layers`` keeps every layer the pass computed in the cache (tests)."""
+    causal), reporting each layer done to ``core.progress``. ``keep_layers`` keeps every layer
+    the pass computed in the cache (tests)."""
     cfg, params, n = model.config, model.params, len(tokens)
     whatif = replace(whatif, causal=True)
     whatif.check_heads(cfg.n_layers, cfg.n_heads)
@@ -207,49 +235,52 @@ def run_llama(
     key_mask_k = whatif.key_mask_k(n)
     cos_te, sin_te = rope_tables(cfg, np.arange(n))
     # one buffer, reused once the trace is gone (attention_core.core.buffers)
-    hidden, delta, ffn, norms = float32_views(_stream_shapes(cfg, n)).values()
+    hidden, norms = float32_views(_stream_shapes(cfg, n)).values()
     hidden[0] = params.embed_vd[tokens.input_ids_t]
+    delta_norms = np.empty((cfg.n_layers, n))
 
-    def compute(layer: int) -> LlamaLayer:
-        return attention_layer(
-            params.layers[layer], cfg, hidden[layer], cos_te, sin_te, whatif, layer
+    def compute(layer: int) -> TracedLayer:
+        lay = params.layers[layer]
+        attn = attention_layer(lay, cfg, hidden[layer], cos_te, sin_te, whatif, layer)
+        delta_td = delta_of(lay, attn.z_hqe)
+        ffn_td = mlp(lay, cfg, hidden[layer] + delta_td)
+        delta_td.flags.writeable = ffn_td.flags.writeable = False
+        return TracedLayer(
+            **{f.name: getattr(attn, f.name) for f in fields(attn)},
+            delta_td=delta_td,
+            ffn_td=ffn_td,
         )
 
     capacity = cfg.n_layers if keep_layers else lru_layers(cfg, n)
     kept = (cos_te, sin_te) if key_mask_k is None else (cos_te, sin_te, key_mask_k)
     cache = LayerCache(model, compute, capacity, kept)
     with np.errstate(over="ignore"):  # SiLU's exp(-x) of a very negative x: inf, giving -0
-        for i, lay in enumerate(params.layers):
-            attn = cache(i) if keep_layers else compute(i)
-            norms[i] = value_norms_gram(attn.v_gke, params.gram_lhee[i])
-            resid_td = hidden[i] + delta_of(lay, attn.z_hqe, out=delta[i])
-            mlp(lay, cfg, resid_td, out=ffn[i])
-            np.add(resid_td, ffn[i], out=hidden[i + 1])
+        for i in range(cfg.n_layers):
+            lay = cast(TracedLayer, cache(i)) if keep_layers else compute(i)
+            norms[i] = value_norms_gram(lay.v_gke, params.gram_lhee[i])
+            delta_norms[i] = np.linalg.norm(lay.delta_td.astype(np.float64), axis=-1)
+            np.add(hidden[i] + lay.delta_td, lay.ffn_td, out=hidden[i + 1])
+            report(i + 1, cfg.n_layers)
     hidden[-1] = rms_norm(hidden[-1], params.final_norm_d, cfg.layer_norm_eps)
     top_ids, top_probs = next_top(model, hidden[-1])
-    for array in (hidden, delta, ffn, norms, top_ids, top_probs):
+    for array in (hidden, delta_norms, norms, top_ids, top_probs):
         array.flags.writeable = False
-    return LlamaTrace(tokens, cfg, whatif, hidden, delta, ffn, norms, top_ids, top_probs, cache)
+    return LlamaTrace(tokens, cfg, whatif, hidden, delta_norms, norms, top_ids, top_probs, cache)
 
 
 def _stream_shapes(cfg: ModelConfig, n: int) -> dict[str, tuple[int, ...]]:
-    """The residual stream a trace keeps: hidden states, attention and feed-forward updates,
-    value norms."""
+    """The residual stream a trace keeps: hidden states and value norms."""
     return {
         "hidden": (cfg.n_layers + 1, n, cfg.d_model),
-        "delta": (cfg.n_layers, n, cfg.d_model),
-        "ffn": (cfg.n_layers, n, cfg.d_model),
         "norms": (cfg.n_layers, cfg.n_heads, n),
     }
 
 
 def llama_trace_nbytes(cfg: ModelConfig, n: int) -> int:
-    """Bytes a ``LlamaTrace`` of ``n`` tokens holds at most: the residual stream, the next-token
-    top 10, the tokens, its layer cache full and its rollout (161 MB at 512 tokens, 52 MB at
-    128, 5 MB at 12)."""
-    n_l = cfg.n_layers
-    stream = buffer_nbytes(_stream_shapes(cfg, n))  # hidden, delta, ffn, norms: one buffer
+    """Bytes a ``LlamaTrace`` of ``n`` tokens holds at most: the hidden states, the norms, the
+    next-token top 10, the tokens, its layer cache full and its rollout (whole up to 512 tokens,
+    pooled beyond: ``core.pooling``): 325 MB at 2,048 tokens, 56 MB at 512."""
+    stream = buffer_nbytes(_stream_shapes(cfg, n)) + 8 * cfg.n_layers * n
     tops, rope = n * N_TOP * (8 + 4), 2 * 4 * n * cfg.d_head  # + the cos/sin tables it keeps
-    rollout = 4 * n_l * n * n  # kept once a view asks for it (attention_core.methods.rollout)
     layers = lru_layers(cfg, n) * layer_nbytes(cfg, n)
-    return stream + tops + rope + n * (8 + 16 + 1) + layers + rollout
+    return stream + tops + rope + n * (8 + 16 + 1) + layers + held_nbytes(n, cfg.n_layers)

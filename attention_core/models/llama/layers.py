@@ -2,19 +2,20 @@
 
 RMSNorm -> q, k, v (one matmul) -> RoPE (rotate-half) on q and k -> the shared attention core
 with grouped KV heads and the causal mask -> W_O -> residual -> RMSNorm -> SwiGLU MLP ->
-residual. The attention half returns every intermediate (``LlamaLayer``); the trace keeps only
-the residual stream and calls ``attention_layer`` again, with the same inputs, when a page asks
-for a layer's patterns, so what it shows is bit for bit what the forward pass computed.
+residual. The attention half returns every intermediate (``LlamaLayer``; the raw scores computed
+again when read); the trace keeps only the residual stream and calls ``attention_layer`` again,
+with the same inputs, when a page asks for a layer's patterns, so what it shows is bit for bit
+what the forward pass computed.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 from numpy.typing import NDArray
 
-from attention_core.core.attention import attend
+from attention_core.core.attention import attend, scores_of
 from attention_core.core.config import ModelConfig
 from attention_core.core.whatif import WhatIf
 from attention_core.models.llama.model import LlamaLayerWeights, LlamaModel
@@ -24,14 +25,28 @@ F32 = NDArray[np.float32]
 
 @dataclass(frozen=True)
 class LlamaLayer:
-    """One layer's attention, every array read-only. KV arrays are per KV head (g of them)."""
+    """One layer's attention, every array read-only. KV arrays are per KV head (g of them).
+    The raw scores are not held (at 2,048 tokens they are 151 MB a layer, as much as the
+    pattern): ``scores_hqk`` computes them again from q and k, with the pass's own function."""
 
     q_hqe: F32  # queries after RoPE
     k_gke: F32  # keys after RoPE, per KV head (what a KV cache keeps)
     v_gke: F32  # values, per KV head
-    scores_hqk: F32  # raw Q·Kᵀ
     pattern_hqk: F32  # softmax under the causal mask (and hidden keys); masked entries 0
     z_hqe: F32  # pattern · V
+
+    @property
+    def scores_hqk(self) -> F32:
+        """Raw Q·Kᵀ of every head, [h, q, k] (computed: ``core.attention.scores_of``)."""
+        return _read_only(scores_of(self.q_hqe, self.k_gke))
+
+    def head(self, name: str, head: int) -> F32:
+        """One head's ``name`` array (e.g. "scores_hqk": only that head's Q·Kᵀ is computed)."""
+        if name != "scores_hqk":
+            return getattr(self, name)[head]
+        r = len(self.q_hqe) // len(self.k_gke)
+        q_1qe, k_1ke = self.q_hqe[head, None], self.k_gke[head // r, None]
+        return _read_only(scores_of(q_1qe, k_1ke)[0])
 
     @property
     def k_hke(self) -> F32:
@@ -45,14 +60,19 @@ class LlamaLayer:
 
     @property
     def nbytes(self) -> int:
-        arrays = (self.q_hqe, self.k_gke, self.v_gke, self.scores_hqk, self.pattern_hqk)
-        return sum(int(a.nbytes) for a in arrays) + int(self.z_hqe.nbytes)
+        return sum(int(getattr(self, f.name).nbytes) for f in fields(self))
+
+
+def _read_only(array: F32) -> F32:
+    array.flags.writeable = False
+    return array
 
 
 def layer_nbytes(cfg: ModelConfig, n: int) -> int:
-    """Bytes of one ``LlamaLayer`` of ``n`` tokens."""
-    h, g, e = cfg.n_heads, cfg.n_kv_heads, cfg.d_head
-    return 4 * (2 * h * n * e + 2 * g * n * e + 2 * h * n * n)
+    """Bytes of one layer as a trace holds it: q, k, v, pattern, z (``LlamaLayer``) and the
+    layer's two updates to the stream, attention and MLP (``forward.TracedLayer``)."""
+    h, g, e, d = cfg.n_heads, cfg.n_kv_heads, cfg.d_head, cfg.d_model
+    return 4 * (2 * h * n * e + 2 * g * n * e + h * n * n + 2 * n * d)
 
 
 def rms_norm(x_td: F32, scale_d: F32, eps: float) -> F32:
@@ -109,12 +129,11 @@ def attention_layer(
     decoder's is causal), every intermediate kept; the heads it knocks out in this layer have
     their output z zeroed (their patterns stay)."""
     q_hqe, k_gke, v_gke = project_qkv(lay, cfg, x_td, cos_te, sin_te)
-    scores, pattern, z = attend(q_hqe, k_gke, v_gke, whatif)
+    _, pattern, z = attend(q_hqe, k_gke, v_gke, whatif)
     z[list(whatif.knocked_in(layer_index))] = 0.0  # knocked heads pass nothing (none: no-op)
-    layer = LlamaLayer(q_hqe, k_gke, v_gke, scores, pattern, z)
-    for array in (q_hqe, k_gke, v_gke, scores, pattern, z):
+    for array in (q_hqe, k_gke, v_gke, pattern, z):
         array.flags.writeable = False
-    return layer
+    return LlamaLayer(q_hqe, k_gke, v_gke, pattern, z)
 
 
 def delta_of(lay: LlamaLayerWeights, z_hqe: F32, out: F32 | None = None) -> F32:

@@ -103,8 +103,14 @@ from attention_core.methods.norm_weighted import (
     value_norms_hk,
 )
 from attention_core.methods.pack import Block, block_nbytes, header, layer_block
+from attention_core.methods.reach import TextReach, text_reach
 from attention_core.methods.roles import RULE, name_heads, role_scores
-from attention_core.methods.rollout import rollout_lqk, trace_rollout
+from attention_core.methods.rollout import (
+    PooledRollout,
+    rollout_lqk,
+    trace_rollout,
+    trace_rollout_pooled,
+)
 from attention_core.methods.telling import TellingHead, telling_head
 from attention_core.methods.values import (
     ValueUpdate,
@@ -207,6 +213,11 @@ __all__ = [  # noqa: RUF022 - grouped by concept, not alphabetically
     "norm_weighted_lhqk",
     "rollout_lqk",
     "trace_rollout",
+    "PooledRollout",
+    "trace_rollout_pooled",
+    # a page of text: each head's weight on the first token and how far back it reads
+    "TextReach",
+    "text_reach",
     "parse_heads",
     "knock_out",
     "PredictionChange",

@@ -13,6 +13,7 @@ BENCHMARKS = {
     "classroom": "bench.classroom",  # 30 browsers through serve.sh, a heavy visitor, per replica
     "forward": "bench.forward",  # engine vs transformers forward, each in its own process
     "first_chart": "bench.first_chart",  # new sentence → first chart: server steps, 2,048 tokens
+    "explorer_map": "bench.explorer_map",  # map mode in Chromium: head switch, zoom (512, 2,048)
     "llama": "bench.llama",  # SmolLM2 engine: load, forward vs transformers, step, memory
     "decoder": "bench.decoder",  # SmolLM2 in the app: new prompt, generation step, memory
     "beyond": "bench.beyond",  # norm-weighted, rollout, knock-out and its sweep, logit lens

@@ -1,4 +1,4 @@
-"""``python -m bench.explorer_map [--tokens 512,2048]``: the explorer's map mode in Chromium.
+"""``python -m bench explorer_map [--tokens 512,2048]``: the explorer's map mode in Chromium.
 
 A long SmolLM2 text in the notebook widget's module, loaded the way anywidget loads it
 (tests/explorer/widget_page.py: its messages answered by a real ``Explorer.reply`` in this

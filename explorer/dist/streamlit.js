@@ -607,9 +607,7 @@ function onWheel(ctx, event) {
   };
   zoomShown(ctx, span(shown.rows, cell.r), span(shown.cols, cell.c));
 }
-function onDrag(ctx, event, fig) {
-  const start = cellAt(ctx, event);
-  if (!start) return;
+function dragBox(event, fig, click, drop) {
   const map = event.currentTarget;
   const box = fig.querySelector(".ax-box");
   const rect = map.getBoundingClientRect();
@@ -628,24 +626,28 @@ function onDrag(ctx, event, fig) {
     window.removeEventListener("mouseup", up);
     box.hidden = true;
     if (Math.abs(e.clientX - x0) + Math.abs(e.clientY - y0) < 4) {
-      ctx.state.set({ q: start.query, k: start.key });
+      click();
       return;
     }
     const inside = (v, lo, hi) => Math.min(Math.max(v, lo), hi - 1);
-    const at = { clientX: inside(e.clientX, rect.left, rect.right) };
-    const end = cellAt(ctx, {
-      ...at,
-      currentTarget: map,
-      clientY: inside(e.clientY, rect.top, rect.bottom)
-    });
+    const clientX = inside(e.clientX, rect.left, rect.right);
+    drop({ currentTarget: map, clientX, clientY: inside(e.clientY, rect.top, rect.bottom) });
+  };
+  window.addEventListener("mousemove", move);
+  window.addEventListener("mouseup", up);
+}
+function onDrag(ctx, event, fig) {
+  const start = cellAt(ctx, event);
+  if (!start) return;
+  const pick = () => ctx.state.set({ q: start.query, k: start.key });
+  dragBox(event, fig, pick, (at) => {
+    const end = cellAt(ctx, at);
     if (!end) return;
     const order = (list, a, b) => [position(ctx, list, a), position(ctx, list, b)].sort((x, y) => x - y);
     const rs = order(ctx.painted.shown.rows, start.r, end.r);
     const cs = order(ctx.painted.shown.cols, start.c, end.c);
     zoomShown(ctx, [rs[0], rs[1] + 1], [cs[0], cs[1] + 1]);
-  };
-  window.addEventListener("mousemove", move);
-  window.addEventListener("mouseup", up);
+  });
 }
 function wirePointer(ctx) {
   for (const [i, fig] of ctx.panels.entries()) {
@@ -2412,37 +2414,15 @@ function onPress(ctx, event, fig) {
   const map = event.currentTarget;
   const start = ctx.mapped.shown && cellAt2(ctx, map, event);
   if (!start) return;
-  const box = fig.querySelector(".ax-box");
-  const rect = map.getBoundingClientRect();
-  const [x0, y0] = [event.clientX, event.clientY];
-  const move = (e) => {
-    box.hidden = false;
-    Object.assign(box.style, {
-      left: `${map.offsetLeft + Math.min(x0, e.clientX) - rect.left}px`,
-      top: `${map.offsetTop + Math.min(y0, e.clientY) - rect.top}px`,
-      width: `${Math.abs(e.clientX - x0)}px`,
-      height: `${Math.abs(e.clientY - y0)}px`
-    });
-  };
-  const up = (e) => {
-    window.removeEventListener("mousemove", move);
-    window.removeEventListener("mouseup", up);
-    box.hidden = true;
-    if (Math.abs(e.clientX - x0) + Math.abs(e.clientY - y0) < 4) {
-      ctx.state.set({ q: start.tokens.r0, k: start.tokens.c0 });
-      return;
-    }
-    const inside = (v, lo, hi) => Math.min(Math.max(v, lo), hi - 1);
-    const x = inside(e.clientX, rect.left, rect.right);
-    const end = cellAt2(ctx, map, { clientX: x, clientY: inside(e.clientY, rect.top, rect.bottom) });
+  const pick = () => ctx.state.set({ q: start.tokens.r0, k: start.tokens.c0 });
+  dragBox(event, fig, pick, (at) => {
+    const end = cellAt2(ctx, map, at);
     if (!end) return;
     const [a, b] = [start.tokens, end.tokens];
     const r = [Math.min(a.r0, b.r0), Math.max(a.r1, b.r1)];
     const c = [Math.min(a.c0, b.c0), Math.max(a.c1, b.c1)];
     zoomTokens(ctx, r[0], r[1], c[0], c[1]);
-  };
-  window.addEventListener("mousemove", move);
-  window.addEventListener("mouseup", up);
+  });
 }
 function wireMap(ctx) {
   const label = document.createElement("label");

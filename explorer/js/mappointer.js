@@ -4,7 +4,7 @@
 // (mean or max). Reads only: the zoom and the pooling change through the state (state.js).
 
 import { cellAt, cellSays } from "./mapview.js";
-import { placeTip } from "./pointer.js";
+import { dragBox, placeTip } from "./pointer.js";
 
 function showTip(ctx, event, i) {
   const tip = ctx.root.querySelector(".ax-tip");
@@ -45,37 +45,15 @@ function onPress(ctx, event, fig) {
   const map = event.currentTarget;
   const start = ctx.mapped.shown && cellAt(ctx, map, event);
   if (!start) return;
-  const box = fig.querySelector(".ax-box");
-  const rect = map.getBoundingClientRect();
-  const [x0, y0] = [event.clientX, event.clientY];
-  const move = (e) => {
-    box.hidden = false;
-    Object.assign(box.style, {
-      left: `${map.offsetLeft + Math.min(x0, e.clientX) - rect.left}px`,
-      top: `${map.offsetTop + Math.min(y0, e.clientY) - rect.top}px`,
-      width: `${Math.abs(e.clientX - x0)}px`,
-      height: `${Math.abs(e.clientY - y0)}px`,
-    });
-  };
-  const up = (e) => {
-    window.removeEventListener("mousemove", move);
-    window.removeEventListener("mouseup", up);
-    box.hidden = true;
-    if (Math.abs(e.clientX - x0) + Math.abs(e.clientY - y0) < 4) {
-      ctx.state.set({ q: start.tokens.r0, k: start.tokens.c0 });
-      return;
-    }
-    const inside = (v, lo, hi) => Math.min(Math.max(v, lo), hi - 1);
-    const x = inside(e.clientX, rect.left, rect.right);
-    const end = cellAt(ctx, map, { clientX: x, clientY: inside(e.clientY, rect.top, rect.bottom) });
+  const pick = () => ctx.state.set({ q: start.tokens.r0, k: start.tokens.c0 });
+  dragBox(event, fig, pick, (at) => {
+    const end = cellAt(ctx, map, at);
     if (!end) return;
     const [a, b] = [start.tokens, end.tokens];
     const r = [Math.min(a.r0, b.r0), Math.max(a.r1, b.r1)];
     const c = [Math.min(a.c0, b.c0), Math.max(a.c1, b.c1)];
     zoomTokens(ctx, r[0], r[1], c[0], c[1]);
-  };
-  window.addEventListener("mousemove", move);
-  window.addEventListener("mouseup", up);
+  });
 }
 
 // The pooling picker (mean or max) in the control bar, and the pointer on every heatmap.

@@ -99,10 +99,10 @@ function onWheel(ctx, event) {
   zoomShown(ctx, span(shown.rows, cell.r), span(shown.cols, cell.c));
 }
 
-// A press: a click (no move) picks the cell for its arithmetic; a drag zooms to its rectangle.
-function onDrag(ctx, event, fig) {
-  const start = cellAt(ctx, event);
-  if (!start) return;
+// A press on a heatmap: a rubber band follows the pointer; on release, under 4 px of travel is a
+// click (`click()`), more a drag (`drop(end)`, `end` the release point held inside the heatmap,
+// shaped as the event cellAt reads). The map view's pointer (mappointer.js) presses the same way.
+export function dragBox(event, fig, click, drop) {
   const map = event.currentTarget;
   const box = fig.querySelector(".ax-box");
   const rect = map.getBoundingClientRect();
@@ -121,25 +121,31 @@ function onDrag(ctx, event, fig) {
     window.removeEventListener("mouseup", up);
     box.hidden = true;
     if (Math.abs(e.clientX - x0) + Math.abs(e.clientY - y0) < 4) {
-      ctx.state.set({ q: start.query, k: start.key });
+      click();
       return;
     }
     const inside = (v, lo, hi) => Math.min(Math.max(v, lo), hi - 1);
-    const at = { clientX: inside(e.clientX, rect.left, rect.right) };
-    const end = cellAt(ctx, {
-      ...at,
-      currentTarget: map,
-      clientY: inside(e.clientY, rect.top, rect.bottom),
-    });
+    const clientX = inside(e.clientX, rect.left, rect.right);
+    drop({ currentTarget: map, clientX, clientY: inside(e.clientY, rect.top, rect.bottom) });
+  };
+  window.addEventListener("mousemove", move);
+  window.addEventListener("mouseup", up);
+}
+
+// A press: a click (no move) picks the cell for its arithmetic; a drag zooms to its rectangle.
+function onDrag(ctx, event, fig) {
+  const start = cellAt(ctx, event);
+  if (!start) return;
+  const pick = () => ctx.state.set({ q: start.query, k: start.key });
+  dragBox(event, fig, pick, (at) => {
+    const end = cellAt(ctx, at);
     if (!end) return;
     const order = (list, a, b) =>
       [position(ctx, list, a), position(ctx, list, b)].sort((x, y) => x - y);
     const rs = order(ctx.painted.shown.rows, start.r, end.r);
     const cs = order(ctx.painted.shown.cols, start.c, end.c);
     zoomShown(ctx, [rs[0], rs[1] + 1], [cs[0], cs[1] + 1]);
-  };
-  window.addEventListener("mousemove", move);
-  window.addEventListener("mouseup", up);
+  });
 }
 
 // Hover, press, wheel and double-click on every panel's heatmap.

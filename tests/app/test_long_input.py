@@ -17,6 +17,7 @@ from ui.cache import PROGRESS_FROM_TOKENS, trace_store
 from ui.router import CUT_WORDS
 from ui.text.cache import BLOCK_TOKENS
 from ui.text.embedding_shift import PLANE_TOKENS
+from ui.text.hide_choice import COMPARE_TOKENS
 
 PARAGRAPH = (
     "The river bank was muddy after the rain, and the old ferry waited by the mill. Jane "
@@ -122,3 +123,15 @@ def test_pages_whose_extra_work_does_not_scale_say_what_they_cap():
     assert scores and all(
         json.loads(c.proto.json)["header"]["n_tokens"] == BLOCK_TOKENS for c in scores
     )
+
+
+def test_hiding_a_word_in_a_long_text_runs_one_more_pass_not_two():
+    smollm2 = load_model("smollm2")
+    text = numbered(28)  # the trace stored above: the one pass added is the hidden word's
+    n = len(tokenize(smollm2, text))
+    at = open_page("hide_word", LONG_RUN_S, s=text, model="smollm2")
+    assert not at.exception
+    said = " ".join(w.value for w in at.warning)
+    assert f"At this length ({n:,} tokens) the page hides one word only" in said
+    assert f"up to {COMPARE_TOKENS:,} tokens" in said
+    assert not [m for m in at.markdown if "instead, at the same point" in m.value]

@@ -16,6 +16,11 @@ from ui.state.text import HIDE_WORD, HideWord
 from ui.text.cache import read_probes, word_effect
 from ui.widgets import numbered
 
+# Up to this many tokens the page also hides a second word to compare with; past it, one word
+# only: each hidden word is another whole pass (about the forward's time), and two what-if
+# passes of a 2,048-token text do not fit the trace store beside the text's own.
+COMPARE_TOKENS = 512
+
 
 @dataclass(frozen=True)
 class Hidden:
@@ -27,6 +32,7 @@ class Hidden:
     probes: list[str]
     effect: WordEffect
     other: WordEffect | None  # hiding ``base`` instead
+    alone: str = "No other word is left to compare with."  # why ``other`` is None
 
     @property
     def pairs(self) -> list[tuple[str, WordEffect]]:
@@ -126,6 +132,14 @@ def choose(shared: router.Shared, trace: Trace) -> Hidden:
     for problem in problems:
         glossary.box(safe.md(problem), kind="warning")
     effect = word_effect(shared.model, shared.text, words[word], token, tuple(probes))
+    if bases and trace.n_tokens > COMPARE_TOKENS:
+        alone = (
+            f"At this length ({trace.n_tokens:,} tokens) the page hides one word only, not the "
+            f"second to compare with: each hidden word is one more pass over the whole text (it "
+            f"compares them up to {COMPARE_TOKENS:,} tokens)."
+        )
+        glossary.box(alone, kind="warning")
+        return Hidden(word, token, None, probes, effect, None, alone)
     base = HIDE_WORD.base if bases else None
     other = word_effect(shared.model, shared.text, words[base], token, ()) if base else None
     return Hidden(word, token, base, probes, effect, other)

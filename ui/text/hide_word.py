@@ -74,7 +74,7 @@ def moved(trace: Trace, h: Hidden) -> None:
         "any other yet, so nothing has moved there. Cosines stay high even for large effects: a "
         f"move of {dist:.2f} on a vector about {h.effect.length_l[most]:.0f} long still leaves "
         f"a cosine of {cos:.3f}. So read the distances, and compare the two words."
-        + ("" if h.other is not None else " (No other word is left to compare with.)")
+        + ("" if h.other is not None else f" ({h.alone})")
     )
     states = [layer_name(i, trace.config) for i in range(h.effect.cosine_l.size)]
     table: dict[str, Any] = {"layer": states}

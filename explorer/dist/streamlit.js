@@ -2304,9 +2304,10 @@ function prefetch(ctx, view, w, block) {
   const quiet = (request) => ctx.source.head(request).catch(() => {
   });
   const heads = [view.head - 1, view.head + 1].filter((h) => h >= 0 && h < ctx.header.n_heads);
+  const whole = w.r0 === 0 && w.c0 === 0 && w.r1 === ctx.n && w.c1 === ctx.n;
   for (const stage of ctx.stages.filter((name) => name !== "rollout")) {
     if (block > 1) {
-      for (const head of heads) quiet(fields("map", { ...view, head }, stage, w));
+      if (whole) for (const head of heads) quiet(fields("map", { ...view, head }, stage, w));
       continue;
     }
     const tile = ctx.header.map.tile;

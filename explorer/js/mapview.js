@@ -207,14 +207,18 @@ function mapHint(w, n, transpose) {
 }
 
 // After drawing: the tiles around the window (or nothing more when pooled), and the same
-// window of the neighbouring heads, so the next pan or head switch finds them here.
+// window of the neighbouring heads, so the next pan or head switch finds them here. A pooled
+// window inside the text prefetches nothing: a wheel zoom passes through one after another,
+// and their neighbours' maps (~80 ms each on the server at 2,048 tokens) would queue ahead of
+// the window the visitor stops at.
 function prefetch(ctx, view, w, block) {
   if (!ctx.live.alive) return;
   const quiet = (request) => ctx.source.head(request).catch(() => {});
   const heads = [view.head - 1, view.head + 1].filter((h) => h >= 0 && h < ctx.header.n_heads);
+  const whole = w.r0 === 0 && w.c0 === 0 && w.r1 === ctx.n && w.c1 === ctx.n;
   for (const stage of ctx.stages.filter((name) => name !== "rollout")) {
     if (block > 1) {
-      for (const head of heads) quiet(fields("map", { ...view, head }, stage, w));
+      if (whole) for (const head of heads) quiet(fields("map", { ...view, head }, stage, w));
       continue;
     }
     const tile = ctx.header.map.tile;

@@ -17,6 +17,7 @@ from playwright.sync_api import Page, ViewportSize, sync_playwright
 
 from scripts.live_app import ROOT, launch_chromium, streamlit_server, wait_idle
 
+LONG_TEXT = (ROOT / "examples" / "long_text.txt").read_text(encoding="utf-8")  # the map's page
 # (file name, url_path, URL parameters, Plotly charts and attention explorers to wait for)
 Shot = tuple[str, str, dict[str, str], int, int]
 SHOTS: list[Shot] = [
@@ -57,6 +58,14 @@ SHOTS: list[Shot] = [
     ("generate", "generate", {}, 1, 1),
     ("listen", "listen", {"lis_clip": "river"}, 3, 1),
     ("glossary", "glossary", {}, 0, 0),
+    ("long_text", "long_text", {"model": "smollm2", "layer": "3", "head": "0"}, 3, 0),
+    (
+        "pattern_map",
+        "pattern",
+        {"model": "smollm2", "s": LONG_TEXT, "layer": "3", "head": "0"},
+        0,
+        1,
+    ),
 ]
 DARK = ("pattern_dark", "pattern", {"s": "The river bank was muddy", "layer": "1", "head": "9"})
 
@@ -77,17 +86,17 @@ def shoot(page: Page, url: str, out: Path, shot: Shot) -> None:
     page.wait_for_function(  # the sidebar drawn, no lazy widget still a placeholder
         "document.querySelector('[data-testid=\"stSidebar\"]')"
         " && !document.querySelector('[data-testid=\"stSkeleton\"]')",
-        timeout=90_000,
+        timeout=180_000,
     )
-    wait_idle(page, 90_000)
+    wait_idle(page, 180_000)
     if charts:
         page.wait_for_function(
             "n => document.querySelectorAll('.js-plotly-plot .main-svg').length >= n",
             arg=charts,
-            timeout=90_000,
+            timeout=180_000,
         )
     for i in range(views):  # each explorer has drawn (pierces its shadow root)
-        page.locator(".ax[data-drawn]").nth(i).wait_for(timeout=90_000)
+        page.locator(".ax[data-drawn]").nth(i).wait_for(timeout=180_000)  # a page: ~40 s
     page.wait_for_timeout(800)  # let Plotly finish its transitions
     path_out = out / f"{name}.png"
     path_out.parent.mkdir(parents=True, exist_ok=True)

@@ -93,6 +93,7 @@ def test_scores_read_by_head_equal_the_layers_and_softmax_to_the_pattern(page):
 def test_a_2048_token_trace_holds_at_most_400_mb_with_its_rollout(page, smollm2):
     trace, _, _ = page
     pooled = trace_rollout_pooled(trace)
+    trace.delta_ltd[29]  # the held layer's updates to the stream, computed when first read
     assert pooled.block == held_block(N) == 4
     assert pooled.rollout_lqk.shape == (30, 512, 512)
     held = trace.nbytes

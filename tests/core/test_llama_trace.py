@@ -77,15 +77,16 @@ def test_head_delta_sums_to_the_attention_update(smollm2):
 def test_a_512_token_trace_holds_at_most_165_mb_and_trace_nbytes_says_so(smollm2):
     trace = trace_sentence(smollm2, LONG, max_tokens=512)
     assert trace.n_tokens == 512 and trace.tokens.n_cut > 0
-    for layer in range(30):
-        trace.pattern_lhqk[layer]  # every layer once: the cache stays at its bound
     trace_rollout(trace)  # kept once asked for (31 MB at 512 tokens)
+    for layer in range(30):  # every layer once: the cache stays at its bound
+        trace.ffn_out_ltd[layer]  # its updates to the stream too, computed when first read
     held = trace.nbytes
     estimate = trace_nbytes(smollm2.config, 512)
     assert held <= estimate <= 165e6
     assert estimate - held < 1e6  # the tokens and the RoPE tables
     small = trace_sentence(smollm2, "dirty quantum plumbing")
     np.asarray(small.pattern_lhqk)
+    np.asarray(small.delta_ltd)  # the updates, computed when first read
     trace_rollout(small)
     assert small.nbytes <= trace_nbytes(smollm2.config, small.n_tokens) < small.nbytes + 5000
 

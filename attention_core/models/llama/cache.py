@@ -7,7 +7,6 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
-from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -86,6 +85,10 @@ class LayerCache:
         """Call ``callback()`` after every change of the layers or derived arrays held."""
         self._watcher = callback
 
+    def changed(self) -> None:
+        """Tell the watcher that what a held layer holds has grown (its updates computed)."""
+        self._changed()
+
     def _changed(self) -> None:
         watcher = self._watcher
         if watcher is not None:
@@ -117,7 +120,7 @@ class LayerCache:
         """Every array held: each cached layer's, the derived ones, ``kept``."""
         with self._lock:
             layers = list(self._layers.values())
-        held = [getattr(layer, f.name) for layer in layers for f in fields(layer)]
+        held = [array for layer in layers for array in layer.arrays()]
         return held + list(self._derived.values()) + list(self.kept)
 
     @property

@@ -8,13 +8,14 @@ update, and the next-token top 10, and computes a layer's q, k, v, pattern, z an
 updates to the stream (attention ΔE and the MLP's) from ``hidden_ltd[l]`` with the functions
 the pass itself ran, so they are bit for bit the pass's own (``TracedLayer``; the raw scores are
 computed from q and k when read). A small LRU (by bytes, at least one layer) keeps the layers
-last asked for: a 2,048-token trace holds ~330 MB with its one layer, 56 MB at 512.
+last asked for: a 2,048-token trace holds ≤ 355 MB with its one layer and its rollout.
 ``trace.pattern_lhqk[l]``, ``trace.delta_ltd[l]`` and friends are ``LayerStack``s: indexing one
 layer computes one layer; ``np.asarray`` computes all of them.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
 from typing import cast
@@ -65,10 +66,38 @@ def lru_layers(cfg: ModelConfig, n: int) -> int:
 
 @dataclass(frozen=True)
 class TracedLayer(LlamaLayer):
-    """A layer as the trace holds it: its attention and its two updates to the stream."""
+    """A layer as the trace holds it: its attention, and its two updates to the stream computed
+    the first time one is read (a view of the patterns alone never pays for the MLP: 0.13 s a
+    layer at 2,048 tokens), then kept with it. ``changed()`` is told when they are."""
 
-    delta_td: F32  # attention update added to the residual, Σ_h z_h · W_O,h (no bias)
-    ffn_td: F32  # SwiGLU MLP output added to the residual after it
+    updates: Callable[[], tuple[F32, F32]] = field(repr=False, compare=False)
+    changed: Callable[[], None] = field(repr=False, compare=False)
+    _held: list[F32] = field(default_factory=list, repr=False, compare=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def _updates(self) -> list[F32]:
+        with self._lock:
+            fresh = not self._held
+            if fresh:
+                self._held.extend(self.updates())
+        if fresh:
+            self.changed()
+        return self._held
+
+    @property
+    def delta_td(self) -> F32:
+        """The attention update added to the residual, Σ_h z_h · W_O,h (no bias)."""
+        return self._updates()[0]
+
+    @property
+    def ffn_td(self) -> F32:
+        """The SwiGLU MLP output added to the residual after it."""
+        return self._updates()[1]
+
+    def arrays(self) -> list[F32]:
+        """The arrays held now: the attention's, and the updates once computed."""
+        with self._lock:
+            return [*super().arrays(), *self._held]
 
 
 @dataclass(frozen=True, eq=False)
@@ -239,16 +268,21 @@ def run_llama(
     hidden[0] = params.embed_vd[tokens.input_ids_t]
     delta_norms = np.empty((cfg.n_layers, n))
 
+    def updates(layer: int, z_hqe: F32) -> tuple[F32, F32]:
+        lay = params.layers[layer]
+        delta_td = delta_of(lay, z_hqe)
+        ffn_td = mlp(lay, cfg, hidden[layer] + delta_td)
+        delta_td.flags.writeable = ffn_td.flags.writeable = False
+        return delta_td, ffn_td
+
     def compute(layer: int) -> TracedLayer:
         lay = params.layers[layer]
         attn = attention_layer(lay, cfg, hidden[layer], cos_te, sin_te, whatif, layer)
-        delta_td = delta_of(lay, attn.z_hqe)
-        ffn_td = mlp(lay, cfg, hidden[layer] + delta_td)
-        delta_td.flags.writeable = ffn_td.flags.writeable = False
+        attention = {f.name: getattr(attn, f.name) for f in fields(attn)}
         return TracedLayer(
-            **{f.name: getattr(attn, f.name) for f in fields(attn)},
-            delta_td=delta_td,
-            ffn_td=ffn_td,
+            **attention,
+            updates=lambda: updates(layer, attn.z_hqe),
+            changed=lambda: cache.changed(),
         )
 
     capacity = cfg.n_layers if keep_layers else lru_layers(cfg, n)
@@ -279,7 +313,7 @@ def _stream_shapes(cfg: ModelConfig, n: int) -> dict[str, tuple[int, ...]]:
 def llama_trace_nbytes(cfg: ModelConfig, n: int) -> int:
     """Bytes a ``LlamaTrace`` of ``n`` tokens holds at most: the hidden states, the norms, the
     next-token top 10, the tokens, its layer cache full and its rollout (whole up to 512 tokens,
-    pooled beyond: ``core.pooling``): 325 MB at 2,048 tokens, 56 MB at 512."""
+    pooled beyond: ``core.pooling``): 355 MB at 2,048 tokens, 115 MB at 512."""
     stream = buffer_nbytes(_stream_shapes(cfg, n)) + 8 * cfg.n_layers * n
     tops, rope = n * N_TOP * (8 + 4), 2 * 4 * n * cfg.d_head  # + the cos/sin tables it keeps
     layers = lru_layers(cfg, n) * layer_nbytes(cfg, n)

@@ -58,9 +58,14 @@ class LlamaLayer:
         """Values as each query head reads them: a copy."""
         return np.repeat(self.v_gke, len(self.q_hqe) // len(self.v_gke), axis=0)
 
+    def arrays(self) -> list[F32]:
+        """The arrays it holds."""
+        values = (getattr(self, f.name) for f in fields(self))
+        return [value for value in values if isinstance(value, np.ndarray)]
+
     @property
     def nbytes(self) -> int:
-        return sum(int(getattr(self, f.name).nbytes) for f in fields(self))
+        return sum(int(a.nbytes) for a in self.arrays())
 
 
 def _read_only(array: F32) -> F32:

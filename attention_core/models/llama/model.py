@@ -25,7 +25,7 @@ from attention_core.models.registry import SMOLLM2_INSTALL_HINT
 
 F32 = NDArray[np.float32]
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
-MAX_TOKENS = 2048  # the longest input the engine runs (a trace holds ~330 MB at 2,048: forward.py)
+MAX_TOKENS = 2048  # the longest input the engine runs (a trace holds ≤ 355 MB there: forward.py)
 _TOKENIZER_ARRAYS = ("tokenizer.ggml.tokens", "tokenizer.ggml.merges")
 
 

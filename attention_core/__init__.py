@@ -105,12 +105,7 @@ from attention_core.methods.norm_weighted import (
 from attention_core.methods.pack import Block, block_nbytes, header, layer_block
 from attention_core.methods.reach import TextReach, text_reach
 from attention_core.methods.roles import RULE, name_heads, role_scores
-from attention_core.methods.rollout import (
-    PooledRollout,
-    rollout_lqk,
-    trace_rollout,
-    trace_rollout_pooled,
-)
+from attention_core.methods.rollout import rollout_lqk, trace_rollout, trace_rollout_pooled
 from attention_core.methods.telling import TellingHead, telling_head
 from attention_core.methods.values import (
     ValueUpdate,
@@ -213,9 +208,7 @@ __all__ = [  # noqa: RUF022 - grouped by concept, not alphabetically
     "norm_weighted_lhqk",
     "rollout_lqk",
     "trace_rollout",
-    "PooledRollout",
     "trace_rollout_pooled",
-    # a page of text: each head's weight on the first token and how far back it reads
     "TextReach",
     "text_reach",
     "parse_heads",

@@ -15,7 +15,6 @@ layer computes one layer; ``np.asarray`` computes all of them.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
 from typing import cast
@@ -41,6 +40,7 @@ from attention_core.models.llama.cache import LayerCache
 from attention_core.models.llama.cache import LayerStack as LayerStack
 from attention_core.models.llama.layers import (
     LlamaLayer,
+    TracedLayer,
     attention_layer,
     delta_of,
     layer_nbytes,
@@ -62,42 +62,6 @@ _LOGIT_ROWS = 128  # LM-head rows at a time: 128 × 49,152 logits is 25 MB, not 
 def lru_layers(cfg: ModelConfig, n: int) -> int:
     """How many layers the trace's cache keeps for ``n`` tokens."""
     return max(1, min(cfg.n_layers, LRU_BYTES // layer_nbytes(cfg, n)))
-
-
-@dataclass(frozen=True)
-class TracedLayer(LlamaLayer):
-    """A layer as the trace holds it: its attention, and its two updates to the stream computed
-    the first time one is read (a view of the patterns alone never pays for the MLP: 0.13 s a
-    layer at 2,048 tokens), then kept with it. ``changed()`` is told when they are."""
-
-    updates: Callable[[], tuple[F32, F32]] = field(repr=False, compare=False)
-    changed: Callable[[], None] = field(repr=False, compare=False)
-    _held: list[F32] = field(default_factory=list, repr=False, compare=False)
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
-
-    def _updates(self) -> list[F32]:
-        with self._lock:
-            fresh = not self._held
-            if fresh:
-                self._held.extend(self.updates())
-        if fresh:
-            self.changed()
-        return self._held
-
-    @property
-    def delta_td(self) -> F32:
-        """The attention update added to the residual, Σ_h z_h · W_O,h (no bias)."""
-        return self._updates()[0]
-
-    @property
-    def ffn_td(self) -> F32:
-        """The SwiGLU MLP output added to the residual after it."""
-        return self._updates()[1]
-
-    def arrays(self) -> list[F32]:
-        """The arrays held now: the attention's, and the updates once computed."""
-        with self._lock:
-            return [*super().arrays(), *self._held]
 
 
 @dataclass(frozen=True, eq=False)

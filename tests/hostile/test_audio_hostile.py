@@ -159,7 +159,8 @@ def test_a_decode_bomb_and_another_format_uploaded_on_the_page(browser, hostile_
             ("river.wav", "audio/wav", _aiff(), "is not WAV, FLAC, OGG (Vorbis or Opus) or MP3"),
         ]
         for name, mime, data, said in uploads:
-            chooser = page.locator('[data-testid="stFileUploader"] input[type="file"]')
+            main = '[data-testid="stMainBlockContainer"] [data-testid="stFileUploader"]'
+            chooser = page.locator(f'{main} input[type="file"]')  # not the sidebar's .txt one
             chooser.set_input_files({"name": name, "mimeType": mime, "buffer": data})
             alert = page.get_by_test_id("stAlert").filter(has_text=said)
             alert.wait_for(timeout=wait_ms)

@@ -28,8 +28,10 @@ def held_nbytes(n_tokens: int, count: int) -> int:
 
 
 def pool_mean(x_qk: NDArray[Any], block: int) -> NDArray[np.float32]:
-    """Mean of each ``block`` × ``block`` square of ``x_qk`` (the last ones may be smaller)."""
-    starts = np.arange(0, x_qk.shape[-1], block)
-    sizes = np.diff(np.append(starts, x_qk.shape[-1]))
-    summed = np.add.reduceat(np.add.reduceat(x_qk, starts, axis=0), starts, axis=1)
-    return (summed / np.outer(sizes, sizes)).astype(np.float32)
+    """Mean of each ``block`` × ``block`` square of ``x_qk`` [q, k] (the last ones along each
+    axis may be smaller)."""
+    rows, cols = x_qk.shape
+    r_at, c_at = np.arange(0, rows, block), np.arange(0, cols, block)
+    summed = np.add.reduceat(np.add.reduceat(x_qk, c_at, axis=1), r_at, axis=0)
+    sizes = np.outer(np.diff(np.append(r_at, rows)), np.diff(np.append(c_at, cols)))
+    return (summed / sizes).astype(np.float32)

@@ -29,6 +29,7 @@ from numpy.typing import NDArray
 
 from attention_core.core.attention import steps_under
 from attention_core.core.family import Trace
+from attention_core.core.pooling import pool_mean
 from attention_core.core.whatif import WhatIf
 from attention_core.methods.norm_weighted import norm_weighted_hqk
 from attention_core.methods.rollout import trace_rollout_pooled
@@ -114,8 +115,7 @@ def pool_window(
         return ufunc.reduceat(ufunc.reduceat(array, c_at, axis=1), r_at, axis=0)
 
     if kept_qk is None:
-        sizes = np.diff(np.append(r_at, rows))[:, None] * np.diff(np.append(c_at, cols))[None]
-        means = pooled(np.add, values_qk) / sizes
+        means = pool_mean(values_qk, block)
         return np.stack([means, pooled(np.maximum, values_qk)]).astype(np.float32)
     counts = pooled(np.add, kept_qk.astype(np.int16))
     if zero_hidden:  # weights: a hidden cell is 0 and every kept one ≥ 0, so no mask is needed

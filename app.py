@@ -14,9 +14,10 @@ import streamlit as st
 from starlette.middleware import Middleware
 
 import viz.common  # noqa: F401
-from server import faults
+from server import faults, profile, streamlit_private
 from server.guard import Guard
 from server.health import HealthMiddleware
+from server.static_cache import StaticCache
 from ui.cache import trace_store
 from ui.routes import BODY_CAPS, ROUTES
 
@@ -33,9 +34,20 @@ def stuck() -> str | None:
 
 # Health: /_stcore/health answers 503 while the store is stuck, so a wedged replica is replaced.
 # Guard: every URL and body bounded before it is read, the routes' answers JSON (server/guard.py).
+# StaticCache: Streamlit's own JavaScript and styles read and gzipped once per replica.
 # The fault hook's routes exist only under ATTENTION_FAULT_HOOKS=1 (tests; server/faults.py).
+# Under ATTENTION_PROFILE=<folder> every script run, cache miss, pass and request is written
+# there (server/profile.py; `python -m bench arrivals` reads it); off, nothing is wrapped.
+profiling = [Middleware(profile.ProfileMiddleware)] if profile.folder() else []
+if profiling:
+    streamlit_private.watch_runs()
 app = st.App(
     "navigation.py",
     routes=ROUTES + faults.routes(trace_store),
-    middleware=[Middleware(HealthMiddleware, stuck=stuck), Middleware(Guard, body_caps=BODY_CAPS)],
+    middleware=[
+        *profiling,
+        Middleware(HealthMiddleware, stuck=stuck),
+        Middleware(Guard, body_caps=BODY_CAPS),
+        Middleware(StaticCache),  # Streamlit's page files from memory, once read
+    ],
 )

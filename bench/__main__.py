@@ -10,6 +10,7 @@ BENCHMARKS = {
     "core": "bench.core",  # the NumPy engine: forward pass and attention steps
     "app": "bench.app",  # the running app in Chromium, against the targets, and BertViz
     "soak": "bench.soak",  # server memory over many sentences through every page
+    "arrivals": "bench.arrivals",  # students one after another through serve.sh: CPU per arrival
     "classroom": "bench.classroom",  # 30 browsers through serve.sh, a heavy visitor, per replica
     "forward": "bench.forward",  # engine vs transformers forward, each in its own process
     "first_chart": "bench.first_chart",  # new sentence → first chart: server steps, 2,048 tokens

@@ -1,11 +1,13 @@
 """Every read of Streamlit's private state, in one place (tested with Streamlit 1.67).
 
-Two things the app needs have no public API:
+Three things the app needs have no public API:
 
 - whether the current script run is still wanted (Streamlit was not yet asked to rerun or stop
   it): the trace store drops a waiting forward pass its session no longer wants;
 - which widget values the browser sent with this run: a page reconnecting to another replica
-  sends what its sliders show, which is newer than its URL.
+  sends what its sliders show, which is newer than its URL;
+- where a replica's CPU goes (``server.profile``, only under ATTENTION_PROFILE): each script run's
+  start, the widget states sent with it and its end, and each cache miss (``watch_runs``).
 
 Both read attributes whose names start with an underscore and may change in any release.
 requirements.txt pins Streamlit to the tested minor version; ``check()`` (run by
@@ -20,13 +22,18 @@ from collections.abc import Callable
 from typing import Any
 
 import streamlit as st
+from streamlit.runtime.caching.cache_utils import CachedFunc
+from streamlit.runtime.scriptrunner.script_runner import ScriptRunner, ScriptRunnerEvent
 from streamlit.runtime.scriptrunner_utils.script_requests import (
     ScriptRequests,
     ScriptRequestType,
 )
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 from streamlit.runtime.state.common import user_key_from_element_id
+from streamlit.runtime.state.safe_session_state import SafeSessionState
 from streamlit.runtime.state.session_state import Serialized, SessionState, Value
+
+from server import profile
 
 TESTED = "1.67"  # the Streamlit minor version these reads were written against
 
@@ -112,3 +119,61 @@ def widget_values_sent() -> dict[str, str]:
         if key is not None and value is not None:
             found[key] = value
     return found
+
+
+_ENDS = {
+    ScriptRunnerEvent.SCRIPT_STOPPED_WITH_SUCCESS: "success",
+    ScriptRunnerEvent.FRAGMENT_STOPPED_WITH_SUCCESS: "success",
+    ScriptRunnerEvent.SCRIPT_STOPPED_FOR_RERUN: "rerun",
+    ScriptRunnerEvent.SCRIPT_STOPPED_WITH_COMPILE_ERROR: "error",
+}
+
+
+def _on_event(runner: Any, event: Any = None, **kwargs: Any) -> None:
+    """A script runner's event, on its script thread: a run's start or end (``server.profile``)."""
+    ctx = get_script_run_ctx(suppress_warning=True)
+    if ctx is None:
+        return
+    if event is ScriptRunnerEvent.SCRIPT_STARTED:
+        profile.run_started(ctx.session_id, bool(kwargs.get("fragment_ids_this_run")))
+    elif event in _ENDS:
+        pages: dict[str, Any] = getattr(
+            getattr(runner, "_pages_manager", None), "get_pages", dict
+        )()
+        page = pages.get(ctx.page_script_hash, {}).get("url_pathname", "") or "home"
+        profile.run_stopped(_ENDS[event], page)
+
+
+def watch_runs() -> None:
+    """Report every script run and cache miss of this process to ``server.profile`` (called
+    once, at start, only when profiling is on): wraps ScriptRunner's constructor (to hear its
+    run events), SafeSessionState.on_script_will_rerun (the widget states each run was sent)
+    and CachedFunc._handle_cache_miss (each computation a cache did not hold)."""
+    if getattr(ScriptRunner, "_profiled", False):
+        return
+    init, will_rerun, miss = (
+        ScriptRunner.__init__,
+        SafeSessionState.on_script_will_rerun,
+        CachedFunc._handle_cache_miss,
+    )
+
+    def runner_init(self: Any, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        self.on_event.connect(_on_event, weak=False)
+
+    def sent(self: Any, states: Any, *args: Any, **kwargs: Any) -> None:
+        ctx = get_script_run_ctx(suppress_warning=True)
+        widgets = getattr(states, "widgets", None) or []
+        if ctx is not None:
+            profile.run_sent(ctx.session_id, {w.id: w.SerializeToString() for w in widgets})
+        will_rerun(self, states, *args, **kwargs)
+
+    def handle_miss(self: Any, *args: Any, **kwargs: Any) -> Any:
+        name = getattr(getattr(self, "_info", None), "func", None)
+        with profile.step("cache miss", getattr(name, "__qualname__", "?")):
+            return miss(self, *args, **kwargs)
+
+    ScriptRunner.__init__ = runner_init  # type: ignore[method-assign]
+    SafeSessionState.on_script_will_rerun = sent  # type: ignore[method-assign,assignment]
+    CachedFunc._handle_cache_miss = handle_miss  # type: ignore[method-assign]
+    ScriptRunner._profiled = True  # type: ignore[attr-defined]

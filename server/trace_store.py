@@ -13,10 +13,12 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import fields, is_dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import numpy as np
 
+from server import profile
 from server.budget import MemoryLedger
 from server.budget import nbytes as nbytes
 from server.lanes import BackLane
@@ -27,6 +29,14 @@ if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
 T = TypeVar("T", bound="DataclassInstance")
+
+
+def _timed(compute: Callable[[], T], key: Hashable, size: int, back: bool) -> T:
+    """``compute()`` as a profiled step (``server.profile``): named by the key's first part (its
+    model, never the text) and the bytes it will hold."""
+    name = key[0] if isinstance(key, tuple) and key and isinstance(key[0], str) else "?"
+    with profile.step("pass", name, bytes=size, back_lane=back):
+        return compute()
 
 
 def _freeze(obj: T) -> T:
@@ -204,8 +214,15 @@ class TraceStore(MemoryLedger):
     ) -> str | None:
         """Why this store cannot compute, in plain words (``SlotWatch.stuck``), or None; also
         its lock not free within LOCK_WAIT_S (a leaked lock). Only reads: for the health check.
-        ``now``, ``cpu`` and ``runnable`` default to the clock's, the process's and /proc's."""
-        runnable = runnable_threads() if runnable is None else runnable  # before the lock
+        ``now``, ``cpu`` and ``runnable`` default to the clock's, the process's and /proc's.
+        /proc is read only to question a stuck verdict (runnable threads only ever clear one),
+        so a healthy replica's check, every second, reads none of it."""
+        verdict = self._stuck(now, cpu, runnable or 0)
+        if verdict is None or runnable is not None:
+            return verdict
+        return self._stuck(now, cpu, runnable_threads())  # outside the lock
+
+    def _stuck(self, now: float | None, cpu: float | None, runnable: int) -> str | None:
         if not self._lock.acquire(timeout=self.LOCK_WAIT_S):
             return f"the trace store's lock stayed taken for over {self.LOCK_WAIT_S:g} s"
         try:
@@ -233,7 +250,8 @@ class TraceStore(MemoryLedger):
             size = expected() if expected else 0
             self._make_room(size)
             lane = self.lane if self.heavy(size, session) else None
-            return _freeze(lane.run(compute) if lane is not None else compute())
+            timed = partial(_timed, compute, key, size, lane is not None)
+            return _freeze(lane.run(timed) if lane is not None else timed())
         finally:
             with self._lock:
                 self.reserved -= size

@@ -57,7 +57,10 @@ def full(trace: Trace, model: str, text: str, key: str) -> Any:
     decoder's causal mask is its own, fixed on in the browser: never taken as the visitor's
     what-if (which would then stay switched on for an encoder), nor written into the URL."""
     fields = explorer.VIEW_FIELDS
-    view = given(key, {name: st.session_state[name] for name in fields})
+    view = {name: st.session_state[name] for name in fields}
+    if trace.config.causal:  # as the browser draws it (view.js): told back, it would rerun
+        view["causal"] = True
+    view = given(key, view)
     taken = [name for name in fields if not (name == "causal" and trace.config.causal)]
     defaults = {name: params.PARAMS[name].default for name in taken}  # what the URL keeps
     return explorer.mount(trace, model, text, view, defaults, _take(key, taken), key=key)

@@ -73,7 +73,7 @@ def test_a_growing_trace_drops_others_to_stay_in_budget(smollm2):
     store.budget = store.total = nbytes(trace) + nbytes(small) + 1000
     store.get("big", lambda: trace)
     assert len(store) == 2
-    trace.layer(0)  # the big one grows past the budget: the small one leaves
+    assert trace.next_top_ids_tk.shape == (trace.n_tokens, 10)  # read first: the trace grows
     assert len(store) == 1 and store.nbytes == nbytes(trace)
 
 

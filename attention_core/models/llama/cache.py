@@ -76,7 +76,7 @@ class LayerCache:
         self.model, self._compute, self.capacity = model, compute, max(1, capacity)
         self.kept = kept
         self._layers: OrderedDict[int, LlamaLayer] = OrderedDict()
-        self._derived: dict[str, F32] = {}
+        self._derived: dict[str, NDArray[Any]] = {}
         self._lock = threading.Lock()
         self._derive_lock = threading.Lock()  # a derivation reads layers: another lock
         self._watcher: Callable[[], None] | None = None
@@ -107,14 +107,22 @@ class LayerCache:
 
     def derived(self, name: str, compute: Callable[[], F32]) -> F32:
         """An array computed from the trace once and kept (e.g. the rollout), read-only."""
+        return self.derived_all((name,), lambda: (compute(),))[0]
+
+    def derived_all(
+        self, names: tuple[str, ...], compute: Callable[[], tuple[NDArray[Any], ...]]
+    ) -> tuple[NDArray[Any], ...]:
+        """Arrays computed together once (e.g. the next-token ids and their probabilities) and
+        kept under ``names``, read-only."""
         with self._derive_lock:
-            if name in self._derived:
-                return self._derived[name]
-            array = compute()
-            array.flags.writeable = False
-            self._derived[name] = array
+            if names[0] in self._derived:
+                return tuple(self._derived[name] for name in names)
+            arrays = compute()
+            for name, array in zip(names, arrays, strict=True):
+                array.flags.writeable = False
+                self._derived[name] = array
         self._changed()
-        return array
+        return arrays
 
     def arrays(self) -> list[NDArray[Any]]:
         """Every array held: each cached layer's, the derived ones, ``kept``."""

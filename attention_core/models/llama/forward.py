@@ -77,9 +77,22 @@ class LlamaTrace:
     hidden_ltd: F32  # [l+1, t, d]
     delta_norm_lt: F64  # ‖ΔE‖ of each layer's attention update per token (float64)
     value_norm_lhk: F32  # ‖v_k · W_O,h‖ per layer, query head and key (norm_weighted)
-    next_top_ids_tk: NDArray[np.int64]  # each position's 10 likeliest next tokens
-    next_top_probs_tk: F32  # their probabilities (float32 softmax of the logits)
     _cache: LayerCache = field(repr=False)
+
+    @property
+    def next_top_ids_tk(self) -> NDArray[np.int64]:
+        """Each position's 10 likeliest next tokens (computed when first read: the LM head is
+        49,152 rows, and a page of attention patterns never reads them)."""
+        return cast(NDArray[np.int64], self._next_top()[0])
+
+    @property
+    def next_top_probs_tk(self) -> F32:
+        """Their probabilities (float32 softmax of the logits)."""
+        return cast(F32, self._next_top()[1])
+
+    def _next_top(self) -> tuple[NDArray[np.generic], ...]:
+        names = ("next_top_ids_tk", "next_top_probs_tk")
+        return self._cache.derived_all(names, lambda: next_top(self.model, self.hidden_ltd[-1]))
 
     @property
     def model(self) -> LlamaModel:
@@ -195,10 +208,10 @@ class LlamaTrace:
     @property
     def nbytes(self) -> int:
         """Bytes held now: the stream's buffer (hidden states and value norms, its pool size
-        class), the other stored arrays and the layers in the cache."""
+        class), the other stored arrays and the layers and derived arrays in the cache (the
+        next-token top 10 once read)."""
         stream = buffer_nbytes(_stream_shapes(self.config, self.n_tokens))
-        tops = self.next_top_ids_tk.nbytes + self.next_top_probs_tk.nbytes
-        return stream + self.delta_norm_lt.nbytes + tops + self._cache.nbytes
+        return stream + self.delta_norm_lt.nbytes + self._cache.nbytes
 
 
 def next_top(model: LlamaModel, final_td: F32) -> tuple[NDArray[np.int64], F32]:
@@ -249,9 +262,11 @@ def run_llama(
             changed=lambda: cache.changed(),
         )
 
-    capacity = cfg.n_layers if keep_layers else lru_layers(cfg, n)
+    # A short text's layers all fit the cache: kept as the pass computes them, so a page
+    # reading every layer (the header's head roles) computes none again.
+    keep_layers = keep_layers or lru_layers(cfg, n) >= cfg.n_layers
     kept = (cos_te, sin_te) if key_mask_k is None else (cos_te, sin_te, key_mask_k)
-    cache = LayerCache(model, compute, capacity, kept)
+    cache = LayerCache(model, compute, cfg.n_layers if keep_layers else lru_layers(cfg, n), kept)
     with np.errstate(over="ignore"):  # SiLU's exp(-x) of a very negative x: inf, giving -0
         for i in range(cfg.n_layers):
             lay = cast(TracedLayer, cache(i)) if keep_layers else compute(i)
@@ -260,10 +275,9 @@ def run_llama(
             np.add(hidden[i] + lay.delta_td, lay.ffn_td, out=hidden[i + 1])
             report(i + 1, cfg.n_layers)
     hidden[-1] = rms_norm(hidden[-1], params.final_norm_d, cfg.layer_norm_eps)
-    top_ids, top_probs = next_top(model, hidden[-1])
-    for array in (hidden, delta_norms, norms, top_ids, top_probs):
+    for array in (hidden, delta_norms, norms):
         array.flags.writeable = False
-    return LlamaTrace(tokens, cfg, whatif, hidden, delta_norms, norms, top_ids, top_probs, cache)
+    return LlamaTrace(tokens, cfg, whatif, hidden, delta_norms, norms, cache)
 
 
 def _stream_shapes(cfg: ModelConfig, n: int) -> dict[str, tuple[int, ...]]:

@@ -18,8 +18,14 @@ from server import faults, profile, streamlit_private
 from server.guard import Guard
 from server.health import HealthMiddleware
 from server.static_cache import StaticCache
+from ui import warm
 from ui.cache import trace_store
 from ui.routes import BODY_CAPS, ROUTES
+
+# Shared work done once, before this replica answers anyone (ui/warm.py; ATTENTION_WARM=0: off).
+streamlit_private.navigation_only()
+if warm.enabled():
+    warm.warm()
 
 # Streamlit runs a full garbage collection after every script run, fragment reruns included;
 # with pandas, Plotly and NumPy loaded that walked every object and cost ~90 ms of CPU per run

@@ -50,7 +50,7 @@ def free_port() -> int:
 
 @contextlib.contextmanager
 def streamlit_server(
-    port: int | None = None, timeout: float = 60.0, script: Path = ROOT / "app.py"
+    port: int | None = None, timeout: float = 180.0, script: Path = ROOT / "app.py"
 ) -> Iterator[ServerUrl]:
     """Run `streamlit run app.py` (or ``script``) on 127.0.0.1; yield its base URL; stop it on
     exit."""

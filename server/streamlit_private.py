@@ -1,11 +1,14 @@
 """Every read of Streamlit's private state, in one place (tested with Streamlit 1.67).
 
-Three things the app needs have no public API:
+Four things the app needs have no public API:
 
 - whether the current script run is still wanted (Streamlit was not yet asked to rerun or stop
   it): the trace store drops a waiting forward pass its session no longer wants;
 - which widget values the browser sent with this run: a page reconnecting to another replica
   sends what its sliders show, which is newer than its URL;
+- that the app routes with st.navigation from its first run: Streamlit sees the ``pages/``
+  folder and routes a server's first run the legacy way, which ui.router then has to rerun
+  (``navigation_only``);
 - where a replica's CPU goes (``server.profile``, only under ATTENTION_PROFILE): each script run's
   start, the widget states sent with it and its end, and each cache miss (``watch_runs``).
 
@@ -23,6 +26,7 @@ from typing import Any
 
 import streamlit as st
 from streamlit.runtime.caching.cache_utils import CachedFunc
+from streamlit.runtime.pages_manager import PagesManager
 from streamlit.runtime.scriptrunner.script_runner import ScriptRunner, ScriptRunnerEvent
 from streamlit.runtime.scriptrunner_utils.script_requests import (
     ScriptRequests,
@@ -58,8 +62,17 @@ def check() -> None:
     widgets = getattr(state, "_new_widget_state", None)
     if not isinstance(getattr(widgets, "states", None), dict):
         raise _changed("SessionState._new_widget_state.states (the widget values sent)")
+    if not hasattr(PagesManager, "uses_pages_directory"):
+        raise _changed("PagesManager.uses_pages_directory (legacy pages/ routing)")
     if user_key_from_element_id("$$ID-0123abcd-layer") != "layer":
         raise _changed("the element id format (user_key_from_element_id)")
+
+
+def navigation_only() -> None:
+    """Tell Streamlit, before any session, what st.navigation tells it on the first run: the
+    ``pages/`` folder is not legacy routing. Otherwise each server's first run is routed the
+    old way and ``ui.router.ensure_framed`` reruns it (a rerun its visitor did not cause)."""
+    PagesManager.uses_pages_directory = False
 
 
 Run = tuple[str, Callable[[], bool]]  # a session id and its wanted()

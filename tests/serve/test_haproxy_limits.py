@@ -13,13 +13,16 @@ nothing; every loop and wait is bounded.
 
 from __future__ import annotations
 
+import gzip
 import os
 import socket
 import subprocess
 import time
 import tomllib
+import urllib.request
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -118,6 +121,33 @@ def test_no_sentence_reaches_any_log(served, browser):
         if path.suffix in (".log", ".out"):
             assert word not in path.read_text(errors="replace"), path.name
     assert word not in served.text()
+
+
+def test_streamlits_page_files_are_sent_once_by_a_replica_then_by_haproxys_cache(served):
+    """A static file (Streamlit's main bundle) asked for twice as a browser asks (gzip), then
+    twice plainly: the same bytes each time as on disk (gzip undone), never a gzipped body to
+    a client that did not ask for one, and the repeats answered by HAProxy's cache (its log
+    names the server ``<CACHE>``), not by a replica."""
+    from streamlit import file_util
+
+    root = Path(file_util.get_static_dir())
+    bundle = max((root / "static" / "js").glob("*.js"), key=lambda p: p.stat().st_size)
+    path = "/" + bundle.relative_to(root).as_posix()
+    url = f"http://127.0.0.1:{served.port}{path}"
+    for encoding in ("gzip, deflate, br", "identity"):
+        bodies = []
+        for _ in range(2):
+            ask = urllib.request.Request(url, headers={"Accept-Encoding": encoding})
+            with urllib.request.urlopen(ask, timeout=30) as answer:
+                raw = answer.read()
+                zipped = answer.headers.get("Content-Encoding") == "gzip"
+            bodies.append(gzip.decompress(raw) if zipped else raw)
+            assert not zipped or "gzip" in encoding
+        assert bodies == [bundle.read_bytes()] * 2
+    log = served.run_dir() / "haproxy.log"
+    assert wait_until(lambda: log.read_text().count("<CACHE> ") >= 2, 10), log.read_text()[-2000:]
+    served_by = [line for line in log.read_text().splitlines() if f" GET {path}" in line]
+    assert len(served_by) == 4 and sum("/<CACHE> " in line for line in served_by) == 2, served_by
 
 
 def test_a_body_over_the_cap_or_without_a_length_is_refused_before_a_replica(served):

@@ -1,0 +1,92 @@
+"""A replica's shared work, done once when it starts, before it answers anyone: the models
+loaded, and what every first visit on the default sentence reads (its trace, its opening view,
+its heads' roles) on each text model, and Whisper with the example clips heard (``ui.listen.warm``).
+
+app.py calls ``warm()`` while Streamlit imports it, before the server listens: serve.sh counts a
+replica ready (and HAProxy sends it visitors) only once it answers, so the first student of a
+class waits for none of this. It fills the same caches the pages read (``st.cache_resource``,
+``st.cache_data``, the trace store), so a page then finds it there. ``ATTENTION_WARM=0`` turns it
+off (a quick start for tests that start many servers); a model that cannot load is left for its
+page to explain.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import os
+import sys
+import time
+from pathlib import Path
+
+from attention_core import ModelLoadError
+from ui.cache import PICKABLE, get_model, get_trace, model_config
+from ui.presets import DEFAULT_SENTENCE
+from ui.registry import PAGES, TEXT_MODELS
+from ui.router import opening_view
+from ui.text.cache import head_names, head_roles
+from ui.text.home import bank_contrast
+
+ENV = "ATTENTION_WARM"
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def enabled() -> bool:
+    """Warm at start unless the environment says ``ATTENTION_WARM=0``."""
+    return os.environ.get(ENV, "1").strip() != "0"
+
+
+def warm_text(name: str, text: str = DEFAULT_SENTENCE) -> None:
+    """Model ``name`` loaded; ``text``'s trace, opening view and head roles computed (the
+    Pattern page's first view), and what Start here measures on every visit (the two bank
+    sentences and their probe words)."""
+    get_model(name)
+    opening_view(name, text)
+    get_trace(name, text)
+    head_names(name, text)
+    head_roles(name, text)
+    bank_contrast(name)
+
+
+def import_pages() -> list[str]:
+    """Import every module the pages import (a page's first run otherwise imports its modules:
+    ~70 ms of a replica's first visitor's run). The modules imported, by name."""
+    names = set()
+    for page in PAGES:
+        tree = ast.parse((ROOT / page.path).read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names.add(node.module)
+                names.update(f"{node.module}.{alias.name}" for alias in node.names)
+            elif isinstance(node, ast.Import):
+                names.update(alias.name for alias in node.names)
+    found = []
+    for name in sorted(names):
+        try:
+            importlib.import_module(name)
+            found.append(name)
+        except ImportError:
+            pass  # a name imported from a module, not a module itself
+    return found
+
+
+def warm() -> float:
+    """Everything above, each part's failure logged and skipped; the seconds it took."""
+    started = time.monotonic()
+    import_pages()
+    for name in PICKABLE:  # every model's config: the sidebar's bounds, on every page
+        model_config(name)
+    for name in TEXT_MODELS:
+        try:
+            warm_text(name)
+        except ModelLoadError as err:
+            print(f"warm: {name} not warmed: {err}", file=sys.stderr, flush=True)
+    try:
+        from ui.listen.warm import warm as warm_listen
+    except ImportError:
+        warm_listen = None
+    if warm_listen is not None:
+        warm_listen()
+    took = time.monotonic() - started
+    print(f"warm: the models and the default views ready in {took:.1f} s", file=sys.stderr)
+    return took

@@ -13,6 +13,7 @@ page to explain.
 from __future__ import annotations
 
 import ast
+import contextlib
 import importlib
 import os
 import sys
@@ -24,8 +25,12 @@ from ui.cache import PICKABLE, get_model, get_trace, model_config
 from ui.presets import DEFAULT_SENTENCE
 from ui.registry import PAGES, TEXT_MODELS
 from ui.router import opening_view
+from ui.state.text import Decoder
 from ui.text.cache import head_names, head_roles
 from ui.text.home import bank_contrast
+from ui.text.notes.bank import get_bank
+from ui.text.notes.delta import get_delta
+from ui.text.notes.tables import get_adjectives, get_jane, get_monster
 
 ENV = "ATTENTION_WARM"
 ROOT = Path(__file__).resolve().parents[1]
@@ -39,13 +44,15 @@ def enabled() -> bool:
 def warm_text(name: str, text: str = DEFAULT_SENTENCE) -> None:
     """Model ``name`` loaded; ``text``'s trace, opening view and head roles computed (the
     Pattern page's first view), and what Start here measures on every visit (the two bank
-    sentences and their probe words)."""
+    sentences and their probe words), and the notes' examples (the same on every visit)."""
     get_model(name)
     opening_view(name, text)
     get_trace(name, text)
     head_names(name, text)
     head_roles(name, text)
     bank_contrast(name)
+    for example in (get_adjectives, get_jane, get_monster, get_bank):  # the notes' own sentences
+        example(name)
 
 
 def import_pages() -> list[str]:
@@ -81,6 +88,8 @@ def warm() -> float:
             warm_text(name)
         except ModelLoadError as err:
             print(f"warm: {name} not warmed: {err}", file=sys.stderr, flush=True)
+    with contextlib.suppress(ModelLoadError):  # the notes' plumbing example, on the decoder
+        get_delta(Decoder.rule.default)
     try:
         from ui.listen.warm import warm as warm_listen
     except ImportError:

@@ -18,8 +18,11 @@ tables are printed here too, as they run) and collects one ``bench.rows.Row`` pe
   long     SmolLM2 at 2,048 tokens: submit → first chart on the Pattern page against the
            engine's forward alone, and the bytes the store counts for that trace (bench
            first_chart); n/a until the app reads 2,048 tokens
-  class    30 readers and 4 listeners behind ./serve.sh: new-sentence / new-clip p95 and
-           fairness with a heavy visitor (bench classroom);
+  arrivals 24 students one after another behind ./serve.sh, every third on SmolLM2: the
+           server CPU per arrival from the replicas' clocks (bench arrivals)
+  class    30 readers and 4 listeners behind ./serve.sh: their first charts (readers
+           arriving within 10 s, listeners on an example clip), memory per replica,
+           new-sentence / new-clip p95 and fairness with a heavy visitor (bench classroom);
            the slowest part: ``--quick`` skips it and the table says so
 
 The header names the CPU, its vector extensions and threads (bench/machine.py). The 1-minute
@@ -66,14 +69,40 @@ def classroom_rows(quick: bool, sessions: int) -> list[Row]:
                 target="≤ 2×", note="skipped by --quick"),
         ]  # fmt: skip
     from bench.classroom import errors, measure, report
-    from bench.report import p95
+    from bench.report import p50, p95
 
     fig = measure(sessions, 2, True, show=report)
     if fig is None:
         raise RuntimeError("./serve.sh did not start")
     quiet, busy = p95(fig.quiet_s), p95(fig.busy_s)
     leaks = len(errors(fig))
+    firsts = [s.first_draw_s for s in fig.sessions if s.first_draw_s is not None]
+    heard = [x.first_chart_s for x in fig.listeners if getattr(x, "first_chart_s", None)]
     out = [
+        row(
+            "class",
+            f"first chart p95, {sessions} readers arriving within 10 s",
+            p95(firsts),
+            "s",
+            limit=5.0,
+            note=f"p50 {p50(firsts):.2f} s; server CPU per arrival "
+            f"{fig.cpu_per_arrival_s * 1000:.0f} ms; the browsers share the servers' 2 cores",
+        ),
+        row(
+            "class",
+            f"first chart p95, {len(fig.listeners)} listeners on an example clip",
+            p95(heard) if heard else None,
+            "s",
+            limit=10.0,
+            note=f"p50 {p50(heard):.2f} s" if heard else "no listener's first chart measured",
+        ),
+        row(
+            "class",
+            "memory per replica after the class (VmRSS, the larger)",
+            max(fig.rss_mb.values()),
+            "MB",
+            limit=1200.0,
+        ),
         row(
             "class",
             f"new sentence p95, {sessions} readers (MiniLM, every third SmolLM2)",
@@ -113,6 +142,26 @@ def classroom_rows(quick: bool, sessions: int) -> list[Row]:
     return out  # fmt: skip
 
 
+def arrival_rows(quick: bool) -> list[Row]:
+    """Server CPU per arrival, students one after another through serve.sh (bench arrivals)."""
+    from statistics import fmean
+
+    from bench.arrivals import TARGET_MS, measure, report
+    from bench.report import p95
+
+    students = 12 if quick else 24
+    fig = measure(students, 2)
+    report(fig, students)
+    cpus = [cpu for _, cpu, _ in fig["per"]]
+    firsts = [first for _, _, first in fig["per"]]
+    return [
+        row("arrivals", f"server CPU per arrival (mean), {students} students one after another, "
+            "every third on SmolLM2", fmean(cpus), "ms", limit=TARGET_MS,
+            note=f"p95 {p95(cpus):.0f} ms, from the replicas' clocks"),
+        row("arrivals", "first chart p95, one student at a time", p95(firsts), "s"),
+    ]  # fmt: skip
+
+
 def write(rows: list[Row], quiet: Quiet, when: str, args: argparse.Namespace) -> str:
     from bench.machine import this_machine
 
@@ -138,7 +187,7 @@ def parser() -> argparse.ArgumentParser:
     out.add_argument("--no-write", action="store_true", help="print only; write no file")
     out.add_argument("--sessions", type=int, default=30, help="the classroom's browsers")
     out.add_argument(
-        "--skip", default="", help="parts to leave out: engine,pages,listen,long,class"
+        "--skip", default="", help="parts to leave out: engine,pages,listen,long,arrivals,class"
     )
     out.add_argument(
         "--reuse",
@@ -171,6 +220,7 @@ def main(argv: list[str] | None = None) -> int:
         "pages": lambda: table_pages.rows(args.quick),
         "listen": lambda: table_pages.listen_rows(args.quick),
         "long": lambda: first_chart.long_rows(args.quick),
+        "arrivals": lambda: arrival_rows(args.quick),
         "class": lambda: classroom_rows(args.quick, args.sessions),
     }
     signal.signal(signal.SIGTERM, _stop)  # e.g. timeout(1): the table so far is still written

@@ -1,8 +1,13 @@
 """The class's listeners: students on the Listen page (Whisper tiny.en) beside the readers of
 ``bench.classroom``, so the class holds visitors on all three models.
 
-Each listener has its own browser context (its own balancer cookie) and opens /listen, where
-the default example clip is transcribed and its cross-attention drawn. In each new-sentence
+Each listener has its own browser context (its own balancer cookie) and arrives on Listen with
+an example clip, as a student following the teacher's link would: the first listener on the
+default clip (/listen), the others on the next shipped clips by URL (/listen?lis_clip=river).
+Its first chart is timed in the page, from the navigation's start to the first animation frame
+with its clip's transcript on screen and cross-attention drawn (``first_chart_s``; a replica
+that heard the example clips when it started answers it without transcribing), and the
+transcript shown is checked against the engine's for that clip. In each new-sentence
 round it uploads a new 5 s WAV (``bench.listen.clips``: the same speech at a gain of its own,
 so a new log-mel and never a cached clip), spread among the readers' new sentences, and is
 timed in the page from the file input's change event to this clip's transcript and
@@ -17,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.listen import DRAWN, FIND, GIVEN, HEARD, MARK, clips
+from ui.presets import CLIPS, clip_names
 
 WAIT_MS = 180_000
 # Started at each upload: checks every animation frame whether this clip is heard and drawn,
@@ -29,6 +35,15 @@ WATCH = f"""() => {{
   }};
   requestAnimationFrame(look);
 }}"""
+# From the page's first script on: the first animation frame with the clip heard and drawn.
+FIRST_CHART = f"""(() => {{
+  const drawn = {DRAWN};
+  const look = () => {{
+    const at = drawn();
+    if (at) window.__firstChart = at; else requestAnimationFrame(look);
+  }};
+  requestAnimationFrame(look);
+}})();"""
 ERROR = '[data-testid="stException"]'
 # Requests whose refusal means the visitor's action was lost: its file upload (Streamlit's
 # upload handler answers 400 when its replica has no such session) and the explorer's blocks.
@@ -72,27 +87,36 @@ class Listener:
 
     number: int
     clips: list[Path]
+    example: str = ""  # the example clip it arrives on ("": the page's default)
+    example_heard: str = ""  # what the engine hears in it
     context: object = None
     page: object = None
     replica: str | None = None
     errors: list[str] = field(default_factory=list)
-    first_draw_s: float | None = None
+    first_chart_s: float | None = None  # arrival -> its example clip heard and drawn, in the page
     new_clip: Rounds = field(default_factory=lambda: Rounds())  # seconds, per round
+
+    @property
+    def first_draw_s(self) -> float | None:
+        """``first_chart_s`` by the name ``bench.classroom`` read before it."""
+        return self.first_chart_s
 
     def open(self, browser, front: str) -> None:
         self.context = browser.new_context(viewport={"width": 1200, "height": 900})
         page = self.page = self.context.new_page()
         page.on("pageerror", lambda e: self.errors.append(f"page error: {e}"))
         watch_http(page, self.errors)
-        page.add_init_script(f"window.__listen = {{}}; {GIVEN}")
-        page.goto(f"{front}/listen?model=whisper", wait_until="commit", timeout=WAIT_MS)
+        page.add_init_script(f"window.__listen = {{}}; {GIVEN} {FIRST_CHART}")
+        link = f"?lis_clip={self.example}" if self.example else ""
+        page.goto(f"{front}/listen{link}", wait_until="commit", timeout=WAIT_MS)
 
     def ready(self) -> None:
-        """Wait for the default clip drawn, then open the uploader."""
-        self.first_draw_s = (
-            float(self.page.wait_for_function(DRAWN, timeout=WAIT_MS, polling=200).json_value())
-            / 1000
-        )
+        """Wait for its example clip heard and drawn (checked), then open the uploader."""
+        got = self.page.wait_for_function("() => window.__firstChart", timeout=WAIT_MS, polling=200)
+        self.first_chart_s = float(got.json_value()) / 1000
+        shown = self.page.locator("p", has_text=HEARD).first.inner_text()
+        if shown != f"{HEARD} {self.example_heard}":
+            self.errors.append(f"example: heard {shown!r}, the engine {self.example_heard!r}")
         self.page.get_by_text("Upload a file").click()
         self.page.get_by_text("Upload a recording of speech").wait_for(timeout=WAIT_MS)
 
@@ -137,16 +161,33 @@ class Listener:
 
 
 def listeners(count: int, folder: str, rounds: int = 2) -> list[Listener]:
-    """``count`` listeners with ``rounds`` clips each, no two clips alike."""
+    """``count`` listeners with ``rounds`` clips each, no two clips alike, each arriving on the
+    next example clip in turn (the first on the page's default)."""
     paths = clips(folder, count * rounds)
-    return [Listener(i, paths[i * rounds : (i + 1) * rounds]) for i in range(count)]
+    names = clip_names()[: max(1, count)]
+    heard = heard_all([CLIPS / f"{name}.wav" for name in names])
+    return [
+        Listener(
+            i,
+            paths[i * rounds : (i + 1) * rounds],
+            names[i % len(names)] if i % len(names) else "",
+            heard[i % len(names)],
+        )
+        for i in range(count)
+    ]
 
 
-def engine_heard(path: Path) -> str:
-    """What the engine hears in ``path`` (every clip of a class is the same speech)."""
+def heard_all(paths: list[Path]) -> list[str]:
+    """What the engine hears in each of ``paths``, Whisper loaded once."""
     from attention_core.models import load_model
     from attention_core.models.whisper.audio import load_audio
     from attention_core.models.whisper.generate import transcribe
     from attention_core.models.whisper.mel import log_mel
 
-    return transcribe(load_model("whisper"), log_mel(load_audio(path).samples_n)).text
+    model = load_model("whisper")
+    return [transcribe(model, log_mel(load_audio(path).samples_n)).text for path in paths]
+
+
+def engine_heard(path: Path) -> str:
+    """What the engine hears in ``path`` (every uploaded clip of a class is the same speech)."""
+    return heard_all([path])[0]

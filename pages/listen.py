@@ -44,7 +44,8 @@ views.token_view(clip, audio, layer, head)
 glossary.heading("Self-attention, in the decoder and the encoder", level="subheader")
 glossary.say(
     "The decoder's tokens also attend to each other, each only to itself and the ones before "
-    "it (masked). The encoder's frames attend to each other, shown here over the speech alone."
+    "it (masked). The encoder's frames attend to each other: open their section below to see "
+    "them over the speech alone (it is worked out when you open it)."
 )
 views.decoder_self(clip, layer, head)
 views.encoder_self(clip, key, head)

@@ -156,6 +156,9 @@ def test_every_number_on_the_default_clip_is_the_engines(whisper):
     np.testing.assert_allclose(mel, trace.mel_ft[:, 2 * lo : 2 * hi])
     decoder = array(_chart(at, "lis_decoder")["data"][0]["z"])
     np.testing.assert_allclose(decoder, trace.self_pattern_lhqk[layer, head])
+    assert not [c for c in at.get("plotly_chart") if c.proto.id.endswith("-lis_encoder")]
+    at.session_state[listen_views.ENCODER_OPEN] = True  # computed once its section is opened
+    _ok(at.run())
     encoder = array(_chart(at, "lis_encoder")["data"][0]["z"])
     full = encoder_pattern(whisper, trace.encoder_hidden_ltd, 0)[head, lo:hi, lo:hi]
     np.testing.assert_allclose(encoder, full, atol=1e-3)  # kept as float16
@@ -165,6 +168,8 @@ def test_another_clip_head_and_token(whisper):
     at = _ok(open_page("listen", model="whisper", layer="2", head="5"))  # a link's head
     at.selectbox(key="lis_clip").set_value("river")
     at.selectbox(key="lis_token").set_value(3)
+    at.session_state[listen_views.ENCODER_OPEN] = True
+    _ok(at.run())
     at.selectbox(key="lis_enc_layer").set_value(2)
     _ok(at.run())
     trace, (lo, hi), al = _engine(whisper, load_audio(CLIPS / "river.wav"))

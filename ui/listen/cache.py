@@ -5,14 +5,21 @@ A kept clip is a ``Heard``, not the engine's WhisperTrace (which holds the model
 weights), kept in the trace store: counted in the memory budget (server.budget) at its size.
 The encoder's self-attention is computed for the one layer shown and cut to the speech span
 before it is kept. The block route reads a kept clip's cross-attention by the name the page gave
-the browser (``clip_id``, ``held``)."""
+the browser (``clip_id``, ``held``).
+
+The shipped example clips are heard once when a replica starts (``ui.listen.warm``) and kept for
+its life (``keep``): outside the store's least-recently-used order, where a class's uploaded
+clips (each lasting too, ~14 MB) would push them out, and counted in the one memory budget by a
+reservation that is never given back (``server.budget``: about 14 MB a clip, 54 MB for four)."""
 
 from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass
-from typing import cast
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass, fields, is_dataclass
+from typing import Any, cast
 
 import numpy as np
 import streamlit as st
@@ -23,7 +30,7 @@ from attention_core.methods.alignment import Alignment, head_alignment, writing_
 from attention_core.methods.word_timing import WordTiming, word_timing
 from attention_core.models.whisper.audio import Audio, speak
 from attention_core.models.whisper.forward import encoder_pattern
-from server.budget import HEARD_PEAK
+from server.budget import HEARD_PEAK, nbytes, reserved
 from ui.cache import get_whisper, trace_store
 
 F32 = NDArray[np.float32]
@@ -76,14 +83,70 @@ def held(model: str, clip: str) -> Heard | None:
     if found is None:
         return None
     span = (int(found[2]), int(found[3]))
+    if model == "whisper" and (kept := _kept.get((found[1], span))) is not None:
+        return kept
     return cast("Heard | None", trace_store().peek((model, found[1], span)))
+
+
+_kept: dict[tuple[str, tuple[int, int]], Heard] = {}  # (key, span) -> a clip kept for good
+_keeping = threading.Lock()  # held while ``keep`` hears the examples: a page asking waits
+KEEP_WAIT_S = 60.0  # at most (four clips take 4-8 s on one core), then the page hears its own
+_passes = [0]  # clips transcribed by this process (``passes``), under _counting
+_counting = threading.Lock()
+
+
+def passes() -> int:
+    """How many clips this process has transcribed (Whisper passes): a page that found its clip
+    already heard leaves it unchanged (tests read it)."""
+    with _counting:
+        return _passes[0]
+
+
+def keep(clips: Iterable[tuple[str, F32, tuple[int, int]]]) -> int:
+    """``heard`` for clips kept for the life of this process (the shipped examples: each clip's
+    key, samples and span), heard now if not kept yet (``HEARD_PEAK`` held meanwhile), their
+    bytes reserved in the memory budget for good; how many are kept (one the budget has no room
+    for is not). A page asking for a clip meanwhile waits for all of them (``heard``)."""
+    with _keeping:
+        for key, samples_n, span in clips:
+            if (key, span) in _kept:
+                continue
+            with reserved(trace_store(), HEARD_PEAK):
+                clip = _listen(key, samples_n, span)
+            _read_only(clip)
+            if trace_store().reserve(nbytes(clip)):
+                _kept[(key, span)] = clip
+        return len(_kept)
+
+
+def forget_kept() -> None:
+    """Drop the kept clips and give their bytes back (for tests that count the budget)."""
+    with _keeping:
+        for clip in _kept.values():
+            trace_store().give_back(nbytes(clip))
+        _kept.clear()
+
+
+def _read_only(obj: Any) -> None:
+    """Every array of a dataclass made read-only, nested ones too: one clip for every visitor
+    (as the trace store makes its own)."""
+    for f in fields(obj):
+        value = getattr(obj, f.name)
+        if isinstance(value, np.ndarray):
+            value.flags.writeable = False
+        elif is_dataclass(value) and not isinstance(value, type):
+            _read_only(value)
 
 
 def heard(key: str, _samples_n: F32, span: tuple[int, int]) -> Heard:
     """The clip whose samples hash to ``key`` transcribed; every head scored over ``span``.
-    Kept in the trace store beside the sentences' traces (shared, counted in the one memory
-    budget at its real size, least recently used out first, one pass per core at a time);
-    ``HEARD_PEAK`` held for it while Whisper listens."""
+    A kept clip (``keep``) as it is; any other kept in the trace store beside the sentences'
+    traces (shared, counted in the one memory budget at its real size, least recently used out
+    first, one pass per core at a time); ``HEARD_PEAK`` held for it while Whisper listens."""
+    if _keeping.locked() and _keeping.acquire(timeout=KEEP_WAIT_S):  # examples being heard
+        _keeping.release()
+    if (kept := _kept.get((key, span))) is not None:
+        return kept
 
     def compute() -> Heard:
         return _listen(key, _samples_n, span)
@@ -98,6 +161,8 @@ def _peak() -> int:
 
 def _listen(key: str, samples_n: F32, span: tuple[int, int]) -> Heard:
     model = get_whisper()
+    with _counting:
+        _passes[0] += 1
     trace = transcribe(model, log_mel(samples_n))
     n_prompt = len(trace.prompt_ids)
     return Heard(

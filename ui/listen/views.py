@@ -28,6 +28,8 @@ from viz import spectrogram
 PLAY_S = 1.0  # how much audio a token's moment plays
 FRAME_S = spectrogram.FRAME_S
 NAMED = "named by the model's makers"
+ENCODER_LABEL = "The encoder's frames attending to each other"
+ENCODER_OPEN = "lis_encoder_open"  # the encoder's section is open (its view computed only then)
 
 
 def shown(heard: Heard) -> list[str]:
@@ -215,15 +217,23 @@ def decoder_self(heard: Heard, layer: int, head: int) -> None:
 
 
 def encoder_self(heard: Heard, key: str, head: int) -> None:
-    """The encoder's self-attention over the speech span, for a chosen encoder layer."""
+    """The encoder's self-attention over the speech span, for a chosen encoder layer, computed
+    only while its section is open: one encoder layer's pattern costs 0.1-0.3 s of CPU on a
+    clip's first view (every other view of the page a few ms), so a first visit does not pay
+    for it."""
+    section = st.expander(ENCODER_LABEL, key=ENCODER_OPEN, on_change="rerun")
+    if not section.open:
+        Listen.encoder_layer.keep()  # its picker is not drawn: keep the layer chosen
+        return
     n_layers = heard.encoder_hidden_ltd.shape[0] - 1
-    layer = int(
-        st.selectbox("Encoder layer", range(n_layers), index=0, key=Listen.encoder_layer.key)
-    )
-    span = heard.alignment.span
-    pattern = encoder_span(key, heard, layer, span)[head]
-    title = f"Encoder self-attention over the speech, layer {layer}, head {head}"
-    st.plotly_chart(spectrogram.frame_pattern(pattern, span, title), key="lis_encoder")
+    with section:
+        layer = int(
+            st.selectbox("Encoder layer", range(n_layers), index=0, key=Listen.encoder_layer.key)
+        )
+        span = heard.alignment.span
+        pattern = encoder_span(key, heard, layer, span)[head]
+        title = f"Encoder self-attention over the speech, layer {layer}, head {head}"
+        st.plotly_chart(spectrogram.frame_pattern(pattern, span, title), key="lis_encoder")
 
 
 def engineers() -> None:
@@ -242,6 +252,7 @@ def engineers() -> None:
             "of "
             "`peak_lhq` against token order; mean 1 − entropy / log(frames) over the span).\n"
             "- The encoder's self-attention: `encoder_pattern(model, encoder_hidden_ltd, layer)` "
-            "for the layer shown only (54 MB at 1500 frames), cut to the span and cached.\n"
+            "for the layer shown only (54 MB at 1500 frames), cut to the span and cached, "
+            "computed only once its section is opened.\n"
             "- Cached (`ui/listen/cache.py`) by the SHA-256 of the 16 kHz samples."
         )

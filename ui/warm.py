@@ -22,6 +22,7 @@ from pathlib import Path
 
 from attention_core import ModelLoadError
 from ui.cache import PICKABLE, get_model, get_trace, model_config
+from ui.listen.warm import warm as warm_listen
 from ui.presets import DEFAULT_SENTENCE
 from ui.registry import PAGES, TEXT_MODELS
 from ui.router import opening_view
@@ -90,12 +91,7 @@ def warm() -> float:
             print(f"warm: {name} not warmed: {err}", file=sys.stderr, flush=True)
     with contextlib.suppress(ModelLoadError):  # the notes' plumbing example, on the decoder
         get_delta(Decoder.rule.default)
-    try:
-        from ui.listen.warm import warm as warm_listen
-    except ImportError:
-        warm_listen = None
-    if warm_listen is not None:
-        warm_listen()
+    warm_listen()  # Whisper, and every example clip heard
     took = time.monotonic() - started
     print(f"warm: the models and the default views ready in {took:.1f} s", file=sys.stderr)
     return took

@@ -11,6 +11,7 @@ BENCHMARKS = {
     "app": "bench.app",  # the running app in Chromium, against the targets, and BertViz
     "soak": "bench.soak",  # server memory over many sentences through every page
     "arrivals": "bench.arrivals",  # students one after another through serve.sh: CPU per arrival
+    "browser_floor": "bench.browser_floor",  # a first visit's browser CPU beside the server's
     "classroom": "bench.classroom",  # 30 browsers through serve.sh, a heavy visitor, per replica
     "forward": "bench.forward",  # engine vs transformers forward, each in its own process
     "first_chart": "bench.first_chart",  # new sentence → first chart: server steps, 2,048 tokens
@@ -21,6 +22,7 @@ BENCHMARKS = {
     "whisper": "bench.whisper",  # Whisper tiny.en: encoder vs transformers, a clip, trace, memory
     "roles": "bench.roles",  # head roles (both models, 128 tokens) and the induction probe
     "listen": "bench.listen",  # the Listen page in Chromium: a new 5 s clip heard and drawn
+    "replica_memory": "bench.replica_memory",  # one replica's RSS and PSS, step by step
     "report": "bench.table",  # all of the above in one run: the performance table, written to docs
 }
 

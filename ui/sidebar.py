@@ -83,7 +83,8 @@ def _sentence(sb: DeltaGenerator, open_view: Callable[[], None]) -> None:
         "A page of text",
         key=Frame.page_box.key,
         disabled=several_lines,
-        help="A bigger box, for paragraphs: paste or type a page, then press Run (or Ctrl+Enter)."
+        help="A bigger box, for paragraphs: paste or type a page, then press Run (or Ctrl+Enter),"
+        " or upload a .txt file."
         + (" On while the text has several lines." if several_lines else ""),
     )
     if FRAME.box_drawn != FRAME.page_box:  # the other kind of box: it starts from the text
@@ -98,7 +99,8 @@ def _sentence(sb: DeltaGenerator, open_view: Callable[[], None]) -> None:
             help=f"{'Ctrl+Enter' if FRAME.page_box else 'Enter'} or Run reads it. {_limits()}",
         )
         st.form_submit_button("Run", type="primary")
-    upload.uploader(sb)
+    if FRAME.page_box:  # a file is a page of text; a sentence's first visit loads no uploader
+        upload.uploader(sb)
 
 
 def _limits() -> str:

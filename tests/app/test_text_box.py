@@ -18,6 +18,9 @@ PAGE = (
 
 
 def _upload(at, name: str, data: bytes):
+    """Upload as a visitor does: the uploader is there once "A page of text" is on."""
+    assert not at.sidebar.get("file_uploader")  # a sentence's page loads no uploader
+    at.sidebar.toggle(key="s_page").set_value(True).run()
     at.sidebar.file_uploader(key="s_file").set_value((name, data, "text/plain"))
     return at.run()
 

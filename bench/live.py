@@ -174,6 +174,17 @@ def rss_mb(pid: int) -> tuple[float, float]:
     return tuple(int(fields[k].split()[0]) / 1024 for k in ("VmRSS", "VmHWM"))
 
 
+def pss_mb(pid: int) -> float:
+    """A process's proportional set size in MB (/proc/<pid>/smaps_rollup): its private memory
+    plus its 1/n share of pages n processes map (the replicas' shared weight cache, libraries),
+    the figure that adds up across replicas; VmRSS counts each shared page whole in each."""
+    with open(f"/proc/{pid}/smaps_rollup") as f:
+        for line in f:
+            if line.startswith("Pss:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
 def stats_cols(samples: Sequence[Sample]) -> list[str]:
     """request p50, chart p50, chart p95, done p50, bytes p50."""
     return [

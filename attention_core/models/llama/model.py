@@ -22,11 +22,13 @@ from attention_core.core.config import ModelConfig, ModelLoadError
 from attention_core.core.functional import gram_lhee
 from attention_core.models.llama.gguf_file import GgufError, GgufFile
 from attention_core.models.registry import SMOLLM2_INSTALL_HINT
+from attention_core.models.shared_weights import shared_arrays
 
 F32 = NDArray[np.float32]
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 MAX_TOKENS = 2048  # the longest input the engine runs (a trace holds ≤ 355 MB there: forward.py)
 _TOKENIZER_ARRAYS = ("tokenizer.ggml.tokens", "tokenizer.ggml.merges")
+_CACHE_TAG = "llama-f32-v1"  # what _dequantize writes: change it when that changes
 
 
 @dataclass(frozen=True)
@@ -62,8 +64,8 @@ class LlamaParams:
 
     @property
     def nbytes(self) -> int:
-        stacks = {id(a.base if a.base is not None else a): a for a in self._arrays()}
-        return sum(int((a.base if a.base is not None else a).nbytes) for a in stacks.values())
+        # The layers' arrays partition the stacks (whose base may be a memory map, not an array).
+        return sum(int(a.nbytes) for a in self._arrays())
 
     def _arrays(self) -> list[F32]:
         arrays = [self.embed_vd, self.final_norm_d, self.gram_lhee]
@@ -171,7 +173,8 @@ def _unpermute_rows(n_rows: int, n_heads: int) -> NDArray[np.intp]:
     return np.arange(n_rows).reshape(n_heads, half, 2).swapaxes(1, 2).reshape(-1)
 
 
-def _read_weights(gguf: GgufFile, cfg: ModelConfig) -> LlamaParams:
+def _dequantize(gguf: GgufFile, cfg: ModelConfig) -> dict[str, F32]:
+    """Every weight dequantized to float32, one stack per kind, q/k rows un-permuted."""
     n_l, d, e, f = cfg.n_layers, cfg.d_model, cfg.d_head, cfg.d_ff
     h, g = cfg.n_heads, cfg.n_kv_heads
     n_q, n_kv = h * e, g * e
@@ -194,14 +197,23 @@ def _read_weights(gguf: GgufFile, cfg: ModelConfig) -> LlamaParams:
         gguf.read(blk + "ffn_norm.weight", norms[i, 1])
     embed = gguf.read("token_embd.weight")
     final_norm = gguf.read("output_norm.weight")
-    for array in (qkv, w_o, gate_up, down, norms, embed, final_norm):
-        array.flags.writeable = False
+    stacks = {"qkv": qkv, "w_o": w_o, "gate_up": gate_up, "down": down, "norms": norms}
+    return stacks | {"embed": embed, "final_norm": final_norm}
+
+
+def _read_weights(gguf: GgufFile, cfg: ModelConfig) -> LlamaParams:
+    """The weights, mapped read-only from the machine's shared cache of the dequantized file
+    (``attention_core.models.shared_weights``: one copy in memory for every replica), or
+    dequantized into this process's memory when there is no cache."""
+    w = shared_arrays(gguf.path, _CACHE_TAG, lambda: _dequantize(gguf, cfg))
+    n_l, d, h, e = cfg.n_layers, cfg.d_model, cfg.n_heads, cfg.d_head
+    qkv, w_o, gate_up, down, norms = (w[k] for k in ("qkv", "w_o", "gate_up", "down", "norms"))
     layers = tuple(
         LlamaLayerWeights(norms[i, 0], qkv[i], w_o[i], norms[i, 1], gate_up[i], down[i])
         for i in range(n_l)
     )
     w_o_lhed = w_o.reshape(n_l, d, h, e).transpose(0, 2, 3, 1)  # [l, d, h·e] -> [l, h, e, d]
-    return LlamaParams(embed, final_norm, layers, w_o_lhed)
+    return LlamaParams(w["embed"], w["final_norm"], layers, w_o_lhed)
 
 
 def _check_shapes(gguf: GgufFile, cfg: ModelConfig) -> None:

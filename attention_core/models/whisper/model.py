@@ -9,7 +9,7 @@ from ``attention_core.models.whisper.config``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,7 @@ from attention_core.core.config import ModelConfig, ModelLoadError
 from attention_core.core.pieces import first_pieces
 from attention_core.core.tokens import Tokens
 from attention_core.models.registry import WHISPER_INSTALL_HINT
+from attention_core.models.shared_weights import shared_arrays
 from attention_core.models.whisper.config import (
     WhisperDims,
     folder_of,
@@ -31,6 +32,8 @@ from attention_core.models.whisper.config import (
 )
 from attention_core.models.whisper.config import whisper_folder as whisper_folder
 from attention_core.models.whisper.ct2_file import Ct2File, read_ct2
+
+_CACHE_TAG = "ct2-f32-v1"  # what _as_float32 writes: change it when that changes
 
 F32 = NDArray[np.float32]
 
@@ -154,6 +157,18 @@ def _layer(f: Ct2File, prefix: str, decoder: bool) -> WhisperLayer:
     return WhisperLayer(self_attn, ffn, cross)
 
 
+def _as_float32(f: Ct2File) -> Ct2File:
+    """``f`` with its float variables as float32, mapped read-only from the machine's shared
+    cache (``attention_core.models.shared_weights``: one copy in memory for every replica), or
+    converted into this process's memory when there is no cache."""
+    names = [n for n, v in f.variables.items() if n not in f.aliases and v.dtype.kind == "f"]
+    shared = shared_arrays(
+        f.path, _CACHE_TAG, lambda: {n: np.array(f.variables[n], np.float32) for n in names}
+    )
+    aliased = {a: shared[t] for a, t in f.aliases.items() if t in shared}
+    return replace(f, variables=f.variables | shared | aliased)
+
+
 def _params(f: Ct2File) -> WhisperParams:
     n_enc, n_dec = n_blocks(f, "encoder"), n_blocks(f, "decoder")
     return WhisperParams(
@@ -180,12 +195,12 @@ def load_whisper(folder: str | Path | None = None) -> WhisperModel:
     path = folder_of(folder)
     hint = f"Reinstall: {WHISPER_INSTALL_HINT}"
     try:
-        f = read_ct2(path / "model.bin")
+        f = read_ct2(path / "model.bin", mapped=True)
         config = model_config(f, *key_and_name(folder, path))  # refuses a file not Whisper's
         meta = read_meta(path)
         tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
         dims = whisper_dims(f, meta, tokenizer)
-        return WhisperModel(config, dims, _params(f), tokenizer, path)
+        return WhisperModel(config, dims, _params(_as_float32(f)), tokenizer, path)
     except ModelLoadError as err:
         raise ModelLoadError(f"{err}. {hint}") from err
     except Exception as err:  # OSError, JSON's ValueError, tokenizers' own Exception

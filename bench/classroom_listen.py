@@ -94,6 +94,7 @@ class Listener:
     replica: str | None = None
     errors: list[str] = field(default_factory=list)
     first_chart_s: float | None = None  # arrival -> its example clip heard and drawn, in the page
+    first_heard_s: float | None = None  # ... -> its transcript on screen (before the chart)
     new_clip: Rounds = field(default_factory=lambda: Rounds())  # seconds, per round
 
     @property
@@ -114,6 +115,8 @@ class Listener:
         """Wait for its example clip heard and drawn (checked), then open the uploader."""
         got = self.page.wait_for_function("() => window.__firstChart", timeout=WAIT_MS, polling=200)
         self.first_chart_s = float(got.json_value()) / 1000
+        heard = self.page.evaluate("() => window.__listen.heard")
+        self.first_heard_s = float(heard) / 1000 if heard is not None else None
         shown = self.page.locator("p", has_text=HEARD).first.inner_text()
         if shown != f"{HEARD} {self.example_heard}":
             self.errors.append(f"example: heard {shown!r}, the engine {self.example_heard!r}")

@@ -166,11 +166,12 @@ def scores(heard: Heard) -> None:
         "one moment, 0 = spread evenly over the speech)? The last column marks the heads "
         "Whisper's makers list as following the speech (its “aligning” heads)."
     )
-    st.dataframe(
-        scores_table(heard).style.format({"monotone": "{:.2f}", "concentrated": "{:.2f}"}),
-        hide_index=True,
-        key="lis_scores",
-    )
+    st.dataframe(styled_scores(heard), hide_index=True, key="lis_scores")
+
+
+def styled_scores(heard: Heard) -> pd.io.formats.style.Styler:
+    """The alignment table as the page shows it (two decimals)."""
+    return scores_table(heard).style.format({"monotone": "{:.2f}", "concentrated": "{:.2f}"})
 
 
 def moment(heard: Heard, layer: int, head: int, token: int) -> tuple[float, float]:

@@ -11,6 +11,7 @@ import streamlit as st
 
 import explorer
 from attention_core.core.family import Trace
+from server import profile
 from ui import params
 from ui.state.shared import Frame
 
@@ -63,7 +64,8 @@ def full(trace: Trace, model: str, text: str, key: str) -> Any:
     view = given(key, view)
     taken = [name for name in fields if not (name == "causal" and trace.config.causal)]
     defaults = {name: params.PARAMS[name].default for name in taken}  # what the URL keeps
-    return explorer.mount(trace, model, text, view, defaults, _take(key, taken), key=key)
+    with profile.step("explorer", "header and mount"):  # the engine's header: roles, badges
+        return explorer.mount(trace, model, text, view, defaults, _take(key, taken), key=key)
 
 
 def shared_only(

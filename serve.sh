@@ -298,6 +298,13 @@ trap 'stop; exit 0' INT TERM
 trap 'stop' EXIT
 
 say "logs and config: $run_dir"
+# The models' float32 weights written once to this machine's shared cache (a first run: a few
+# seconds) before the replicas start, so that they all map the same file instead of each holding
+# its own copy (attention_core/models/shared_weights.py; ATTENTION_WEIGHT_CACHE=off: no cache).
+timeout 300 .venv/bin/python -c 'from attention_core.models import load_model as m
+for k in ("minilm", "smollm2", "whisper"):
+    try: m(k)
+    except Exception as e: print(f"weight cache: {k} not cached ({e})")' || true
 for ((i = 1; i <= replicas; i++)); do start_replica "$i"; done
 haproxy -db -f "$cfg" </dev/null >>"$run_dir/haproxy.log" 2>&1 &
 haproxy_pid=$!

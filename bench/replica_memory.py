@@ -97,10 +97,11 @@ def peer() -> None:
     until the measuring process closes our stdin."""
     from attention_core.models import load_model
 
-    for key in ("minilm", "smollm2", "whisper"):
-        _touch(load_model(key).params)
+    models = [load_model(key) for key in ("minilm", "smollm2", "whisper")]
+    for model in models:
+        _touch(model.params)
     print("ready", flush=True)
-    sys.stdin.read()
+    sys.stdin.read()  # the models stay loaded until then
 
 
 def _touch(obj: object) -> None:

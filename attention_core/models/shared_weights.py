@@ -5,8 +5,9 @@ instead of each replica holding its own (each replica's PSS counts 1/n of those 
 
 The cache file is keyed by the source file's size, its mtime and a hash of its first MiB
 (its header), and by ``tag`` (the derivation's version): a changed or reinstalled package is
-never read stale. It is written under a temporary name and renamed into place (atomic: a
-process never maps a half-written file; two processes writing at once write the same bytes).
+never read stale. It is written under a temporary name and linked into place (atomic: a
+process never maps a half-written file; when two replicas build it at once, the first file named
+stays and both map it).
 The folder is ``$ATTENTION_WEIGHT_CACHE``, else ``$XDG_CACHE_HOME/attention-visualizer/weights``,
 else ``~/.cache/attention-visualizer/weights``; ``ATTENTION_WEIGHT_CACHE=off`` turns it off. When
 the folder cannot be written (read-only, full disk) the arrays are kept in this process's own
@@ -18,6 +19,7 @@ File layout: ``ATTNWC1\\n``, an 8-byte little-endian header length, a JSON heade
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -72,7 +74,7 @@ def _layout(arrays: dict[str, F32]) -> tuple[bytes, dict[str, int]]:
 
 
 def _write(path: Path, arrays: dict[str, F32]) -> None:
-    """Write ``arrays`` to ``path`` atomically (a temporary file renamed into place)."""
+    """Write ``arrays`` to ``path`` atomically (a temporary file linked into place)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     prefix, offsets = _layout(arrays)
     fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
@@ -85,10 +87,21 @@ def _write(path: Path, arrays: dict[str, F32]) -> None:
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, 0o644)  # every replica reads it (mkstemp makes it private)
-        os.replace(tmp, path)
-    except BaseException:
+        _publish(tmp, path)
+    finally:
         Path(tmp).unlink(missing_ok=True)
-        raise
+
+
+def _publish(tmp: str, path: Path) -> None:
+    """Give the written file its name, unless another process got there first: then its file
+    stays, so that every replica maps the same one (replacing it would leave the first
+    replica mapping a file that no longer has a name, a second copy in memory)."""
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        pass
+    except OSError:  # a file system without hard links
+        os.replace(tmp, path)
 
 
 def _map(path: Path) -> dict[str, F32]:
@@ -124,6 +137,8 @@ def shared_arrays(source: Path, tag: str, build: Callable[[], dict[str, F32]]) -
             return _map(path)
         except (OSError, ValueError) as err:
             _log.warning("weight cache %s unreadable (%s): building it again", path, err)
+            with contextlib.suppress(OSError):
+                path.unlink(missing_ok=True)
     arrays = build()
     try:
         _write(path, arrays)

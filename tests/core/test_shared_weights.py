@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from attention_core.models.bert.model import load_bert
 from attention_core.models.llama.model import load_llama
 from attention_core.models.shared_weights import ENV, cache_key, shared_arrays
 from attention_core.models.whisper.model import load_whisper
@@ -39,6 +40,19 @@ def test_mapped_arrays_equal_built_and_read_only(tmp_path, source, monkeypatch):
             again[name][...] = 0
 
 
+def test_two_builders_at_once_map_the_first_file(tmp_path, source, monkeypatch):
+    from attention_core.models import shared_weights
+
+    monkeypatch.setenv(ENV, str(tmp_path / "cache"))
+    first = shared_arrays(source, "t1", _build)
+    (path,) = (tmp_path / "cache").iterdir()
+    inode = path.stat().st_ino
+    other = {k: v + 1 for k, v in _build().items()}  # a late builder's file never replaces it
+    shared_weights._write(path, other)
+    assert path.stat().st_ino == inode and [p.name for p in path.parent.iterdir()] == [path.name]
+    assert np.array_equal(shared_arrays(source, "t1", _build)["a"], first["a"])
+
+
 def test_changed_source_or_tag_is_a_new_key(source):
     key = cache_key(source, "t1")
     assert cache_key(source, "t2") != key
@@ -63,9 +77,12 @@ def test_damaged_cache_file_is_built_again(tmp_path, source, monkeypatch):
     assert np.array_equal(arrays["b/c"], _build()["b/c"])
 
 
-@pytest.mark.parametrize("load", [load_llama, load_whisper], ids=["smollm2", "whisper"])
-def test_real_models_cached_equal_uncached(tmp_path, monkeypatch, load):
-    key = "smollm2" if load is load_llama else "whisper"
+LOADERS = {"minilm": load_bert, "smollm2": load_llama, "whisper": load_whisper}
+
+
+@pytest.mark.parametrize("key", list(LOADERS))
+def test_real_models_cached_equal_uncached(tmp_path, monkeypatch, key):
+    load = LOADERS[key]
     monkeypatch.setenv(ENV, "off")
     plain = load(key).params
     monkeypatch.setenv(ENV, str(tmp_path / "cache"))

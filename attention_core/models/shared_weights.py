@@ -9,9 +9,9 @@ never read stale. It is written under a temporary name and linked into place (at
 process never maps a half-written file; when two replicas build it at once, the first file named
 stays and both map it).
 The folder is ``$ATTENTION_WEIGHT_CACHE``, else ``$XDG_CACHE_HOME/attention-visualizer/weights``,
-else ``~/.cache/attention-visualizer/weights``; ``ATTENTION_WEIGHT_CACHE=off`` turns it off. When
-the folder cannot be written (read-only, full disk) the arrays are kept in this process's own
-memory, as without a cache, with one log line. The values are the built arrays' bytes, exactly.
+else ``~/.cache/attention-visualizer/weights``; ``ATTENTION_WEIGHT_CACHE=off`` turns it off
+(``on``: the default folder). When the folder cannot be written (read-only, full disk) the arrays
+are kept in this process's own memory, as without a cache, with one log line. The values are the built arrays' bytes, exactly.
 
 File layout: ``ATTNWC1\\n``, an 8-byte little-endian header length, a JSON header
 ``{name: [offset, shape]}``, then each float32 array at a 64-byte aligned offset.
@@ -45,7 +45,7 @@ def cache_folder() -> Path | None:
     chosen = os.environ.get(ENV, "")
     if chosen.lower() in ("off", "0", "no", "false"):
         return None
-    if chosen:
+    if chosen and chosen.lower() not in ("on", "1", "yes", "true"):
         return Path(chosen).expanduser()
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "attention-visualizer" / "weights"

@@ -53,6 +53,18 @@ def test_two_builders_at_once_map_the_first_file(tmp_path, source, monkeypatch):
     assert np.array_equal(shared_arrays(source, "t1", _build)["a"], first["a"])
 
 
+def test_the_folder_from_the_environment(tmp_path, monkeypatch):
+    from attention_core.models.shared_weights import cache_folder
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setenv(ENV, "on")
+    assert cache_folder() == tmp_path / "attention-visualizer" / "weights"
+    monkeypatch.setenv(ENV, "off")
+    assert cache_folder() is None
+    monkeypatch.setenv(ENV, str(tmp_path / "mine"))
+    assert cache_folder() == tmp_path / "mine"
+
+
 def test_changed_source_or_tag_is_a_new_key(source):
     key = cache_key(source, "t1")
     assert cache_key(source, "t2") != key

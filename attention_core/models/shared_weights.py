@@ -11,7 +11,8 @@ stays and both map it).
 The folder is ``$ATTENTION_WEIGHT_CACHE``, else ``$XDG_CACHE_HOME/attention-visualizer/weights``,
 else ``~/.cache/attention-visualizer/weights``; ``ATTENTION_WEIGHT_CACHE=off`` turns it off
 (``on``: the default folder). When the folder cannot be written (read-only, full disk) the arrays
-are kept in this process's own memory, as without a cache, with one log line. The values are the built arrays' bytes, exactly.
+are kept in this process's own memory, as without a cache, with one log line. The values are the
+built arrays' bytes, exactly.
 
 File layout: ``ATTNWC1\\n``, an 8-byte little-endian header length, a JSON header
 ``{name: [offset, shape]}``, then each float32 array at a 64-byte aligned offset.

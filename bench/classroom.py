@@ -50,7 +50,7 @@ from bench.explorer import (
     path_of,
     server_cpu_s,
 )
-from bench.live import rss_mb
+from bench.live import pss_mb, rss_mb
 from bench.report import load, p50, p95, progress, table
 from bench.sentences import sentence
 from scripts.live_app import free_port, launch_chromium
@@ -271,6 +271,7 @@ class Figures:
     listeners: list[Listener] = field(default_factory=list)
     rounds_p95: list[tuple[bool, float]] = field(default_factory=list)  # (busy, p95), in order
     browsers: str = ""  # how the browsers were kept below the servers (``measure``)
+    pss_mb: dict[int, float] = field(default_factory=dict)  # its share of what replicas share
 
     @property
     def quiet_s(self) -> list[float]:
@@ -373,10 +374,20 @@ def run(
     for s in sessions:
         counts[s.replica or "?"] = counts.get(s.replica or "?", 0) + 1
     rss = {i: rss_mb(pid)[0] for i, (pid, _) in serve.replicas().items()}
+    pss = {i: pss_mb(pid) for i, (pid, _) in serve.replicas().items()}
     for listener in listening:
         counts[listener.replica or "?"] = counts.get(listener.replica or "?", 0) + 1
     return Figures(
-        sessions, cpu_arrival, cpu_moves, cpu_sentence, worker, rss, counts, listening, rounds_p95
+        sessions,
+        cpu_arrival,
+        cpu_moves,
+        cpu_sentence,
+        worker,
+        rss,
+        counts,
+        listening,
+        rounds_p95,
+        pss_mb=pss,
     )
 
 
@@ -413,7 +424,10 @@ def _split(fig: Figures) -> list[tuple[str, list[float], list[float]]]:
 def report(fig: Figures) -> None:
     redraws = [t for s in fig.sessions for t in s.redraws_s]
     spread = ", ".join(f"{k}: {v}" for k, v in sorted(fig.per_replica.items()))
-    memory = ", ".join(f"r{i}: {mb:.0f} MB" for i, mb in sorted(fig.rss_mb.items()))
+    memory = ", ".join(
+        f"r{i}: {mb:.0f} MB (PSS {fig.pss_mb.get(i, float('nan')):.0f} MB)"
+        for i, mb in sorted(fig.rss_mb.items())
+    )
     per_round = ", ".join(f"{'busy' if b else 'quiet'} {x:.2f}" for b, x in fig.rounds_p95)
     rows = [
         ["sessions per replica", spread],
@@ -424,7 +438,7 @@ def report(fig: Figures) -> None:
         ["new sentence p50 / p95 (every quiet round)", _pair(fig.quiet_s)],
         ["server CPU per new sentence (first round)", f"{fig.cpu_per_sentence_s * 1000:.0f} ms"],
         ["new sentence p95 in each round, in order (s)", per_round],
-        ["memory per replica (VmRSS)", memory],
+        ["memory per replica after the class: VmRSS (PSS: its share of shared pages)", memory],
         ["errors / cross-session leaks", str(len(errors(fig)))],
     ]
     if fig.listeners:

@@ -98,10 +98,11 @@ def classroom_rows(quick: bool, sessions: int) -> list[Row]:
         ),
         row(
             "class",
-            "memory per replica after the class (VmRSS, the larger)",
-            max(fig.rss_mb.values()),
+            "memory per replica after the class (PSS: shared weights counted once, the larger)",
+            max(fig.pss_mb.values()) if fig.pss_mb else None,
             "MB",
             limit=1200.0,
+            note=f"VmRSS {max(fig.rss_mb.values()):.0f} MB (counts the shared weights whole)",
         ),
         row(
             "class",

@@ -53,7 +53,9 @@ PROGRESS_FROM_TOKENS = 256
 OPENING_HEAD = (3, 0)  # an alignment head of tiny.en: Spearman ≥ 0.99 on every shipped clip
 
 
-# One entry per model: worst case 90 MB (MiniLM's float32 weights) + 540 MB (SmolLM2's).
+# One entry per model: 90 MB (MiniLM's float32 weights) + 540 MB (SmolLM2's), memory-mapped from
+# the machine's shared weight cache (attention_core/models/shared_weights.py): one copy for every
+# replica, each counting its share.
 @st.cache_resource(max_entries=len(MODELS), show_spinner="Loading the model…")
 def get_model(name: str) -> LoadedModel:
     """The loaded model, of whichever family (read-only arrays: the engine's loaders see to it);
@@ -95,7 +97,7 @@ def model_error(name: str) -> str | None:
     return None
 
 
-# One entry: the model (75 MB of float16 read as about 150 MB of float32).
+# One entry: the model (75 MB of float16 as about 150 MB of float32, mapped from the shared cache).
 @st.cache_resource(max_entries=1, show_spinner="Loading Whisper tiny.en…")
 def get_whisper() -> WhisperModel:
     """Whisper tiny.en, loaded once per server."""

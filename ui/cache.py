@@ -53,7 +53,7 @@ PROGRESS_FROM_TOKENS = 256
 OPENING_HEAD = (3, 0)  # an alignment head of tiny.en: Spearman ≥ 0.99 on every shipped clip
 
 
-# One entry per model: 90 MB (MiniLM's float32 weights) + 540 MB (SmolLM2's), memory-mapped from
+# One entry per model: worst case 90 MB (MiniLM's float32 weights) + 540 MB (SmolLM2's), mapped from
 # the machine's shared weight cache (attention_core/models/shared_weights.py): one copy for every
 # replica, each counting its share.
 @st.cache_resource(max_entries=len(MODELS), show_spinner="Loading the model…")

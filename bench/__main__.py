@@ -12,6 +12,7 @@ BENCHMARKS = {
     "soak": "bench.soak",  # server memory over many sentences through every page
     "arrivals": "bench.arrivals",  # students one after another through serve.sh: CPU per arrival
     "browser_floor": "bench.browser_floor",  # a first visit's browser CPU beside the server's
+    "class_protocol": "bench.class_protocol",  # a class as protocol clients: the server's side
     "classroom": "bench.classroom",  # 30 browsers through serve.sh, a heavy visitor, per replica
     "forward": "bench.forward",  # engine vs transformers forward, each in its own process
     "first_chart": "bench.first_chart",  # new sentence → first chart: server steps, 2,048 tokens

@@ -23,6 +23,9 @@ tables are printed here too, as they run) and collects one ``bench.rows.Row`` pe
   class    30 readers and 4 listeners behind ./serve.sh: their first charts (readers
            arriving within 10 s, listeners on an example clip), memory per replica,
            new-sentence / new-clip p95 and fairness with a heavy visitor (bench classroom);
+  protocol the same class as protocol clients (bench class_protocol): each first chart from
+           the server's side, with the browsers' CPU off this machine (last: it lowers the
+           priority of this process);
            the slowest part: ``--quick`` skips it and the table says so
 
 The header names the CPU, its vector extensions and threads (bench/machine.py). The 1-minute
@@ -163,6 +166,30 @@ def arrival_rows(quick: bool) -> list[Row]:
     ]  # fmt: skip
 
 
+def protocol_rows(quick: bool, sessions: int) -> list[Row]:
+    """The class as protocol clients (bench class_protocol): the server's side of each first
+    chart, with the browsers' CPU off this machine. Last: it lowers this process's priority."""
+    from bench.class_protocol import measure, report
+    from bench.report import p50, p95
+
+    listeners = 4
+    fig = measure(sessions, listeners, 2, 10.0, False)
+    report(fig, 10.0)
+    readers = [s.first_s for s in fig["everyone"] if not s.heard and s.first_s is not None]
+    heard = [s.first_s for s in fig["everyone"] if s.heard and s.first_s is not None]
+    errors = sum(len(s.errors) for s in fig["everyone"])
+    cpu = fig["cpu_s"][0] / len(fig["everyone"]) * 1000
+    return [
+        row("class", f"first chart p95, {sessions} readers within 10 s, the server's side "
+            "(protocol clients, no browser)", p95(readers) if readers else None, "s",
+            limit=5.0, note=f"p50 {p50(readers):.2f} s; server CPU per arrival {cpu:.0f} ms; "
+            f"errors {errors}" if readers else "no reader drawn"),
+        row("class", f"first chart p95, {listeners} listeners on an example clip, the server's "
+            "side", p95(heard) if heard else None, "s", limit=10.0,
+            note=f"p50 {p50(heard):.2f} s" if heard else "no listener drawn"),
+    ]  # fmt: skip
+
+
 def write(rows: list[Row], quiet: Quiet, when: str, args: argparse.Namespace) -> str:
     from bench.machine import this_machine
 
@@ -188,7 +215,9 @@ def parser() -> argparse.ArgumentParser:
     out.add_argument("--no-write", action="store_true", help="print only; write no file")
     out.add_argument("--sessions", type=int, default=30, help="the classroom's browsers")
     out.add_argument(
-        "--skip", default="", help="parts to leave out: engine,pages,listen,long,arrivals,class"
+        "--skip",
+        default="",
+        help="parts to leave out: engine,pages,listen,long,arrivals,class,protocol",
     )
     out.add_argument(
         "--reuse",
@@ -223,6 +252,7 @@ def main(argv: list[str] | None = None) -> int:
         "long": lambda: first_chart.long_rows(args.quick),
         "arrivals": lambda: arrival_rows(args.quick),
         "class": lambda: classroom_rows(args.quick, args.sessions),
+        "protocol": lambda: protocol_rows(args.quick, args.sessions),
     }
     signal.signal(signal.SIGTERM, _stop)  # e.g. timeout(1): the table so far is still written
     previous = json.loads(JSON.read_text()) if reuse and JSON.exists() else {}

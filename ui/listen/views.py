@@ -28,6 +28,8 @@ from viz import spectrogram
 PLAY_S = 1.0  # how much audio a token's moment plays
 FRAME_S = spectrogram.FRAME_S
 NAMED = "named by the model's makers"
+SCORES_LABEL = "Which heads follow time? Every head scored"
+SCORES_OPEN = "lis_scores_open"  # the heads' table is open (built only then)
 ENCODER_LABEL = "The encoder's frames attending to each other"
 ENCODER_OPEN = "lis_encoder_open"  # the encoder's section is open (its view computed only then)
 
@@ -158,15 +160,22 @@ def scores_table(heard: Heard) -> pd.DataFrame:
 
 
 def scores(heard: Heard) -> None:
-    """The alignment table with how to read it."""
-    glossary.say(
-        "**Which heads follow time?** *monotone*: does the moment each token listens to most "
-        "move forward with the words (a rank correlation: 1 = always forward, 0 = no order)? "
-        "*concentrated*: does it listen to a few moments or everywhere (1 = all its weight on "
-        "one moment, 0 = spread evenly over the speech)? The last column marks the heads "
-        "Whisper's makers list as following the speech (its “aligning” heads)."
-    )
-    st.dataframe(styled_scores(heard), hide_index=True, key="lis_scores")
+    """The alignment table with how to read it, built only while its section is open: a table
+    loads 1.2 MB of the browser's table code (measured on a first visit: with the table, the
+    token view and the decoder's view closed, the browser's work before the first chart fell
+    from ~2.9 s to 1.3-2.2 s of main-thread time)."""
+    section = st.expander(SCORES_LABEL, key=SCORES_OPEN, on_change="rerun")
+    if not section.open:
+        return
+    with section:
+        glossary.say(
+            "**Which heads follow time?** *monotone*: does the moment each token listens to "
+            "most move forward with the words (a rank correlation: 1 = always forward, 0 = no "
+            "order)? *concentrated*: does it listen to a few moments or everywhere (1 = all its "
+            "weight on one moment, 0 = spread evenly over the speech)? The last column marks "
+            "the heads Whisper's makers list as following the speech (its “aligning” heads)."
+        )
+        st.dataframe(styled_scores(heard), hide_index=True, key="lis_scores")
 
 
 def styled_scores(heard: Heard) -> pd.io.formats.style.Styler:

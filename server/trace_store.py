@@ -39,14 +39,14 @@ def _timed(compute: Callable[[], T], key: Hashable, size: int, back: bool) -> T:
         return compute()
 
 
-def _freeze(obj: T) -> T:
+def freeze(obj: T) -> T:
     """Make every array of a dataclass read-only, also inside nested ones (a Trace's Tokens)."""
     for f in fields(obj):
         value = getattr(obj, f.name)
         if isinstance(value, np.ndarray):
             value.flags.writeable = False
         elif is_dataclass(value) and not isinstance(value, type):
-            _freeze(value)
+            freeze(value)
     return obj
 
 
@@ -251,7 +251,7 @@ class TraceStore(MemoryLedger):
             self._make_room(size)
             lane = self.lane if self.heavy(size, session) else None
             timed = partial(_timed, compute, key, size, lane is not None)
-            return _freeze(lane.run(timed) if lane is not None else timed())
+            return freeze(lane.run(timed) if lane is not None else timed())
         finally:
             with self._lock:
                 self.reserved -= size

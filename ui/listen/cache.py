@@ -18,8 +18,8 @@ import hashlib
 import re
 import threading
 from collections.abc import Iterable
-from dataclasses import dataclass, fields, is_dataclass
-from typing import Any, cast
+from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 import streamlit as st
@@ -31,6 +31,7 @@ from attention_core.methods.word_timing import WordTiming, word_timing
 from attention_core.models.whisper.audio import Audio, speak
 from attention_core.models.whisper.forward import encoder_pattern
 from server.budget import HEARD_PEAK, nbytes, reserved
+from server.trace_store import freeze
 from ui.cache import get_whisper, trace_store
 
 F32 = NDArray[np.float32]
@@ -113,7 +114,7 @@ def keep(clips: Iterable[tuple[str, F32, tuple[int, int]]]) -> int:
                 continue
             with reserved(trace_store(), HEARD_PEAK):
                 clip = _listen(key, samples_n, span)
-            _read_only(clip)
+            freeze(clip)  # one clip for every visitor, as the store makes its own
             if trace_store().reserve(nbytes(clip)):
                 _kept[(key, span)] = clip
         return len(_kept)
@@ -125,17 +126,6 @@ def forget_kept() -> None:
         for clip in _kept.values():
             trace_store().give_back(nbytes(clip))
         _kept.clear()
-
-
-def _read_only(obj: Any) -> None:
-    """Every array of a dataclass made read-only, nested ones too: one clip for every visitor
-    (as the trace store makes its own)."""
-    for f in fields(obj):
-        value = getattr(obj, f.name)
-        if isinstance(value, np.ndarray):
-            value.flags.writeable = False
-        elif is_dataclass(value) and not isinstance(value, type):
-            _read_only(value)
 
 
 def heard(key: str, _samples_n: F32, span: tuple[int, int]) -> Heard:

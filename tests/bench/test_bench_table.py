@@ -149,7 +149,7 @@ def test_reused_rows_come_from_the_last_json_by_part_and_say_which_run():
                 assert row_.note == data["note"]
             else:
                 assert row_.note.startswith(said) and row_.note.endswith(data["note"])
-    every = reused(previous, {"engine", "pages", "listen", "long", "class"})
+    every = reused(previous, {"engine", "pages", "listen", "long", "arrivals", "class", "protocol"})
     assert len(every) == len(previous["rows"])  # each row belongs to exactly one part
     again = json.loads(as_json(every, QUIET, "T", "now"))
     assert reused(again, {"class"}) == [r for r in every if r.part == "class"]  # said once

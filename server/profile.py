@@ -28,7 +28,6 @@ ENV = "ATTENTION_PROFILE"
 _lock = threading.Lock()
 _local = threading.local()  # .run: the open run's record on a script thread
 _last_widgets: dict[str, dict[str, bytes]] = {}  # session -> widget id -> its sent state
-_seen: set[str] = set()  # sessions that had a run
 
 
 def folder() -> Path | None:
@@ -75,8 +74,7 @@ def why(session: str, sent: Mapping[str, bytes] | None, fragment: bool) -> str:
     time a browser sends its widgets' states, which widgets it sent: one of them moved), "no
     widget changed" (a URL, a reconnect), or none sent at all (a rerun the app asked for)."""
     where = "fragment, " if fragment else ""
-    if session not in _seen:
-        _seen.add(session)
+    if session not in _last_widgets:  # its first run
         _last_widgets[session] = dict(sent or {})
         return "arrival"
     if sent is None:

@@ -12,19 +12,16 @@ page to explain.
 
 from __future__ import annotations
 
-import ast
 import contextlib
-import importlib
 import os
 import sys
 import time
-from pathlib import Path
 
 from attention_core import ModelLoadError
 from ui.cache import PICKABLE, get_model, get_trace, model_config
 from ui.listen.warm import warm as warm_listen
 from ui.presets import DEFAULT_SENTENCE
-from ui.registry import PAGES, TEXT_MODELS
+from ui.registry import TEXT_MODELS
 from ui.router import opening_view
 from ui.state.text import Decoder
 from ui.text.cache import head_names, head_roles
@@ -34,7 +31,6 @@ from ui.text.notes.delta import get_delta
 from ui.text.notes.tables import get_adjectives, get_jane, get_monster
 
 ENV = "ATTENTION_WARM"
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def enabled() -> bool:
@@ -56,32 +52,9 @@ def warm_text(name: str, text: str = DEFAULT_SENTENCE) -> None:
         example(name)
 
 
-def import_pages() -> list[str]:
-    """Import every module the pages import (a page's first run otherwise imports its modules:
-    ~70 ms of a replica's first visitor's run). The modules imported, by name."""
-    names = set()
-    for page in PAGES:
-        tree = ast.parse((ROOT / page.path).read_text())
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and node.module and not node.level:
-                names.add(node.module)
-                names.update(f"{node.module}.{alias.name}" for alias in node.names)
-            elif isinstance(node, ast.Import):
-                names.update(alias.name for alias in node.names)
-    found = []
-    for name in sorted(names):
-        try:
-            importlib.import_module(name)
-            found.append(name)
-        except ImportError:
-            pass  # a name imported from a module, not a module itself
-    return found
-
-
 def warm() -> float:
     """Everything above, each part's failure logged and skipped; the seconds it took."""
     started = time.monotonic()
-    import_pages()
     for name in PICKABLE:  # every model's config: the sidebar's bounds, on every page
         model_config(name)
     for name in TEXT_MODELS:
